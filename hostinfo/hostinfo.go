@@ -1,0 +1,195 @@
+// Package hostinfo reads the parts of a Linux host that move RDMA latency:
+// the CPU frequency governor and idle states of the CPUs a benchmark runs
+// on, where an RDMA device's interrupts may land, and the kernel. Results
+// are short strings meant for benchmark configuration lines.
+//
+// Every function takes the file system to read as an fs.FS rooted at "/"
+// (Root), so tests feed it a fake /sys and /proc. A missing file is not an
+// error: the answer says what is unknown ("no cpufreq"), because a VM or a
+// container often lacks these files and a benchmark should still run.
+package hostinfo
+
+import (
+	"fmt"
+	"io/fs"
+	"os"
+	"path"
+	"slices"
+	"strconv"
+	"strings"
+)
+
+// Root is the host's own file system.
+var Root fs.FS = os.DirFS("/")
+
+func readTrim(fsys fs.FS, name string) (string, bool) {
+	b, err := fs.ReadFile(fsys, name)
+	if err != nil {
+		return "", false
+	}
+	return strings.TrimSpace(string(b)), true
+}
+
+func cpuDir(cpu int) string { return "sys/devices/system/cpu/cpu" + strconv.Itoa(cpu) }
+
+// Governor returns the cpufreq scaling governor of cpu, like "performance",
+// or "no cpufreq" when the host exposes none (VMs, some containers).
+// Equivalent to cat /sys/devices/system/cpu/cpuN/cpufreq/scaling_governor.
+func Governor(fsys fs.FS, cpu int) string {
+	if g, ok := readTrim(fsys, cpuDir(cpu)+"/cpufreq/scaling_governor"); ok && g != "" {
+		return g
+	}
+	return "no cpufreq"
+}
+
+// Governors returns the governors of cpus joined with "/", collapsed to one
+// word when they agree.
+func Governors(fsys fs.FS, cpus []int) string {
+	return joinCollapsed(cpus, func(c int) string { return Governor(fsys, c) })
+}
+
+// IdleStates returns cpu's idle states in order, each name followed by "-"
+// when disabled, like "POLL,C1,C1E,C6-"; "no cpuidle" when the host exposes
+// none. Deep idle states enabled on a polling CPU are the classic cause of
+// long wake-up tails.
+func IdleStates(fsys fs.FS, cpu int) string {
+	dir := cpuDir(cpu) + "/cpuidle"
+	entries, err := fs.ReadDir(fsys, dir)
+	if err != nil {
+		return "no cpuidle"
+	}
+	type state struct {
+		n    int
+		name string
+	}
+	var states []state
+	for _, e := range entries {
+		num, ok := strings.CutPrefix(e.Name(), "state")
+		n, err := strconv.Atoi(num)
+		if !ok || err != nil {
+			continue
+		}
+		name, _ := readTrim(fsys, path.Join(dir, e.Name(), "name"))
+		if name == "" {
+			name = e.Name()
+		}
+		if d, _ := readTrim(fsys, path.Join(dir, e.Name(), "disable")); d == "1" {
+			name += "-"
+		}
+		states = append(states, state{n, name})
+	}
+	if len(states) == 0 {
+		return "no cpuidle"
+	}
+	slices.SortFunc(states, func(a, b state) int { return a.n - b.n })
+	names := make([]string, len(states))
+	for i, s := range states {
+		names[i] = s.name
+	}
+	return strings.Join(names, ",")
+}
+
+// IdleStatesOf returns IdleStates for several CPUs joined with "/",
+// collapsed when they agree.
+func IdleStatesOf(fsys fs.FS, cpus []int) string {
+	return joinCollapsed(cpus, func(c int) string { return IdleStates(fsys, c) })
+}
+
+// IRQAffinity summarises where the interrupts of RDMA device dev may be
+// delivered: "N irqs on cpus LIST" with the union of their
+// /proc/irq/N/smp_affinity_list, or "no irqs" for a device with no MSI
+// interrupts of its own (soft-RoCE rides on its netdev).
+func IRQAffinity(fsys fs.FS, dev string) string {
+	entries, err := fs.ReadDir(fsys, "sys/class/infiniband/"+dev+"/device/msi_irqs")
+	if err != nil || len(entries) == 0 {
+		return "no irqs"
+	}
+	cpus := map[int]bool{}
+	for _, e := range entries {
+		list, ok := readTrim(fsys, "proc/irq/"+e.Name()+"/smp_affinity_list")
+		if !ok {
+			continue
+		}
+		for _, c := range ParseCPUList(list) {
+			cpus[c] = true
+		}
+	}
+	return fmt.Sprintf("%d irqs on cpus %s", len(entries), FormatCPUList(mapKeys(cpus)))
+}
+
+// Kernel returns the running kernel's release, like uname -r.
+func Kernel(fsys fs.FS) string {
+	if r, ok := readTrim(fsys, "proc/sys/kernel/osrelease"); ok {
+		return r
+	}
+	return "unknown"
+}
+
+// ParseCPUList parses a kernel CPU list such as "0-3,8,10-11". Malformed
+// parts are skipped.
+func ParseCPUList(s string) []int {
+	var cpus []int
+	for _, part := range strings.Split(strings.TrimSpace(s), ",") {
+		lo, hi, isRange := strings.Cut(part, "-")
+		a, err := strconv.Atoi(lo)
+		if err != nil {
+			continue
+		}
+		b := a
+		if isRange {
+			if b, err = strconv.Atoi(hi); err != nil || b < a {
+				continue
+			}
+		}
+		for c := a; c <= b; c++ {
+			cpus = append(cpus, c)
+		}
+	}
+	return cpus
+}
+
+// FormatCPUList writes CPUs in the kernel's list form, "0-3,8".
+func FormatCPUList(cpus []int) string {
+	cpus = slices.Clone(cpus)
+	slices.Sort(cpus)
+	cpus = slices.Compact(cpus)
+	var b strings.Builder
+	for i := 0; i < len(cpus); {
+		j := i
+		for j+1 < len(cpus) && cpus[j+1] == cpus[j]+1 {
+			j++
+		}
+		if b.Len() > 0 {
+			b.WriteByte(',')
+		}
+		b.WriteString(strconv.Itoa(cpus[i]))
+		if j > i {
+			b.WriteByte('-')
+			b.WriteString(strconv.Itoa(cpus[j]))
+		}
+		i = j + 1
+	}
+	return b.String()
+}
+
+func joinCollapsed(cpus []int, f func(int) string) string {
+	var vals []string
+	for _, c := range cpus {
+		vals = append(vals, f(c))
+	}
+	if len(vals) == 0 {
+		return "unknown"
+	}
+	if len(slices.Compact(slices.Clone(vals))) == 1 {
+		return vals[0]
+	}
+	return strings.Join(vals, "/")
+}
+
+func mapKeys(m map[int]bool) []int {
+	var k []int
+	for c := range m {
+		k = append(k, c)
+	}
+	return k
+}

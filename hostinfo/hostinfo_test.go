@@ -1,0 +1,63 @@
+package hostinfo
+
+import (
+	"testing"
+	"testing/fstest"
+
+	"github.com/stretchr/testify/assert"
+)
+
+func file(s string) *fstest.MapFile { return &fstest.MapFile{Data: []byte(s)} }
+
+var fake = fstest.MapFS{
+	"sys/devices/system/cpu/cpu0/cpufreq/scaling_governor": file("performance\n"),
+	"sys/devices/system/cpu/cpu1/cpufreq/scaling_governor": file("powersave\n"),
+	"sys/devices/system/cpu/cpu2/cpufreq/scaling_governor": file("performance\n"),
+	"sys/devices/system/cpu/cpu0/cpuidle/state0/name":      file("POLL\n"),
+	"sys/devices/system/cpu/cpu0/cpuidle/state0/disable":   file("0\n"),
+	"sys/devices/system/cpu/cpu0/cpuidle/state1/name":      file("C1\n"),
+	"sys/devices/system/cpu/cpu0/cpuidle/state1/disable":   file("0\n"),
+	"sys/devices/system/cpu/cpu0/cpuidle/state10/name":     file("C6\n"),
+	"sys/devices/system/cpu/cpu0/cpuidle/state10/disable":  file("1\n"),
+	"sys/devices/system/cpu/cpu0/cpuidle/state2/name":      file("C1E\n"),
+	"sys/devices/system/cpu/cpu0/cpuidle/state2/disable":   file("1\n"),
+	"sys/class/infiniband/mlx5_0/device/msi_irqs/40":       file("msix\n"),
+	"sys/class/infiniband/mlx5_0/device/msi_irqs/41":       file("msix\n"),
+	"sys/class/infiniband/mlx5_0/device/msi_irqs/42":       file("msix\n"),
+	"proc/irq/40/smp_affinity_list":                        file("0\n"),
+	"proc/irq/41/smp_affinity_list":                        file("1-2\n"),
+	"proc/irq/42/smp_affinity_list":                        file("8\n"),
+	"proc/sys/kernel/osrelease":                            file("6.1.0-28-amd64\n"),
+}
+
+func TestGovernor(t *testing.T) {
+	assert.Equal(t, "performance", Governor(fake, 0))
+	assert.Equal(t, "no cpufreq", Governor(fake, 7))
+	assert.Equal(t, "performance", Governors(fake, []int{0, 2}))
+	assert.Equal(t, "performance/powersave", Governors(fake, []int{0, 1}))
+	assert.Equal(t, "unknown", Governors(fake, nil))
+}
+
+func TestIdleStates(t *testing.T) {
+	// Sorted by state number (10 after 2), disabled ones marked with "-".
+	assert.Equal(t, "POLL,C1,C1E-,C6-", IdleStates(fake, 0))
+	assert.Equal(t, "no cpuidle", IdleStates(fake, 1))
+	assert.Equal(t, "POLL,C1,C1E-,C6-/no cpuidle", IdleStatesOf(fake, []int{0, 1}))
+}
+
+func TestIRQAffinity(t *testing.T) {
+	assert.Equal(t, "3 irqs on cpus 0-2,8", IRQAffinity(fake, "mlx5_0"))
+	assert.Equal(t, "no irqs", IRQAffinity(fake, "rxe0"))
+}
+
+func TestKernel(t *testing.T) {
+	assert.Equal(t, "6.1.0-28-amd64", Kernel(fake))
+	assert.Equal(t, "unknown", Kernel(fstest.MapFS{}))
+}
+
+func TestCPUList(t *testing.T) {
+	assert.Equal(t, []int{0, 1, 2, 3, 8, 10, 11}, ParseCPUList("0-3,8,10-11"))
+	assert.Equal(t, []int{5}, ParseCPUList("x,5,3-1"))
+	assert.Equal(t, "0-3,8,10-11", FormatCPUList([]int{11, 10, 8, 3, 2, 1, 0, 0}))
+	assert.Equal(t, "", FormatCPUList(nil))
+}

@@ -1,0 +1,90 @@
+package testenv
+
+import (
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func env(kv ...string) func(string) string {
+	m := map[string]string{}
+	for i := 0; i < len(kv); i += 2 {
+		m[kv[i]] = kv[i+1]
+	}
+	return func(k string) string { return m[k] }
+}
+
+func TestLoadDefaults(t *testing.T) {
+	c, err := LoadFrom(env())
+	require.NoError(t, err)
+	assert.Equal(t, Config{
+		GIDIndex: -1, Warmup: 1000, Sizes: DefaultSizes, Inline: -1, Timeout: 5 * time.Second,
+	}, c)
+}
+
+func TestLoadAll(t *testing.T) {
+	c, err := LoadFrom(env(
+		EnvDevice, "mlx5_1", EnvPort, "2", EnvGIDIndex, "3", EnvPeerDevice, "mlx5_0",
+		EnvPeer, "nodeB:9999", EnvRequire, "1", EnvCPUs, "4,6", EnvWarmup, "0",
+		EnvSizes, "2, 4K,1M", EnvInline, "0", EnvMTU, "4096", EnvTimeout, "250ms",
+		EnvSamplesDir, "/tmp/s", EnvVM, "1",
+	))
+	require.NoError(t, err)
+	assert.Equal(t, Config{
+		Device: "mlx5_1", Port: 2, GIDIndex: 3, PeerDevice: "mlx5_0", Peer: "nodeB:9999",
+		Require: true, CPUs: []int{4, 6}, Warmup: 0, Sizes: []int{2, 4096, 1 << 20},
+		Inline: 0, MTU: 4096, Timeout: 250 * time.Millisecond, SamplesDir: "/tmp/s", InVM: true,
+	}, c)
+}
+
+func TestLoadErrors(t *testing.T) {
+	for _, tc := range []struct {
+		name, value, want string
+	}{
+		{EnvPort, "x", `RDMABENCH_PORT="x": want a port number`},
+		{EnvPort, "0", `RDMABENCH_PORT="0"`},
+		{EnvGIDIndex, "-2", `RDMABENCH_GID_INDEX="-2": want a GID table index`},
+		{EnvRequire, "yes", `RDMABENCH_REQUIRE="yes": use 1 or 0`},
+		{EnvCPUs, "1,1", "pins both busy-polling threads to one CPU"},
+		{EnvCPUs, "a", `"a" is not a CPU number`},
+		{EnvCPUs, "1,2,3", "names 3 CPUs"},
+		{EnvSizes, "0", "is not a size from 1 byte to 8M"},
+		{EnvSizes, "16M", "is not a size from 1 byte to 8M"},
+		{EnvMTU, "1500", "use 256, 512, 1024, 2048 or 4096"},
+		{EnvTimeout, "5", "is not a positive Go duration (example: RDMABENCH_TIMEOUT=10s)"},
+		{EnvPeer, "nodeB:", "port \"\" is not a number"},
+		{EnvPeer, ":18515", "has no host"},
+		{EnvPeer, "a b", "is not host:port (example: RDMABENCH_PEER=nodeB:18515)"},
+		{EnvWarmup, "-1", "want a count of round trips"},
+	} {
+		_, err := LoadFrom(env(tc.name, tc.value))
+		if assert.Error(t, err, "%s=%s", tc.name, tc.value) {
+			assert.Contains(t, err.Error(), tc.want)
+		}
+	}
+}
+
+func TestParsePeer(t *testing.T) {
+	for in, want := range map[string]string{
+		"nodeB:18515":      "nodeB:18515",
+		"nodeB":            "nodeB:18515",
+		"10.0.0.2":         "10.0.0.2:18515",
+		"[fe80::1%eth0]:7": "[fe80::1%eth0]:7",
+	} {
+		got, err := ParsePeer(in)
+		require.NoError(t, err, in)
+		assert.Equal(t, want, got)
+	}
+}
+
+func TestSizes(t *testing.T) {
+	all := AllSizes()
+	assert.Len(t, all, 23) // 2^1 .. 2^23
+	assert.Equal(t, 2, all[0])
+	assert.Equal(t, 8<<20, all[22])
+	s, err := ParseSizes("all")
+	require.NoError(t, err)
+	assert.Equal(t, all, s)
+}
