@@ -1,0 +1,149 @@
+package rdmalat
+
+import (
+	"errors"
+	"fmt"
+	"time"
+)
+
+// LoopbackConfig describes a loopback pair: both endpoints in this process.
+type LoopbackConfig struct {
+	Endpoint   EndpointConfig // the initiator's; the responder copies it
+	PeerDevice string         // the responder's device; empty: the same
+	CPUs       [2]int         // initiator, responder
+	NoPin      bool
+	Timeout    time.Duration
+}
+
+// Pair is a connected initiator and its responder, in one process
+// (loopback) or across the network (two-node). Its Runs measure latency
+// from Local to the responder and back.
+type Pair struct {
+	Local     *Endpoint
+	Remote    PeerInfo
+	Responder Responder
+	// Mode is "loopback" or "two-node"; PeerDevice describes the
+	// responder's device.
+	Mode       string
+	PeerDevice DeviceInfo
+	CPUs       [2]int // initiator, responder; -1: not pinned
+	Timeout    time.Duration
+	closers    []func() error
+}
+
+// NewLoopback builds and connects two endpoints in this process, on one
+// device or two, with the responder answering from a goroutine locked to
+// its own OS thread and pinned to CPUs[1].
+func NewLoopback(cfg LoopbackConfig) (_ *Pair, err error) {
+	if cfg.Timeout <= 0 {
+		cfg.Timeout = 5 * time.Second
+	}
+	p := &Pair{Mode: "loopback", CPUs: cfg.CPUs, Timeout: cfg.Timeout}
+	if cfg.NoPin {
+		p.CPUs = [2]int{-1, -1}
+	}
+	defer func() {
+		if err != nil {
+			p.Close()
+		}
+	}()
+	if p.Local, err = NewEndpoint(cfg.Endpoint); err != nil {
+		return nil, err
+	}
+	p.closers = append(p.closers, p.Local.Close)
+	rcfg := cfg.Endpoint
+	if cfg.PeerDevice != "" {
+		rcfg.Device = cfg.PeerDevice
+		rcfg.Port = 0 // the first active port of the other device
+	}
+	remote, err := NewEndpoint(rcfg)
+	if err != nil {
+		return nil, fmt.Errorf("rdmalat: responder endpoint: %w", err)
+	}
+	p.closers = append(p.closers, remote.Close)
+	if err = p.Local.Connect(remote.Info()); err != nil {
+		return nil, err
+	}
+	if err = remote.Connect(p.Local.Info()); err != nil {
+		return nil, err
+	}
+	p.Remote = remote.Info()
+	p.PeerDevice = remote.Device()
+	p.Responder = &localResponder{ep: remote, initiator: p.Local.Info(), cpu: p.CPUs[1], timeout: cfg.Timeout}
+	return p, nil
+}
+
+// Start begins a Run of the given size with the pair's pinning and timeout.
+func (p *Pair) Start(size, warmup int) (*Run, error) {
+	return StartRun(p.Local, p.Remote, p.Responder, RunConfig{Size: size, Warmup: warmup, Timeout: p.Timeout, CPU: p.CPUs[0]})
+}
+
+// Close releases both endpoints (or ends the session with the peer).
+func (p *Pair) Close() error {
+	if p == nil {
+		return nil
+	}
+	var errs []error
+	for i := len(p.closers) - 1; i >= 0; i-- {
+		errs = append(errs, p.closers[i]())
+	}
+	p.closers = nil
+	return errors.Join(errs...)
+}
+
+// localResponder answers from a goroutine of this process.
+type localResponder struct {
+	ep        *Endpoint
+	initiator PeerInfo
+	cpu       int
+	timeout   time.Duration
+	loop      *cLoop
+	done      chan error
+}
+
+func (r *localResponder) Start(size int) error {
+	loop, err := newCLoop(r.ep, r.initiator, size, r.timeout)
+	if err != nil {
+		return err
+	}
+	r.loop, r.done = loop, make(chan error, 1)
+	ready := make(chan error, 1)
+	go func() {
+		unpin, err := pinThread(r.cpu)
+		ready <- err
+		if err != nil {
+			return
+		}
+		defer unpin()
+		_, err = loop.pong(0)
+		r.done <- err
+	}()
+	if err := <-ready; err != nil {
+		loop.free()
+		r.loop = nil
+		return err
+	}
+	return nil
+}
+
+func (r *localResponder) Stop() error {
+	if r.loop == nil {
+		return nil
+	}
+	r.loop.stop()
+	var err error
+	select {
+	case err = <-r.done:
+	case <-time.After(r.timeout + time.Second):
+		// The C loop checks its stop flag every 1024 spins; not seeing it
+		// return means it is stuck in a way that freeing it would turn
+		// into a crash, so it is left allocated.
+		return fmt.Errorf("rdmalat: responder did not stop within %v", r.timeout+time.Second)
+	}
+	r.loop.free()
+	r.loop = nil
+	if err != nil {
+		return fmt.Errorf("rdmalat: responder: %w", err)
+	}
+	return nil
+}

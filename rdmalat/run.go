@@ -1,0 +1,118 @@
+package rdmalat
+
+import (
+	"errors"
+	"fmt"
+	"time"
+)
+
+// Responder answers the initiator's round trips during one Run: a pinned
+// goroutine on a local endpoint in loopback mode, or a peer process reached
+// over the network in two-node mode.
+type Responder interface {
+	// Start makes the responder ready to answer round trips of size bytes;
+	// it returns once the responder waits for the first one.
+	Start(size int) error
+	// Stop ends the responder's loop and returns its error, if any. Stop is
+	// called once for each successful Start.
+	Stop() error
+}
+
+// RunConfig is the part of a Run that can vary per run.
+type RunConfig struct {
+	Size    int
+	Warmup  int           // round trips run first and not returned
+	Timeout time.Duration // longest wait for the peer or a completion
+	CPU     int           // CPU to pin the initiator to; -1: no pinning
+}
+
+const (
+	firstChunk = 16
+	maxChunk   = 4096
+)
+
+// Run is one measurement of RDMA WRITE ping-pong latency at one size, from
+// the initiator's side. Next hands out one round-trip time per call; the
+// round trips themselves run in C, a chunk at a time, so the measured loop
+// holds no Go code. Chunks grow from 16 to 4096 round trips; the round
+// trips of a last chunk that are never asked for are run but not returned.
+type Run struct {
+	loop    *cLoop
+	resp    Responder
+	started bool
+	unpin   func()
+	buf     []int64
+	i, n    int
+	err     error
+}
+
+// StartRun starts the responder, pins the calling goroutine's thread to
+// cfg.CPU, runs the warm-up round trips and returns the Run ready for Next.
+// Call Close on the same goroutine.
+func StartRun(local *Endpoint, remote PeerInfo, resp Responder, cfg RunConfig) (_ *Run, err error) {
+	if cfg.Timeout <= 0 {
+		cfg.Timeout = 5 * time.Second
+	}
+	r := &Run{resp: resp, buf: make([]int64, maxChunk)}
+	defer func() {
+		if err != nil {
+			r.Close()
+		}
+	}()
+	if r.unpin, err = pinThread(cfg.CPU); err != nil {
+		return nil, err
+	}
+	if err = resp.Start(cfg.Size); err != nil {
+		return nil, fmt.Errorf("rdmalat: starting the responder: %w", err)
+	}
+	r.started = true
+	if r.loop, err = newCLoop(local, remote, cfg.Size, cfg.Timeout); err != nil {
+		return nil, err
+	}
+	for left := cfg.Warmup; left > 0; {
+		n := min(left, maxChunk)
+		if err = r.loop.ping(r.buf[:n]); err != nil {
+			return nil, fmt.Errorf("rdmalat: warm-up: %w", err)
+		}
+		left -= n
+	}
+	r.n = firstChunk / 2 // the first fill doubles it
+	r.i = r.n
+	return r, nil
+}
+
+// Next returns the next round-trip time in nanoseconds.
+func (r *Run) Next() (int64, error) {
+	if r.i == r.n {
+		if r.err != nil {
+			return 0, r.err
+		}
+		r.n = min(2*r.n, maxChunk)
+		if r.err = r.loop.ping(r.buf[:r.n]); r.err != nil {
+			return 0, r.err
+		}
+		r.i = 0
+	}
+	v := r.buf[r.i]
+	r.i++
+	return v, nil
+}
+
+// Close stops the responder, frees the loop and unpins the thread. It
+// returns the responder's error, if any.
+func (r *Run) Close() error {
+	var errs []error
+	if r.loop != nil {
+		r.loop.free()
+		r.loop = nil
+	}
+	if r.started {
+		r.started = false
+		errs = append(errs, r.resp.Stop())
+	}
+	if r.unpin != nil {
+		r.unpin()
+		r.unpin = nil
+	}
+	return errors.Join(errs...)
+}

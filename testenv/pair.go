@@ -1,0 +1,147 @@
+package testenv
+
+import (
+	"fmt"
+	"io"
+	"io/fs"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/rdmabench/rdmabench/hostinfo"
+	"github.com/rdmabench/rdmabench/rdmalat"
+)
+
+// NewPair builds the pair the configuration asks for: a loopback pair in
+// this process, or, with RDMABENCH_PEER set, a session with that rdmapeer.
+// maxSize is the largest message the pair's buffers must hold.
+func NewPair(c Config, maxSize int) (*rdmalat.Pair, error) {
+	ecfg := rdmalat.EndpointConfig{
+		Device: c.Device, Port: c.Port, GIDIndex: c.GIDIndex, Op: rdmalat.OpWrite,
+		MaxSize: maxSize, Inline: c.Inline, MTU: c.MTU,
+	}
+	cpus, err := c.cpus()
+	if err != nil {
+		return nil, err
+	}
+	if c.Peer != "" {
+		return nil, fmt.Errorf("%s=%s: two-node mode is not available in this build", EnvPeer, c.Peer)
+	}
+	return rdmalat.NewLoopback(rdmalat.LoopbackConfig{
+		Endpoint: ecfg, PeerDevice: c.PeerDevice, CPUs: cpus, NoPin: c.NoPin, Timeout: c.Timeout,
+	})
+}
+
+// cpus resolves the initiator and responder CPUs.
+func (c Config) cpus() ([2]int, error) {
+	switch {
+	case c.NoPin:
+		return [2]int{-1, -1}, nil
+	case len(c.CPUs) == 2:
+		return [2]int{c.CPUs[0], c.CPUs[1]}, nil
+	}
+	def, err := rdmalat.DefaultCPUs()
+	if err != nil {
+		if c.Peer != "" && len(c.CPUs) == 0 {
+			return [2]int{-1, -1}, nil // two-node needs one CPU; leave it unpinned
+		}
+		return def, err
+	}
+	if len(c.CPUs) == 1 {
+		def[0] = c.CPUs[0]
+		if def[1] == def[0] {
+			def[1] = def[0] - 1 // pick the other of the last two
+		}
+	}
+	return def, nil
+}
+
+// MustPair returns the pair for tb with the skip-or-fail rules of
+// MustHaveRDMA, closed when tb's cleanups run. In a benchmark, call it in
+// the parent before b.Run so that every size and -count repetition shares
+// one connection.
+func MustPair(tb testing.TB, maxSize int) (*rdmalat.Pair, Config) {
+	tb.Helper()
+	c := MustHaveRDMA(tb)
+	p, err := NewPair(c, maxSize)
+	if err != nil {
+		tb.Fatalf("setting up the RDMA pair: %v", err)
+	}
+	tb.Cleanup(func() {
+		if err := p.Close(); err != nil {
+			tb.Errorf("closing the RDMA pair: %v", err)
+		}
+	})
+	return p, c
+}
+
+// ConfigLines returns the benchmark configuration lines ("key: value")
+// that label every result after them: the device and its firmware, link
+// layer, MTU and GID, the transport, the mode, the CPUs and what moves
+// their latency (governor, idle states), the device's interrupt affinity
+// and the kernel. benchstat splits tables by them; compare across one
+// with benchstat -col (for example -col rdma-fw).
+func ConfigLines(p *rdmalat.Pair, c Config) []string {
+	d := p.Local.Device()
+	cpus := slices.DeleteFunc([]int{p.CPUs[0], p.CPUs[1]}, func(c int) bool { return c < 0 })
+	if p.Mode != "loopback" && len(cpus) > 1 {
+		cpus = cpus[:1]
+	}
+	cpuDesc := "unpinned"
+	if len(cpus) > 0 {
+		cpuDesc = hostinfo.FormatCPUList(cpus)
+	}
+	lines := [][2]string{
+		{"rdmabench-mode", p.Mode},
+		{"rdma-device", d.Name},
+		{"rdma-fw", d.Firmware},
+		{"rdma-part", fmt.Sprintf("%#x:%d", d.VendorID, d.PartID)},
+		{"rdma-link-layer", d.LinkLayer},
+		{"rdma-port", strconv.Itoa(d.Port)},
+		{"rdma-mtu", strconv.Itoa(d.MTU)},
+		{"rdma-gid-index", strconv.Itoa(d.GIDIndex)},
+		{"rdma-gid-type", d.GIDType},
+		{"rdma-transport", "rc"},
+		{"rdma-inline-max", strconv.Itoa(d.Inline)},
+		{"rdma-peer-device", p.PeerDevice.Name},
+		{"rdma-peer-fw", p.PeerDevice.Firmware},
+		{"rdmabench-cpus", cpuDesc},
+		{"rdmabench-warmup", strconv.Itoa(c.Warmup)},
+		{"cpu-governor", ifPinned(cpus, hostinfo.Governors)},
+		{"cpu-idle", ifPinned(cpus, hostinfo.IdleStatesOf)},
+		{"irq-affinity", hostinfo.IRQAffinity(hostinfo.Root, d.Name)},
+		{"kernel", hostinfo.Kernel(hostinfo.Root)},
+	}
+	out := make([]string, 0, len(lines))
+	for _, kv := range lines {
+		out = append(out, FormatConfig(kv[0], kv[1]))
+	}
+	return out
+}
+
+func ifPinned(cpus []int, f func(fs.FS, []int) string) string {
+	if len(cpus) == 0 {
+		return "unpinned"
+	}
+	return f(hostinfo.Root, cpus)
+}
+
+// FormatConfig returns one configuration line. Keys are lower case without
+// spaces (benchfmt's rule); a value has no line breaks and is never empty.
+func FormatConfig(key, value string) string {
+	key = strings.ToLower(strings.Join(strings.Fields(key), "-"))
+	value = strings.Join(strings.Fields(value), " ")
+	if value == "" {
+		value = "unknown"
+	}
+	return key + ": " + value
+}
+
+// PrintConfig writes ConfigLines to w, one per line. Call it from TestMain
+// or a parent benchmark before b.Run: anything a leaf benchmark prints
+// lands on its result line.
+func PrintConfig(w io.Writer, p *rdmalat.Pair, c Config) error {
+	_, err := io.WriteString(w, strings.Join(ConfigLines(p, c), "\n")+"\n")
+	return err
+}
