@@ -225,7 +225,7 @@ func (e *Endpoint) Connect(remote PeerInfo) error {
 	if err := e.qp.ToRTR(verbs.RTRAttr{
 		Port: e.port, MTU: mtu, DestQPN: remote.QPN, RQPSN: remote.PSN,
 		DLID: remote.LID, DGID: remote.GID, GIDIndex: e.gid.Index,
-		UseGRH: e.portAttr.LinkLayer == verbs.LinkLayerEthernet || remote.GID != [16]byte{},
+		UseGRH:          e.portAttr.LinkLayer == verbs.LinkLayerEthernet || remote.GID != [16]byte{},
 		MaxDestRdAtomic: 1,
 	}); err != nil {
 		return err

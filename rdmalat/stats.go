@@ -56,7 +56,7 @@ func (p PPM) MinCount() int64 {
 }
 
 const (
-	histLowest  = 1                 // ns
+	histLowest  = 1                // ns
 	histHighest = 100 * 1000000000 // ns: 100 s
 	histDigits  = 3
 )

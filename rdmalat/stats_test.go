@@ -138,9 +138,9 @@ func TestReport(t *testing.T) {
 	assert.Equal(t, fakeReporter{
 		"ns/op":     50.5,
 		"min-ns":    1,
-		"p50-ns":    50,  // rank floor(50.5) = 50
-		"p90-ns":    90,  // rank floor(90.5) = 90
-		"p99-ns":    99,  // rank floor(99.5) = 99
+		"p50-ns":    50, // rank floor(50.5) = 50
+		"p90-ns":    90, // rank floor(90.5) = 90
+		"p99-ns":    99, // rank floor(99.5) = 99
 		"max-ns":    100,
 		"stddev-ns": math.Sqrt(100.0 * 101 / 12),
 	}, got, "p99.9 and p99.99 need more than 100 samples")
