@@ -98,7 +98,12 @@ type localResponder struct {
 	cpu       int
 	timeout   time.Duration
 	loop      *cLoop
-	done      chan error
+	done      chan pongResult
+}
+
+type pongResult struct {
+	n   uint64
+	err error
 }
 
 func (r *localResponder) Start(size int) error {
@@ -106,7 +111,7 @@ func (r *localResponder) Start(size int) error {
 	if err != nil {
 		return err
 	}
-	r.loop, r.done = loop, make(chan error, 1)
+	r.loop, r.done = loop, make(chan pongResult, 1)
 	ready := make(chan error, 1)
 	go func() {
 		unpin, err := pinThread(r.cpu)
@@ -115,8 +120,8 @@ func (r *localResponder) Start(size int) error {
 			return
 		}
 		defer unpin()
-		_, err = loop.pong(0)
-		r.done <- err
+		n, err := loop.pong(0)
+		r.done <- pongResult{n, err}
 	}()
 	if err := <-ready; err != nil {
 		loop.free()
@@ -126,24 +131,24 @@ func (r *localResponder) Start(size int) error {
 	return nil
 }
 
-func (r *localResponder) Stop() error {
+func (r *localResponder) Stop() (uint64, error) {
 	if r.loop == nil {
-		return nil
+		return 0, nil
 	}
 	r.loop.stop()
-	var err error
+	var res pongResult
 	select {
-	case err = <-r.done:
+	case res = <-r.done:
 	case <-time.After(r.timeout + time.Second):
 		// The C loop checks its stop flag every 1024 spins; not seeing it
 		// return means it is stuck in a way that freeing it would turn
 		// into a crash, so it is left allocated.
-		return fmt.Errorf("rdmalat: responder did not stop within %v", r.timeout+time.Second)
+		return 0, fmt.Errorf("rdmalat: responder did not stop within %v", r.timeout+time.Second)
 	}
 	r.loop.free()
 	r.loop = nil
-	if err != nil {
-		return fmt.Errorf("rdmalat: responder: %w", err)
+	if res.err != nil {
+		return res.n, fmt.Errorf("rdmalat: responder: %w", res.err)
 	}
-	return nil
+	return res.n, nil
 }

@@ -13,9 +13,10 @@ type Responder interface {
 	// Start makes the responder ready to answer round trips of size bytes;
 	// it returns once the responder waits for the first one.
 	Start(size int) error
-	// Stop ends the responder's loop and returns its error, if any. Stop is
-	// called once for each successful Start.
-	Stop() error
+	// Stop ends the responder's loop and returns how many round trips it
+	// answered, and its error, if any. Stop is called once for each
+	// successful Start.
+	Stop() (answered uint64, err error)
 }
 
 // RunConfig is the part of a Run that can vary per run.
@@ -43,6 +44,7 @@ type Run struct {
 	unpin   func()
 	buf     []int64
 	i, n    int
+	total   uint64 // round trips run, warm-up included
 	err     error
 }
 
@@ -74,6 +76,7 @@ func StartRun(local *Endpoint, remote PeerInfo, resp Responder, cfg RunConfig) (
 		if err = r.loop.ping(r.buf[:n]); err != nil {
 			return nil, fmt.Errorf("rdmalat: warm-up: %w", err)
 		}
+		r.total += uint64(n)
 		left -= n
 	}
 	r.n = firstChunk / 2 // the first fill doubles it
@@ -91,6 +94,7 @@ func (r *Run) Next() (int64, error) {
 		if r.err = r.loop.ping(r.buf[:r.n]); r.err != nil {
 			return 0, r.err
 		}
+		r.total += uint64(r.n)
 		r.i = 0
 	}
 	v := r.buf[r.i]
@@ -98,8 +102,13 @@ func (r *Run) Next() (int64, error) {
 	return v, nil
 }
 
+// RoundTrips returns the number of round trips run so far, warm-up
+// included.
+func (r *Run) RoundTrips() uint64 { return r.total }
+
 // Close stops the responder, frees the loop and unpins the thread. It
-// returns the responder's error, if any.
+// returns the responder's error, if any, and an error if the responder did
+// not answer exactly the round trips this side ran. Close is idempotent.
 func (r *Run) Close() error {
 	var errs []error
 	if r.loop != nil {
@@ -108,7 +117,11 @@ func (r *Run) Close() error {
 	}
 	if r.started {
 		r.started = false
-		errs = append(errs, r.resp.Stop())
+		answered, err := r.resp.Stop()
+		errs = append(errs, err)
+		if err == nil && r.err == nil && answered != r.total {
+			errs = append(errs, fmt.Errorf("%w: the responder answered %d round trips, the initiator ran %d", ErrOrder, answered, r.total))
+		}
 	}
 	if r.unpin != nil {
 		r.unpin()
