@@ -1,0 +1,370 @@
+// Command rxevm runs a program inside a throwaway QEMU virtual machine that
+// has two soft-RoCE RDMA devices, rxe0 and rxe1, and works as go test -exec:
+//
+//	go test -exec rxevm ./verbs
+//	rxevm [flags] PROGRAM [ARGS...]
+//
+// The guest is a stock Debian kernel with rdma_rxe and an initramfs made
+// from Debian packages (libibverbs, rdma-core's providers and tools,
+// perftest, iproute2) plus busybox, cached under $RDMABENCH_VM_CACHE (default
+// ~/.cache/rdmabench/rxevm). PROGRAM, its shared libraries, -include files
+// and ./testdata are copied in; PROGRAM runs in the same working directory
+// path as on the host, its output streams to rxevm's standard output, and
+// rxevm exits with PROGRAM's exit status. See docs/rxevm.md.
+package main
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// Exit statuses of rxevm's own failures (PROGRAM's status is passed through).
+const (
+	exitTimeout = 124 // -timeout expired
+	exitRunner  = 125 // rxevm could not build or boot the VM
+)
+
+// config holds the command line.
+type config struct {
+	accel       string
+	bootTimeout time.Duration
+	timeout     time.Duration
+	timeoutSet  bool
+	attempts    int
+	smp, mem    int
+	outDir      string
+	includes    multiFlag
+	env         multiFlag
+	verbose     bool
+	appendArgs  string
+	qemu        string
+	prog        string
+	args        []string
+}
+
+// multiFlag is a repeatable string flag.
+type multiFlag []string
+
+func (m *multiFlag) String() string     { return strings.Join(*m, ",") }
+func (m *multiFlag) Set(s string) error { *m = append(*m, s); return nil }
+
+func parseFlags(args []string, stderr io.Writer) (*config, error) {
+	c := &config{}
+	fs := flag.NewFlagSet("rxevm", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.StringVar(&c.accel, "accel", "auto", "`accelerator`: kvm, tcg, or auto (KVM when /dev/kvm opens, else or if the KVM guest shows no sign of life, TCG)")
+	fs.DurationVar(&c.bootTimeout, "boot-timeout", 0, "boot again when /init has not started within this `duration` (0: 90s under TCG, 20s under KVM)")
+	fs.DurationVar(&c.timeout, "timeout", 30*time.Minute, "kill the VM and fail after this `duration` in all (raised to the program's -test.timeout plus 3m when that is longer)")
+	fs.IntVar(&c.attempts, "attempts", 3, "boots to try when the guest shows no sign of life")
+	fs.IntVar(&c.smp, "smp", 4, "guest CPUs")
+	fs.IntVar(&c.mem, "mem", 2048, "guest memory in MiB")
+	fs.StringVar(&c.outDir, "out", "", "host `dir`ectory that receives what the program writes under $RXEVM_OUT (a 9p share)")
+	fs.Var(&c.includes, "include", "copy this host `path` (file or directory) into the guest at the same path (relative: under the working directory); repeatable")
+	fs.Var(&c.env, "env", "set `KEY=VALUE` in the program's environment; repeatable, wins over everything else")
+	fs.BoolVar(&c.verbose, "v", false, "show progress and the guest console on stderr")
+	fs.StringVar(&c.appendArgs, "append", "", "extra kernel command line")
+	fs.StringVar(&c.qemu, "qemu", "qemu-system-x86_64", "QEMU `binary`")
+	fs.Usage = func() {
+		fmt.Fprintf(stderr, "usage: rxevm [flags] PROGRAM [ARGS...]\n\n"+
+			"Runs PROGRAM in a QEMU VM with soft-RoCE devices rxe0 and rxe1 and exits with its status.\n"+
+			"Works as go test -exec rxevm.\n\nFlags:\n")
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		return nil, err
+	}
+	fs.Visit(func(f *flag.Flag) {
+		if f.Name == "timeout" {
+			c.timeoutSet = true
+		}
+	})
+	if fs.NArg() == 0 {
+		fs.Usage()
+		return nil, errors.New("no PROGRAM given")
+	}
+	switch c.accel {
+	case "auto", "kvm", "tcg":
+	default:
+		return nil, fmt.Errorf("-accel %q: want auto, kvm or tcg", c.accel)
+	}
+	if c.attempts < 1 {
+		c.attempts = 1
+	}
+	c.prog, c.args = fs.Arg(0), fs.Args()[1:]
+	return c, nil
+}
+
+// effectiveTimeout returns -timeout, raised when PROGRAM is a Go test binary
+// whose -test.timeout (plus time to boot and report) is longer, so that the
+// test's own timeout, with its goroutine dump, fires first.
+func effectiveTimeout(c *config) time.Duration {
+	t := c.timeout
+	if c.timeoutSet {
+		return t
+	}
+	for _, a := range c.args {
+		v, ok := strings.CutPrefix(a, "-test.timeout=")
+		if !ok {
+			continue
+		}
+		if d, err := time.ParseDuration(v); err == nil && d > 0 && d+3*time.Minute > t {
+			t = d + 3*time.Minute
+		}
+	}
+	return t
+}
+
+func main() {
+	c, err := parseFlags(os.Args[1:], os.Stderr)
+	if err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			os.Exit(0)
+		}
+		fmt.Fprintf(os.Stderr, "rxevm: %v\n", err)
+		os.Exit(2)
+	}
+	ctx, cancel := context.WithTimeoutCause(context.Background(), effectiveTimeout(c),
+		fmt.Errorf("timed out after %s (-timeout)", effectiveTimeout(c)))
+	defer cancel()
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGQUIT)
+	var got os.Signal
+	go func() {
+		got = <-sigs
+		cancel()
+	}()
+	code := run(ctx, c, os.Stdout, os.Stderr)
+	if s, ok := got.(syscall.Signal); ok {
+		fmt.Fprintf(os.Stderr, "rxevm: %v: killed the VM\n", s)
+		code = 128 + int(s)
+	}
+	os.Exit(code)
+}
+
+// run boots the VM, runs the program and returns rxevm's exit status.
+func run(ctx context.Context, c *config, stdout, stderr io.Writer) int {
+	logf := func(format string, args ...any) {}
+	if c.verbose || showProgress() {
+		logf = func(format string, args ...any) {
+			fmt.Fprintf(stderr, "rxevm: "+format+"\n", args...)
+		}
+	}
+	fail := func(err error) int {
+		fmt.Fprintf(stderr, "rxevm: %v\n", err)
+		if isTimeout(ctx) {
+			return exitTimeout
+		}
+		return exitRunner
+	}
+	tmp, err := os.MkdirTemp("", "rxevm-")
+	if err != nil {
+		return fail(err)
+	}
+	defer os.RemoveAll(tmp)
+
+	v, err := prepare(ctx, c, tmp, logf)
+	if err != nil {
+		return fail(err)
+	}
+	var echo io.Writer
+	if c.verbose {
+		echo = stderr
+	}
+	for _, accel := range accelPlan(c.accel, c.attempts) {
+		v.accel = accel
+		bound := bootBound(c.bootTimeout, accel)
+		con := newConsoleLog(echo, aliveLine, readyLine)
+		logf("booting (%s, -smp %d -m %d)", accel, c.smp, c.mem)
+		status, err := v.boot(ctx, bound, stdout, con, logf)
+		switch {
+		case err == nil:
+			return status
+		case errors.Is(err, errNoLife) && c.accel == "auto" && accel == "kvm":
+			fmt.Fprintf(stderr, "rxevm: %v; falling back to TCG\n", err)
+			continue
+		case errors.Is(err, errQemuStart) && c.accel == "auto" && accel == "kvm":
+			fmt.Fprintf(stderr, "rxevm: KVM did not work (%v); falling back to TCG\n", err)
+			continue
+		case errors.Is(err, errNoLife):
+			fmt.Fprintf(stderr, "rxevm: %v; killed the VM, booting again\n", err)
+			continue
+		case ctx.Err() != nil:
+			if isTimeout(ctx) {
+				fmt.Fprintf(stderr, "rxevm: %v: killed the VM; console tail:\n%s\n", context.Cause(ctx), con.tail(30))
+				return exitTimeout
+			}
+			return exitRunner
+		default:
+			fmt.Fprintf(stderr, "rxevm: %v; console tail:\n%s\n", err, con.tail(40))
+			return exitRunner
+		}
+	}
+	return fail(fmt.Errorf("gave up after %d boots without a sign of life; try -v to see the console", c.attempts))
+}
+
+// isTimeout reports whether ctx ended because -timeout expired.
+func isTimeout(ctx context.Context) bool {
+	return ctx.Err() != nil && errors.Is(ctx.Err(), context.DeadlineExceeded)
+}
+
+// accelPlan lists the accelerator of each boot to try.
+func accelPlan(accel string, attempts int) []string {
+	var plan []string
+	if accel == "kvm" || accel == "auto" && kvmUsable() {
+		plan = append(plan, "kvm")
+	}
+	if accel == "kvm" {
+		for len(plan) < attempts {
+			plan = append(plan, "kvm")
+		}
+		return plan
+	}
+	for i := 0; i < attempts; i++ {
+		plan = append(plan, "tcg")
+	}
+	return plan
+}
+
+// bootBound is how long to wait for /init's first line.
+func bootBound(flagValue time.Duration, accel string) time.Duration {
+	switch {
+	case flagValue > 0:
+		return flagValue
+	case accel == "kvm":
+		return 20 * time.Second
+	}
+	return 90 * time.Second
+}
+
+// showProgress reports whether progress lines may go to stderr by default.
+// go test -exec sends the program's stdout and stderr into one pipe, where a
+// line like "rxevm: boot took 7.1 s" would read as a benchmark configuration
+// line ("key: value") to benchstat and split its tables; so when stderr is
+// the same pipe or file as stdout, rxevm stays quiet unless -v is given.
+func showProgress() bool {
+	var o, e unix.Stat_t
+	if unix.Fstat(1, &o) != nil || unix.Fstat(2, &e) != nil {
+		return true
+	}
+	if o.Dev != e.Dev || o.Ino != e.Ino {
+		return true
+	}
+	_, err := unix.IoctlGetTermios(2, unix.TCGETS)
+	return err == nil // a terminal
+}
+
+// prepare checks the tools, brings the cached guest up to date and writes
+// the per-run initramfs into tmp.
+func prepare(ctx context.Context, c *config, tmp string, logf logFunc) (*vm, error) {
+	qemu, err := exec.LookPath(c.qemu)
+	if err != nil {
+		return nil, fmt.Errorf("%s not found: apt-get install qemu-system-x86", c.qemu)
+	}
+	busybox, err := exec.LookPath("busybox")
+	if err != nil {
+		return nil, errors.New("busybox not found: apt-get install busybox-static")
+	}
+	for _, tool := range []string{"apt-get", "apt-cache", "dpkg", "ldd"} {
+		if _, err := exec.LookPath(tool); err != nil {
+			return nil, fmt.Errorf("%s not found: rxevm needs a Debian (bookworm) host", tool)
+		}
+	}
+	if c.outDir != "" {
+		if err := os.MkdirAll(c.outDir, 0o755); err != nil {
+			return nil, err
+		}
+		if c.outDir, err = filepath.Abs(c.outDir); err != nil {
+			return nil, err
+		}
+	}
+	cacheDir, err := defaultCacheDir()
+	if err != nil {
+		return nil, err
+	}
+	if cacheDir, err = filepath.Abs(cacheDir); err != nil {
+		return nil, err
+	}
+	nonce := make([]byte, 8)
+	rand.Read(nonce)
+	v := &vm{
+		qemu:   qemu,
+		smp:    c.smp,
+		mem:    c.mem,
+		outDir: c.outDir,
+		append: c.appendArgs,
+		nonce:  hex.EncodeToString(nonce),
+		kernel: filepath.Join(tmp, "vmlinuz"),
+		initrd: filepath.Join(tmp, "initrd"),
+	}
+
+	lock, err := lockCache(ctx, cacheDir, logf)
+	if err != nil {
+		return nil, err
+	}
+	defer lock.Close()
+	base, err := loadBase(ctx, cacheDir, busybox, logf)
+	if err != nil {
+		return nil, err
+	}
+	if err := linkOrCopy(base.kernel, v.kernel); err != nil {
+		return nil, err
+	}
+	if err := copyFile(v.initrd, base.initrd); err != nil {
+		return nil, err
+	}
+	lock.Close()
+
+	ra, err := runArchive(ctx, c, base, v.nonce)
+	if err != nil {
+		return nil, err
+	}
+	f, err := os.OpenFile(v.initrd, os.O_WRONLY|os.O_APPEND, 0)
+	if err != nil {
+		return nil, err
+	}
+	if err := ra.writeTo(f); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return v, f.Close()
+}
+
+// linkOrCopy hard-links src to dst, or copies it when that fails.
+func linkOrCopy(src, dst string) error {
+	if os.Link(src, dst) == nil {
+		return nil
+	}
+	return copyFile(dst, src)
+}
+
+// copyFile copies the host file src to dst.
+func copyFile(dst, src string) error {
+	in, err := os.Open(src)
+	if err != nil {
+		return err
+	}
+	defer in.Close()
+	out, err := os.Create(dst)
+	if err != nil {
+		return err
+	}
+	if _, err := io.Copy(out, in); err != nil {
+		out.Close()
+		return err
+	}
+	return out.Close()
+}
