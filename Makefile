@@ -1,0 +1,83 @@
+# rdmabench: make test runs every test, on the host and inside the
+# soft-RoCE VM; make bench runs the latency benchmarks (on a local RDMA
+# device when there is one, else in the VM) and summarises them.
+#
+# Variables: COUNT (benchmark repetitions, default 10), BENCH (benchmark
+# regexp), BENCHTIME, OUT (results directory), VMFLAGS (extra rxevm flags).
+
+SHELL     := /bin/bash
+GO        ?= go
+COUNT     ?= 10
+BENCH     ?= RDMA
+BENCHTIME ?= 1s
+OUT       ?= out
+VMFLAGS   ?=
+RXEVM     := $(CURDIR)/bin/rxevm
+APT_PKGS  := qemu-system-x86 busybox-static libibverbs-dev
+export GOTOOLCHAIN ?= local
+
+.PHONY: all deps build vet test test-host test-vm bench compare fuzz clean
+
+all: build
+
+# Install what the host lacks from Debian's packages (needs root or sudo).
+deps:
+	@missing=""; \
+	for p in $(APT_PKGS); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
+	if [ -n "$$missing" ]; then \
+		echo "installing:$$missing"; \
+		SUDO=""; [ "$$(id -u)" = 0 ] || SUDO=sudo; \
+		$$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq --no-install-recommends$$missing; \
+	fi
+
+build: deps
+	$(GO) build ./...
+	$(GO) build -o bin/rxevm ./cmd/rxevm
+
+vet: deps
+	$(GO) vet ./...
+	CGO_ENABLED=0 $(GO) vet ./...
+
+# Host tests: pure logic everywhere; RDMA tests skip here unless a device
+# is present or RDMABENCH_REQUIRE=1 promises one.
+test-host: deps
+	$(GO) test -count=1 ./...
+	CGO_ENABLED=0 $(GO) test -count=1 ./rdmalat ./testenv ./hostinfo ./oob
+
+# Every package's tests again inside the VM, on rxe0/rxe1, where nothing may
+# skip for want of a device (RDMABENCH_REQUIRE=1 there), then a smoke run of
+# every benchmark.
+test-vm: build
+	set -o pipefail; $(GO) test -p 1 -count=1 -v -exec '$(RXEVM) $(VMFLAGS)' ./... 2>&1 | tee $(OUT)/test-vm.log
+	$(GO) test -count=1 -run='^$$' -bench=. -benchtime=200x -exec '$(RXEVM) $(VMFLAGS)' .
+
+test: vet test-host $(OUT)
+	$(MAKE) test-vm
+
+fuzz:
+	$(GO) test -run='^$$' -fuzz=FuzzDecode -fuzztime=15s ./oob
+
+$(OUT):
+	mkdir -p $(OUT)
+
+# The main job: benchmark results in $(OUT)/bench.txt and their summary.
+# With a local RDMA device the benchmarks run here; without one, in the VM.
+bench: build $(OUT)
+	@if $(GO) run ./cmd/rdmahas >/dev/null 2>&1; then \
+		echo "running on the local RDMA device"; exec=""; \
+	else \
+		echo "no local RDMA device: running in the soft-RoCE VM (bin/rxevm)"; exec="-exec $(RXEVM) $(VMFLAGS)"; \
+	fi; \
+	set -o pipefail; \
+	$(GO) test -run='^$$' -bench='$(BENCH)' -benchtime=$(BENCHTIME) -count=$(COUNT) -timeout=60m $$exec . | tee $(OUT)/bench.txt
+	$(GO) tool benchstat $(OUT)/bench.txt
+
+# perftest's ib_write_lat and BenchmarkRDMAWrite side by side, interleaved,
+# in one VM boot.
+compare: build $(OUT)
+	$(GO) test -c -o bin/rdmabench.test .
+	$(GO) build -o bin/rdmacompare ./cmd/rdmacompare
+	$(RXEVM) $(VMFLAGS) -include bin/rdmabench.test bin/rdmacompare -bench $(CURDIR)/bin/rdmabench.test | tee $(OUT)/compare.txt
+
+clean:
+	rm -rf bin $(OUT)
