@@ -1,0 +1,222 @@
+package verbs
+
+import (
+	"fmt"
+	"sync"
+	"syscall"
+	"unsafe"
+)
+
+// DeviceInfo describes one RDMA device, as ibv_devices lists it.
+type DeviceInfo struct {
+	Name     string // "mlx5_0", "rxe0"
+	GUID     GUID   // node GUID
+	NodeType NodeType
+}
+
+// Devices lists the RDMA devices. Equivalent to ibv_devices
+// (ibv_get_device_list). On a machine without RDMA support in the kernel it
+// fails with an error matching errors.ErrUnsupported (ENOSYS).
+func Devices() ([]DeviceInfo, error) {
+	return ibvGetDeviceList()
+}
+
+// Context is an open RDMA device (struct ibv_context).
+type Context struct {
+	object
+	name string
+
+	inlineOnce sync.Once
+	maxInline  int
+	inlineErr  error
+}
+
+// Open opens the device called name. Equivalent to ibv_open_device. If no
+// device has that name the error matches os.ErrNotExist and lists the
+// devices that exist.
+func Open(name string) (*Context, error) {
+	p, err := ibvOpenDevice(name)
+	if err != nil {
+		return nil, err
+	}
+	c := &Context{name: name}
+	track(c, &c.object, kindContext, p, ibvCloseDevice)
+	return c, nil
+}
+
+// Name returns the device's name.
+func (c *Context) Name() string {
+	if c == nil {
+		return ""
+	}
+	return c.name
+}
+
+// Close closes the device (ibv_close_device). It fails with ErrInUse while
+// PDs, CQs or completion channels made from it are open. Close is idempotent
+// and nil-safe.
+func (c *Context) Close() error {
+	if c == nil {
+		return nil
+	}
+	return c.close("ibv_close_device "+c.name, "PDs, CQs or completion channels")
+}
+
+// CPointer returns the struct ibv_context * for use by other cgo code, or nil
+// once closed. It is valid until Close; call runtime.KeepAlive(c) after the
+// last use.
+func (c *Context) CPointer() unsafe.Pointer { return c.live() }
+
+func (c *Context) ptrOr(op string) (unsafe.Pointer, error) {
+	if c == nil {
+		return nil, errClosed(op)
+	}
+	p := c.live()
+	if p == nil {
+		return nil, errClosed(op + " " + c.name)
+	}
+	return p, nil
+}
+
+// DeviceAttr holds a device's attributes (struct ibv_device_attr).
+type DeviceAttr struct {
+	FirmwareVersion string
+	NodeGUID        GUID
+	VendorID        uint32
+	VendorPartID    uint32
+	HWVersion       uint32
+	MaxMRSize       uint64
+	MaxQP           int
+	MaxQPWR         int // work requests per queue
+	MaxSGE          int
+	MaxCQ           int
+	MaxCQE          int
+	MaxMR           int
+	MaxPD           int
+	MaxAH           int
+	MaxQPRdAtom     int // outstanding RDMA READs and atomics a QP can be the target of
+	MaxQPInitRdAtom int // outstanding RDMA READs and atomics a QP can initiate
+	AtomicCap       AtomicCap
+	MaxPKeys        int
+	PhysPortCount   uint8
+	// MaxInlineData is the largest inline size an RC QP of this device
+	// accepts. libibverbs has no attribute for it: it is probed once per
+	// Context by creating throwaway QPs. 0 when the probe failed.
+	MaxInlineData int
+}
+
+// Query returns the device's attributes. Equivalent to ibv_devinfo -v
+// (ibv_query_device).
+func (c *Context) Query() (DeviceAttr, error) {
+	p, err := c.ptrOr("ibv_query_device")
+	if err != nil {
+		return DeviceAttr{}, err
+	}
+	a, err := ibvQueryDevice(p)
+	if err != nil {
+		return a, err
+	}
+	a.MaxInlineData, _ = c.probeInline()
+	return a, nil
+}
+
+// probeInline returns the device's largest RC inline size, probing it once.
+func (c *Context) probeInline() (int, error) {
+	c.inlineOnce.Do(func() {
+		p, err := c.ptrOr("probe max_inline_data")
+		if err != nil {
+			c.inlineErr = err
+			return
+		}
+		c.maxInline, c.inlineErr = probeMaxInline(p)
+	})
+	return c.maxInline, c.inlineErr
+}
+
+// PortAttr holds a port's attributes (struct ibv_port_attr).
+type PortAttr struct {
+	State        PortState
+	MaxMTU       MTU
+	ActiveMTU    MTU
+	GIDTableLen  int
+	PKeyTableLen int
+	LID          uint16
+	SMLID        uint16
+	LinkLayer    LinkLayer
+	ActiveSpeed  uint8 // enum ibv_port_speed-ish code, as ibv_devinfo's active_speed
+	ActiveWidth  uint8
+}
+
+// QueryPort returns a port's attributes; ports count from 1. Equivalent to
+// ibv_devinfo's port section (ibv_query_port).
+func (c *Context) QueryPort(port uint8) (PortAttr, error) {
+	p, err := c.ptrOr("ibv_query_port")
+	if err != nil {
+		return PortAttr{}, err
+	}
+	return ibvQueryPort(p, port)
+}
+
+// DefaultGIDCount is how many GID table entries GIDs reads when asked for
+// n <= 0. Reading a whole table can be slow (1024 sysfs entries on rxe).
+const DefaultGIDCount = 8
+
+// GIDs returns the non-empty entries among the first n of a port's GID
+// table, with their types (ibv_query_gid_ex); n <= 0 means
+// DefaultGIDCount. Equivalent to show_gids, limited to n entries.
+func (c *Context) GIDs(port uint8, n int) ([]GID, error) {
+	p, err := c.ptrOr("ibv_query_gid_ex")
+	if err != nil {
+		return nil, err
+	}
+	pa, err := ibvQueryPort(p, port)
+	if err != nil {
+		return nil, err
+	}
+	if n <= 0 {
+		n = DefaultGIDCount
+	}
+	n = min(n, pa.GIDTableLen)
+	var out []GID
+	for i := range n {
+		g, err := ibvQueryGIDEx(p, port, i)
+		if err != nil {
+			return out, err
+		}
+		if !g.IsZero() {
+			out = append(out, g)
+		}
+	}
+	return out, nil
+}
+
+// GID returns the GID at index of a port's table (ibv_query_gid_ex), for an
+// explicit choice such as perftest's -x. An empty entry is an error.
+func (c *Context) GID(port uint8, index int) (GID, error) {
+	p, err := c.ptrOr("ibv_query_gid_ex")
+	if err != nil {
+		return GID{}, err
+	}
+	g, err := ibvQueryGIDEx(p, port, index)
+	if err != nil {
+		return GID{}, err
+	}
+	if g.IsZero() {
+		return GID{}, &Error{Op: fmt.Sprintf("ibv_query_gid_ex %s port %d index %d", c.name, port, index), Err: syscall.ENODATA, Detail: "empty GID table entry"}
+	}
+	return g, nil
+}
+
+// BestGID returns the best of the first DefaultGIDCount GIDs of a port, as
+// the package-level BestGID ranks them.
+func (c *Context) BestGID(port uint8) (GID, error) {
+	gids, err := c.GIDs(port, 0)
+	if err != nil {
+		return GID{}, err
+	}
+	g, err := BestGID(gids)
+	if err != nil {
+		return GID{}, fmt.Errorf("%w on %s port %d", err, c.name, port)
+	}
+	return g, nil
+}

@@ -1,0 +1,32 @@
+// Package verbs is a thin, Go-shaped binding to libibverbs, the user-space
+// RDMA verbs library of rdma-core.
+//
+// Every libibverbs object is a Go value holding an unexported pointer to its C
+// struct: [Context] (struct ibv_context), [PD], [MR], [CompChannel], [CQ],
+// [QP] and [AH]. Each has an idempotent, nil-safe Close. Children keep their
+// parents alive, and closing a parent while children are still open fails
+// with an error wrapping [ErrInUse]. Close in this order:
+//
+//	QPs, MRs, AHs  ->  CQs  ->  CompChannels  ->  PDs  ->  Context
+//
+// A runtime cleanup releases objects that become unreachable without Close,
+// but only as a safety net: close what you open. [OpenObjects] counts the
+// objects open in the process, for leak checks in tests.
+//
+// Errors are *[Error] values carrying the libibverbs call and the errno. They
+// match [os.ErrNotExist] (ENOENT, ENODEV), [os.ErrPermission] (EPERM, EACCES)
+// and [errors.ErrUnsupported] (ENOSYS, EOPNOTSUPP) through errors.Is, besides
+// the errno itself and the package's sentinels [ErrQPState] and [ErrInUse].
+//
+// The hot paths ([QP.PostSend], [QP.PostRecv], [CQ.Poll]) are one cgo call
+// each and allocate nothing. Registered memory ([PD.AllocMR]) is mmap'd
+// outside the Go heap, so libibverbs and the device may keep using it after
+// a call returns.
+//
+// For other cgo packages that drive libibverbs from C (a latency loop with no
+// Go in it), CPointer methods return the underlying C struct pointers.
+//
+// The package needs cgo and libibverbs (Debian: libibverbs-dev). Without cgo,
+// or off Linux, it still builds, and every constructor fails with an error
+// matching [errors.ErrUnsupported].
+package verbs

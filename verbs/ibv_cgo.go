@@ -1,0 +1,616 @@
+//go:build linux && cgo
+
+package verbs
+
+// This file is the package's only boundary with C: one unexported Go function
+// per libibverbs call (or per C wrapper that bundles a few of them into one
+// crossing), named after it. The rest of the package is pure Go.
+
+/*
+#cgo LDFLAGS: -libverbs
+#cgo noescape rb_poll_cq
+#cgo nocallback rb_poll_cq
+#cgo noescape rb_post_send
+#cgo nocallback rb_post_send
+#cgo noescape rb_post_recv
+#cgo nocallback rb_post_recv
+#cgo noescape rb_req_notify_cq
+#cgo nocallback rb_req_notify_cq
+
+#include <infiniband/verbs.h>
+#include <arpa/inet.h>
+#include <errno.h>
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+
+// rb_wc is the work completion as Go's WorkCompletion lays it out.
+struct rb_wc {
+	uint64_t wr_id;
+	uint32_t status;
+	uint32_t opcode;
+	uint32_t byte_len;
+	uint32_t imm;
+	uint32_t qp_num;
+	uint32_t src_qp;
+	uint32_t flags;
+	uint32_t vendor_err;
+	uint16_t pkey_index;
+	uint16_t slid;
+	uint8_t  sl;
+	uint8_t  pad[3];
+};
+
+// rb_poll_cq polls up to n completions into out, converting each; one
+// crossing whatever n is.
+static int rb_poll_cq(struct ibv_cq *cq, int n, struct rb_wc *out) {
+	struct ibv_wc wc[16];
+	int total = 0;
+	while (total < n) {
+		int want = n - total;
+		if (want > 16)
+			want = 16;
+		int got = ibv_poll_cq(cq, want, wc);
+		if (got < 0)
+			return total > 0 ? total : got;
+		for (int i = 0; i < got; i++) {
+			struct rb_wc *o = &out[total + i];
+			o->wr_id = wc[i].wr_id;
+			o->status = wc[i].status;
+			o->opcode = wc[i].opcode;
+			o->byte_len = wc[i].byte_len;
+			o->imm = (wc[i].wc_flags & IBV_WC_WITH_IMM) ? ntohl(wc[i].imm_data) : 0;
+			o->qp_num = wc[i].qp_num;
+			o->src_qp = wc[i].src_qp;
+			o->flags = wc[i].wc_flags;
+			o->vendor_err = wc[i].vendor_err;
+			o->pkey_index = wc[i].pkey_index;
+			o->slid = wc[i].slid;
+			o->sl = wc[i].sl;
+			o->pad[0] = o->pad[1] = o->pad[2] = 0;
+		}
+		total += got;
+		if (got < want)
+			break;
+	}
+	return total;
+}
+
+// rb_post_send builds one ibv_send_wr on the C stack and posts it. It
+// returns ibv_post_send's result: 0 or an errno value.
+static int rb_post_send(struct ibv_qp *qp, uint64_t id, uint32_t opcode, uint32_t flags,
+		uint64_t addr, uint32_t length, uint32_t lkey,
+		uint64_t remote_addr, uint32_t rkey, uint32_t imm,
+		uint64_t compare_add, uint64_t swap,
+		struct ibv_ah *ah, uint32_t remote_qpn, uint32_t remote_qkey) {
+	struct ibv_sge sge = { .addr = addr, .length = length, .lkey = lkey };
+	struct ibv_send_wr wr, *bad = NULL;
+	memset(&wr, 0, sizeof wr);
+	wr.wr_id = id;
+	wr.sg_list = &sge;
+	wr.num_sge = length > 0 ? 1 : 0;
+	wr.opcode = opcode;
+	wr.send_flags = flags;
+	wr.imm_data = htonl(imm);
+	switch (opcode) {
+	case IBV_WR_ATOMIC_CMP_AND_SWP:
+	case IBV_WR_ATOMIC_FETCH_AND_ADD:
+		wr.wr.atomic.remote_addr = remote_addr;
+		wr.wr.atomic.rkey = rkey;
+		wr.wr.atomic.compare_add = compare_add;
+		wr.wr.atomic.swap = swap;
+		break;
+	default:
+		if (ah != NULL) {
+			wr.wr.ud.ah = ah;
+			wr.wr.ud.remote_qpn = remote_qpn;
+			wr.wr.ud.remote_qkey = remote_qkey;
+		} else {
+			wr.wr.rdma.remote_addr = remote_addr;
+			wr.wr.rdma.rkey = rkey;
+		}
+	}
+	return ibv_post_send(qp, &wr, &bad);
+}
+
+// rb_post_recv posts one receive of one scatter entry.
+static int rb_post_recv(struct ibv_qp *qp, uint64_t id, uint64_t addr, uint32_t length, uint32_t lkey) {
+	struct ibv_sge sge = { .addr = addr, .length = length, .lkey = lkey };
+	struct ibv_recv_wr wr, *bad = NULL;
+	memset(&wr, 0, sizeof wr);
+	wr.wr_id = id;
+	wr.sg_list = &sge;
+	wr.num_sge = length > 0 ? 1 : 0;
+	return ibv_post_recv(qp, &wr, &bad);
+}
+
+static int rb_req_notify_cq(struct ibv_cq *cq, int solicited_only) {
+	return ibv_req_notify_cq(cq, solicited_only);
+}
+
+// ibv_get_device_list, ibv_query_port and ibv_reg_mr are macros: cgo calls
+// these functions instead.
+static struct ibv_device **rb_get_device_list(int *n) { return ibv_get_device_list(n); }
+static int rb_query_port(struct ibv_context *ctx, uint8_t port, struct ibv_port_attr *attr) {
+	return ibv_query_port(ctx, port, attr);
+}
+static struct ibv_mr *rb_reg_mr(struct ibv_pd *pd, uint64_t addr, size_t length, int access) {
+	return ibv_reg_mr(pd, (void *)(uintptr_t)addr, length, access);
+}
+static enum ibv_node_type rb_device_node_type(struct ibv_device *dev) { return dev->node_type; }
+static struct ibv_device *rb_device_at(struct ibv_device **list, int i) { return list[i]; }
+static int rb_comp_channel_fd(struct ibv_comp_channel *ch) { return ch->fd; }
+
+// rb_probe_max_inline finds the largest inline size an RC QP of this device
+// accepts, stepping down from 4096, and returns what the device reports back
+// (or -errno when even 0 fails).
+static int rb_probe_max_inline(struct ibv_context *ctx) {
+	static const uint32_t sizes[] = { 4096, 2048, 1024, 512, 256, 128, 64, 32, 0 };
+	struct ibv_pd *pd = ibv_alloc_pd(ctx);
+	if (!pd)
+		return -errno;
+	struct ibv_cq *cq = ibv_create_cq(ctx, 1, NULL, NULL, 0);
+	if (!cq) {
+		int e = errno;
+		ibv_dealloc_pd(pd);
+		return -e;
+	}
+	int result = -EINVAL;
+	for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++) {
+		struct ibv_qp_init_attr a;
+		memset(&a, 0, sizeof a);
+		a.send_cq = cq;
+		a.recv_cq = cq;
+		a.qp_type = IBV_QPT_RC;
+		a.cap.max_send_wr = 1;
+		a.cap.max_recv_wr = 1;
+		a.cap.max_send_sge = 1;
+		a.cap.max_recv_sge = 1;
+		a.cap.max_inline_data = sizes[i];
+		struct ibv_qp *qp = ibv_create_qp(pd, &a);
+		if (qp) {
+			result = a.cap.max_inline_data > sizes[i] ? a.cap.max_inline_data : sizes[i];
+			ibv_destroy_qp(qp);
+			break;
+		}
+		result = -errno;
+	}
+	ibv_destroy_cq(cq);
+	ibv_dealloc_pd(pd);
+	return result;
+}
+
+// rb_layout describes struct rb_wc and a few enum values, for a test that
+// checks the Go mirror.
+static size_t rb_layout(int i) {
+	switch (i) {
+	case 0: return sizeof(struct rb_wc);
+	case 1: return offsetof(struct rb_wc, status);
+	case 2: return offsetof(struct rb_wc, byte_len);
+	case 3: return offsetof(struct rb_wc, imm);
+	case 4: return offsetof(struct rb_wc, flags);
+	case 5: return offsetof(struct rb_wc, vendor_err);
+	case 6: return offsetof(struct rb_wc, pkey_index);
+	case 7: return offsetof(struct rb_wc, sl);
+	}
+	return 0;
+}
+*/
+import "C"
+
+import (
+	"fmt"
+	"strconv"
+	"syscall"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
+)
+
+const haveCgo = true
+
+// cLayout returns the sizes and offsets of struct rb_wc in the order
+// Go's layout test expects.
+func cLayout() []uintptr {
+	var out []uintptr
+	for i := 0; i < 8; i++ {
+		out = append(out, uintptr(C.rb_layout(C.int(i))))
+	}
+	return out
+}
+
+// cConstants maps names of libibverbs constants to their C values, for a test
+// that checks the Go constants.
+func cConstants() map[string]int64 {
+	return map[string]int64{
+		"IBV_MTU_256": C.IBV_MTU_256, "IBV_MTU_4096": C.IBV_MTU_4096,
+		"IBV_PORT_ACTIVE": C.IBV_PORT_ACTIVE, "IBV_LINK_LAYER_ETHERNET": C.IBV_LINK_LAYER_ETHERNET,
+		"IBV_ATOMIC_GLOB": C.IBV_ATOMIC_GLOB, "IBV_NODE_RNIC": C.IBV_NODE_RNIC,
+		"IBV_ACCESS_LOCAL_WRITE": C.IBV_ACCESS_LOCAL_WRITE, "IBV_ACCESS_REMOTE_WRITE": C.IBV_ACCESS_REMOTE_WRITE,
+		"IBV_ACCESS_REMOTE_READ": C.IBV_ACCESS_REMOTE_READ, "IBV_ACCESS_REMOTE_ATOMIC": C.IBV_ACCESS_REMOTE_ATOMIC,
+		"IBV_QPT_RC": C.IBV_QPT_RC, "IBV_QPT_UC": C.IBV_QPT_UC, "IBV_QPT_UD": C.IBV_QPT_UD,
+		"IBV_QPS_RESET": C.IBV_QPS_RESET, "IBV_QPS_INIT": C.IBV_QPS_INIT, "IBV_QPS_RTR": C.IBV_QPS_RTR,
+		"IBV_QPS_RTS": C.IBV_QPS_RTS, "IBV_QPS_ERR": C.IBV_QPS_ERR,
+		"IBV_WR_RDMA_WRITE": C.IBV_WR_RDMA_WRITE, "IBV_WR_RDMA_WRITE_WITH_IMM": C.IBV_WR_RDMA_WRITE_WITH_IMM,
+		"IBV_WR_SEND": C.IBV_WR_SEND, "IBV_WR_SEND_WITH_IMM": C.IBV_WR_SEND_WITH_IMM,
+		"IBV_WR_RDMA_READ": C.IBV_WR_RDMA_READ, "IBV_WR_ATOMIC_CMP_AND_SWP": C.IBV_WR_ATOMIC_CMP_AND_SWP,
+		"IBV_WR_ATOMIC_FETCH_AND_ADD": C.IBV_WR_ATOMIC_FETCH_AND_ADD,
+		"IBV_SEND_FENCE":              C.IBV_SEND_FENCE, "IBV_SEND_SIGNALED": C.IBV_SEND_SIGNALED,
+		"IBV_SEND_SOLICITED": C.IBV_SEND_SOLICITED, "IBV_SEND_INLINE": C.IBV_SEND_INLINE,
+		"IBV_WC_SUCCESS": C.IBV_WC_SUCCESS, "IBV_WC_WR_FLUSH_ERR": C.IBV_WC_WR_FLUSH_ERR,
+		"IBV_WC_REM_ACCESS_ERR": C.IBV_WC_REM_ACCESS_ERR, "IBV_WC_RNR_RETRY_EXC_ERR": C.IBV_WC_RNR_RETRY_EXC_ERR,
+		"IBV_WC_GENERAL_ERR": C.IBV_WC_GENERAL_ERR,
+		"IBV_WC_SEND":        C.IBV_WC_SEND, "IBV_WC_RDMA_WRITE": C.IBV_WC_RDMA_WRITE, "IBV_WC_RDMA_READ": C.IBV_WC_RDMA_READ,
+		"IBV_WC_COMP_SWAP": C.IBV_WC_COMP_SWAP, "IBV_WC_FETCH_ADD": C.IBV_WC_FETCH_ADD,
+		"IBV_WC_RECV": C.IBV_WC_RECV, "IBV_WC_RECV_RDMA_WITH_IMM": C.IBV_WC_RECV_RDMA_WITH_IMM,
+		"IBV_WC_GRH": C.IBV_WC_GRH, "IBV_WC_WITH_IMM": C.IBV_WC_WITH_IMM,
+		"IBV_GID_TYPE_ROCE_V2": C.IBV_GID_TYPE_ROCE_V2,
+		"IBV_QP_STATE":         C.IBV_QP_STATE, "IBV_QP_ACCESS_FLAGS": C.IBV_QP_ACCESS_FLAGS,
+		"IBV_QP_PKEY_INDEX": C.IBV_QP_PKEY_INDEX, "IBV_QP_PORT": C.IBV_QP_PORT, "IBV_QP_QKEY": C.IBV_QP_QKEY,
+		"IBV_QP_AV": C.IBV_QP_AV, "IBV_QP_PATH_MTU": C.IBV_QP_PATH_MTU, "IBV_QP_TIMEOUT": C.IBV_QP_TIMEOUT,
+		"IBV_QP_RETRY_CNT": C.IBV_QP_RETRY_CNT, "IBV_QP_RNR_RETRY": C.IBV_QP_RNR_RETRY,
+		"IBV_QP_RQ_PSN": C.IBV_QP_RQ_PSN, "IBV_QP_MAX_QP_RD_ATOMIC": C.IBV_QP_MAX_QP_RD_ATOMIC,
+		"IBV_QP_MIN_RNR_TIMER": C.IBV_QP_MIN_RNR_TIMER, "IBV_QP_SQ_PSN": C.IBV_QP_SQ_PSN,
+		"IBV_QP_MAX_DEST_RD_ATOMIC": C.IBV_QP_MAX_DEST_RD_ATOMIC, "IBV_QP_DEST_QPN": C.IBV_QP_DEST_QPN,
+	}
+}
+
+// ibvGetDeviceList mirrors ibv_get_device_list + ibv_get_device_name,
+// ibv_get_device_guid, then ibv_free_device_list.
+func ibvGetDeviceList() ([]DeviceInfo, error) {
+	var n C.int
+	list, err := C.rb_get_device_list(&n)
+	if list == nil {
+		return nil, errnoOf("ibv_get_device_list", err)
+	}
+	defer C.ibv_free_device_list(list)
+	out := make([]DeviceInfo, 0, int(n))
+	for i := 0; i < int(n); i++ {
+		dev := C.rb_device_at(list, C.int(i))
+		out = append(out, DeviceInfo{
+			Name:     C.GoString(C.ibv_get_device_name(dev)),
+			GUID:     GUID(be64(uint64(C.ibv_get_device_guid(dev)))),
+			NodeType: NodeType(C.rb_device_node_type(dev)),
+		})
+	}
+	return out, nil
+}
+
+// ibvOpenDevice mirrors ibv_get_device_list + ibv_open_device. It returns
+// ENODEV when no device has that name.
+func ibvOpenDevice(name string) (unsafe.Pointer, error) {
+	op := "ibv_open_device " + name
+	var n C.int
+	list, err := C.rb_get_device_list(&n)
+	if list == nil {
+		return nil, &Error{Op: op, Err: syscall.ENODEV, Detail: "no RDMA devices: ibv_get_device_list: " + errnoOf("", err).(*Error).Err.Error()}
+	}
+	defer C.ibv_free_device_list(list)
+	var names []string
+	for i := 0; i < int(n); i++ {
+		dev := C.rb_device_at(list, C.int(i))
+		devName := C.GoString(C.ibv_get_device_name(dev))
+		if devName != name {
+			names = append(names, devName)
+			continue
+		}
+		ctx, err := C.ibv_open_device(dev)
+		if ctx == nil {
+			return nil, errnoOf(op, err)
+		}
+		return unsafe.Pointer(ctx), nil
+	}
+	detail := "no RDMA devices"
+	if len(names) > 0 {
+		detail = fmt.Sprintf("devices: %v", names)
+	}
+	return nil, &Error{Op: op, Err: syscall.ENODEV, Detail: detail}
+}
+
+// ibvCloseDevice mirrors ibv_close_device.
+func ibvCloseDevice(ctx unsafe.Pointer) error {
+	return errRet("ibv_close_device", int(C.ibv_close_device((*C.struct_ibv_context)(ctx))))
+}
+
+// ibvQueryDevice mirrors ibv_query_device.
+func ibvQueryDevice(ctx unsafe.Pointer) (DeviceAttr, error) {
+	var a C.struct_ibv_device_attr
+	if rc := C.ibv_query_device((*C.struct_ibv_context)(ctx), &a); rc != 0 {
+		return DeviceAttr{}, errRet("ibv_query_device", int(rc))
+	}
+	return DeviceAttr{
+		FirmwareVersion: C.GoString(&a.fw_ver[0]),
+		NodeGUID:        GUID(be64(uint64(a.node_guid))),
+		VendorID:        uint32(a.vendor_id),
+		VendorPartID:    uint32(a.vendor_part_id),
+		HWVersion:       uint32(a.hw_ver),
+		MaxMRSize:       uint64(a.max_mr_size),
+		MaxQP:           int(a.max_qp),
+		MaxQPWR:         int(a.max_qp_wr),
+		MaxSGE:          int(a.max_sge),
+		MaxCQ:           int(a.max_cq),
+		MaxCQE:          int(a.max_cqe),
+		MaxMR:           int(a.max_mr),
+		MaxPD:           int(a.max_pd),
+		MaxAH:           int(a.max_ah),
+		MaxQPRdAtom:     int(a.max_qp_rd_atom),
+		MaxQPInitRdAtom: int(a.max_qp_init_rd_atom),
+		AtomicCap:       AtomicCap(a.atomic_cap),
+		MaxPKeys:        int(a.max_pkeys),
+		PhysPortCount:   uint8(a.phys_port_cnt),
+	}, nil
+}
+
+// probeMaxInline creates throwaway RC QPs (ibv_create_qp) asking for ever
+// smaller inline sizes and returns the first the device accepts, as read
+// back from ibv_qp_init_attr.cap.max_inline_data.
+func probeMaxInline(ctx unsafe.Pointer) (int, error) {
+	rc := int(C.rb_probe_max_inline((*C.struct_ibv_context)(ctx)))
+	if rc < 0 {
+		return 0, errRet("probe max_inline_data", rc)
+	}
+	return rc, nil
+}
+
+// ibvQueryPort mirrors ibv_query_port.
+func ibvQueryPort(ctx unsafe.Pointer, port uint8) (PortAttr, error) {
+	var a C.struct_ibv_port_attr
+	if rc := C.rb_query_port((*C.struct_ibv_context)(ctx), C.uint8_t(port), &a); rc != 0 {
+		return PortAttr{}, errRet("ibv_query_port "+strconv.Itoa(int(port)), int(rc))
+	}
+	return PortAttr{
+		State:        PortState(a.state),
+		MaxMTU:       MTU(a.max_mtu),
+		ActiveMTU:    MTU(a.active_mtu),
+		GIDTableLen:  int(a.gid_tbl_len),
+		PKeyTableLen: int(a.pkey_tbl_len),
+		LID:          uint16(a.lid),
+		SMLID:        uint16(a.sm_lid),
+		LinkLayer:    LinkLayer(a.link_layer),
+		ActiveSpeed:  uint8(a.active_speed),
+		ActiveWidth:  uint8(a.active_width),
+	}, nil
+}
+
+// ibvQueryGIDEx mirrors ibv_query_gid_ex. An empty entry is reported as
+// ENODATA by libibverbs and returned as a zero GID with no error.
+func ibvQueryGIDEx(ctx unsafe.Pointer, port uint8, index int) (GID, error) {
+	var e C.struct_ibv_gid_entry
+	rc, err := C.ibv_query_gid_ex((*C.struct_ibv_context)(ctx), C.uint32_t(port), C.uint32_t(index), &e, 0)
+	if rc != 0 {
+		code := int(rc)
+		if code == -1 {
+			if en, ok := err.(syscall.Errno); ok {
+				code = int(en)
+			}
+		}
+		if code == int(syscall.ENODATA) || code == -int(syscall.ENODATA) {
+			return GID{Index: index}, nil
+		}
+		return GID{}, errRet(fmt.Sprintf("ibv_query_gid_ex port %d index %d", port, index), code)
+	}
+	g := GID{Index: index, Type: GIDType(e.gid_type)}
+	raw := (*[16]byte)(unsafe.Pointer(&e.gid))
+	g.Raw = *raw
+	return g, nil
+}
+
+// ibvAllocPD mirrors ibv_alloc_pd.
+func ibvAllocPD(ctx unsafe.Pointer) (unsafe.Pointer, error) {
+	pd, err := C.ibv_alloc_pd((*C.struct_ibv_context)(ctx))
+	if pd == nil {
+		return nil, errnoOf("ibv_alloc_pd", err)
+	}
+	return unsafe.Pointer(pd), nil
+}
+
+// ibvDeallocPD mirrors ibv_dealloc_pd.
+func ibvDeallocPD(pd unsafe.Pointer) error {
+	return errRet("ibv_dealloc_pd", int(C.ibv_dealloc_pd((*C.struct_ibv_pd)(pd))))
+}
+
+// ibvRegMR mirrors ibv_reg_mr. addr must not point into the Go heap.
+func ibvRegMR(pd unsafe.Pointer, addr uintptr, length int, access Access) (mr unsafe.Pointer, lkey, rkey uint32, err error) {
+	p, cerr := C.rb_reg_mr((*C.struct_ibv_pd)(pd), C.uint64_t(addr), C.size_t(length), C.int(access))
+	if p == nil {
+		return nil, 0, 0, errnoOf("ibv_reg_mr", cerr)
+	}
+	return unsafe.Pointer(p), uint32(p.lkey), uint32(p.rkey), nil
+}
+
+// ibvDeregMR mirrors ibv_dereg_mr.
+func ibvDeregMR(mr unsafe.Pointer) error {
+	return errRet("ibv_dereg_mr", int(C.ibv_dereg_mr((*C.struct_ibv_mr)(mr))))
+}
+
+// ibvCreateCompChannel mirrors ibv_create_comp_channel.
+func ibvCreateCompChannel(ctx unsafe.Pointer) (unsafe.Pointer, int, error) {
+	ch, err := C.ibv_create_comp_channel((*C.struct_ibv_context)(ctx))
+	if ch == nil {
+		return nil, -1, errnoOf("ibv_create_comp_channel", err)
+	}
+	return unsafe.Pointer(ch), int(C.rb_comp_channel_fd(ch)), nil
+}
+
+// ibvDestroyCompChannel mirrors ibv_destroy_comp_channel.
+func ibvDestroyCompChannel(ch unsafe.Pointer) error {
+	return errRet("ibv_destroy_comp_channel", int(C.ibv_destroy_comp_channel((*C.struct_ibv_comp_channel)(ch))))
+}
+
+// ibvGetCQEvent mirrors ibv_get_cq_event; on a non-blocking channel with no
+// event it fails with EAGAIN.
+func ibvGetCQEvent(ch unsafe.Pointer) (unsafe.Pointer, error) {
+	var cq *C.struct_ibv_cq
+	var cqctx unsafe.Pointer
+	rc, err := C.ibv_get_cq_event((*C.struct_ibv_comp_channel)(ch), &cq, &cqctx)
+	if rc != 0 {
+		return nil, errnoOf("ibv_get_cq_event", err)
+	}
+	return unsafe.Pointer(cq), nil
+}
+
+// ibvAckCQEvents mirrors ibv_ack_cq_events.
+func ibvAckCQEvents(cq unsafe.Pointer, n int) {
+	C.ibv_ack_cq_events((*C.struct_ibv_cq)(cq), C.uint(n))
+}
+
+// ibvCreateCQ mirrors ibv_create_cq; it returns the CQ and its actual size.
+func ibvCreateCQ(ctx unsafe.Pointer, cqe int, ch unsafe.Pointer) (unsafe.Pointer, int, error) {
+	cq, err := C.ibv_create_cq((*C.struct_ibv_context)(ctx), C.int(cqe), nil, (*C.struct_ibv_comp_channel)(ch), 0)
+	if cq == nil {
+		return nil, 0, errnoOf("ibv_create_cq", err)
+	}
+	return unsafe.Pointer(cq), int(cq.cqe), nil
+}
+
+// ibvDestroyCQ mirrors ibv_destroy_cq.
+func ibvDestroyCQ(cq unsafe.Pointer) error {
+	return errRet("ibv_destroy_cq", int(C.ibv_destroy_cq((*C.struct_ibv_cq)(cq))))
+}
+
+// ibvReqNotifyCQ mirrors ibv_req_notify_cq.
+func ibvReqNotifyCQ(cq unsafe.Pointer, solicitedOnly bool) error {
+	s := C.int(0)
+	if solicitedOnly {
+		s = 1
+	}
+	return errRet("ibv_req_notify_cq", int(C.rb_req_notify_cq((*C.struct_ibv_cq)(cq), s)))
+}
+
+// ibvPollCQ mirrors ibv_poll_cq, converting into wc in the same crossing. It
+// returns the count, or the negative value ibv_poll_cq returned.
+func ibvPollCQ(cq unsafe.Pointer, wc []WorkCompletion) int {
+	return int(C.rb_poll_cq((*C.struct_ibv_cq)(cq), C.int(len(wc)), (*C.struct_rb_wc)(unsafe.Pointer(unsafe.SliceData(wc)))))
+}
+
+// ibvPostSend mirrors ibv_post_send for one work request built on the C
+// stack. It returns 0 or the errno value ibv_post_send returned.
+func ibvPostSend(qp unsafe.Pointer, wr *SendWR, ah unsafe.Pointer) int {
+	return int(C.rb_post_send((*C.struct_ibv_qp)(qp), C.uint64_t(wr.ID), C.uint32_t(wr.Op), C.uint32_t(wr.Flags),
+		C.uint64_t(wr.Local.Addr), C.uint32_t(wr.Local.Len), C.uint32_t(wr.Local.LKey),
+		C.uint64_t(wr.RemoteAddr), C.uint32_t(wr.RKey), C.uint32_t(wr.Imm),
+		C.uint64_t(wr.CompareAdd), C.uint64_t(wr.Swap),
+		(*C.struct_ibv_ah)(ah), C.uint32_t(wr.RemoteQPN), C.uint32_t(wr.RemoteQKey)))
+}
+
+// ibvPostRecv mirrors ibv_post_recv for one work request of one SGE.
+func ibvPostRecv(qp unsafe.Pointer, id uint64, sge SGE) int {
+	return int(C.rb_post_recv((*C.struct_ibv_qp)(qp), C.uint64_t(id), C.uint64_t(sge.Addr), C.uint32_t(sge.Len), C.uint32_t(sge.LKey)))
+}
+
+// ibvCreateQP mirrors ibv_create_qp. It returns the QP, its number and the
+// capabilities the device granted.
+func ibvCreateQP(pd unsafe.Pointer, c *qpCreate) (unsafe.Pointer, uint32, qpCaps, error) {
+	var a C.struct_ibv_qp_init_attr
+	a.send_cq = (*C.struct_ibv_cq)(c.sendCQ)
+	a.recv_cq = (*C.struct_ibv_cq)(c.recvCQ)
+	a.qp_type = C.enum_ibv_qp_type(c.typ)
+	a.cap.max_send_wr = C.uint32_t(c.caps.MaxSendWR)
+	a.cap.max_recv_wr = C.uint32_t(c.caps.MaxRecvWR)
+	a.cap.max_send_sge = C.uint32_t(c.caps.MaxSendSGE)
+	a.cap.max_recv_sge = C.uint32_t(c.caps.MaxRecvSGE)
+	a.cap.max_inline_data = C.uint32_t(c.caps.MaxInlineData)
+	if c.sigAll {
+		a.sq_sig_all = 1
+	}
+	qp, err := C.ibv_create_qp((*C.struct_ibv_pd)(pd), &a)
+	if qp == nil {
+		return nil, 0, qpCaps{}, errnoOf("ibv_create_qp", err)
+	}
+	return unsafe.Pointer(qp), uint32(qp.qp_num), qpCaps{
+		MaxSendWR:     uint32(a.cap.max_send_wr),
+		MaxRecvWR:     uint32(a.cap.max_recv_wr),
+		MaxSendSGE:    uint32(a.cap.max_send_sge),
+		MaxRecvSGE:    uint32(a.cap.max_recv_sge),
+		MaxInlineData: uint32(a.cap.max_inline_data),
+	}, nil
+}
+
+// ibvDestroyQP mirrors ibv_destroy_qp.
+func ibvDestroyQP(qp unsafe.Pointer) error {
+	return errRet("ibv_destroy_qp", int(C.ibv_destroy_qp((*C.struct_ibv_qp)(qp))))
+}
+
+// ibvModifyQP mirrors ibv_modify_qp, which returns an errno value.
+func ibvModifyQP(qp unsafe.Pointer, m *qpModify) error {
+	var a C.struct_ibv_qp_attr
+	a.qp_state = C.enum_ibv_qp_state(m.state)
+	a.pkey_index = C.uint16_t(m.pkeyIndex)
+	a.port_num = C.uint8_t(m.port)
+	a.qp_access_flags = C.uint(m.access)
+	a.qkey = C.uint32_t(m.qkey)
+	a.path_mtu = C.enum_ibv_mtu(m.mtu)
+	a.dest_qp_num = C.uint32_t(m.destQPN)
+	a.rq_psn = C.uint32_t(m.rqPSN)
+	a.max_dest_rd_atomic = C.uint8_t(m.maxDestRdAtomic)
+	a.min_rnr_timer = C.uint8_t(m.minRNRTimer)
+	fillAH(&a.ah_attr, &m.ah)
+	a.sq_psn = C.uint32_t(m.sqPSN)
+	a.timeout = C.uint8_t(m.timeout)
+	a.retry_cnt = C.uint8_t(m.retryCnt)
+	a.rnr_retry = C.uint8_t(m.rnrRetry)
+	a.max_rd_atomic = C.uint8_t(m.maxRdAtomic)
+	rc := C.ibv_modify_qp((*C.struct_ibv_qp)(qp), &a, C.int(m.mask))
+	return errRet("ibv_modify_qp", int(rc))
+}
+
+func fillAH(a *C.struct_ibv_ah_attr, h *ahFields) {
+	a.dlid = C.uint16_t(h.dlid)
+	a.sl = C.uint8_t(h.sl)
+	a.port_num = C.uint8_t(h.port)
+	if h.global {
+		a.is_global = 1
+		*(*[16]byte)(unsafe.Pointer(&a.grh.dgid)) = h.dgid
+		a.grh.sgid_index = C.uint8_t(h.sgidIndex)
+		a.grh.hop_limit = C.uint8_t(h.hopLimit)
+		a.grh.traffic_class = C.uint8_t(h.trafficClass)
+	}
+}
+
+// ibvCreateAH mirrors ibv_create_ah.
+func ibvCreateAH(pd unsafe.Pointer, h *ahFields) (unsafe.Pointer, error) {
+	var a C.struct_ibv_ah_attr
+	fillAH(&a, h)
+	ah, err := C.ibv_create_ah((*C.struct_ibv_pd)(pd), &a)
+	if ah == nil {
+		return nil, errnoOf("ibv_create_ah", err)
+	}
+	return unsafe.Pointer(ah), nil
+}
+
+// ibvDestroyAH mirrors ibv_destroy_ah.
+func ibvDestroyAH(ah unsafe.Pointer) error {
+	return errRet("ibv_destroy_ah", int(C.ibv_destroy_ah((*C.struct_ibv_ah)(ah))))
+}
+
+// wcStatusStr mirrors ibv_wc_status_str.
+func wcStatusStr(s WCStatus) string {
+	return C.GoString(C.ibv_wc_status_str(C.enum_ibv_wc_status(s)))
+}
+
+func errnoOf(op string, err error) error {
+	if e, ok := err.(syscall.Errno); ok {
+		return errno(op, e)
+	}
+	return errno(op, syscall.EIO)
+}
+
+// mmapAnon maps size bytes of zeroed, populated anonymous memory.
+func mmapAnon(size int) ([]byte, error) {
+	return unix.Mmap(-1, 0, size, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_PRIVATE|unix.MAP_ANONYMOUS|unix.MAP_POPULATE)
+}
+
+func munmap(b []byte) error { return unix.Munmap(b) }
+
+func setNonblock(fd int) error { return unix.SetNonblock(fd, true) }
+
+// pollIn waits up to timeoutMs (-1: for ever) for fd to be readable. An
+// interrupted wait returns nil: the caller looks again.
+func pollIn(fd int, timeoutMs int) error {
+	fds := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}
+	_, err := unix.Poll(fds, timeoutMs)
+	if err == unix.EINTR {
+		return nil
+	}
+	return err
+}

@@ -1,0 +1,241 @@
+package verbs
+
+import (
+	"os"
+	"runtime"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func TestPostNotReady(t *testing.T) {
+	ctx := openDevice(t)
+	s := newSide(t, ctx, RC)
+	assert.Equal(t, QPReset, s.qp.State())
+	wr := &SendWR{Op: OpWrite, Local: s.mr.SGE(0, 8), Flags: FlagSignaled}
+	err := s.qp.PostSend(wr)
+	require.ErrorIs(t, err, ErrQPState)
+	assert.Contains(t, err.Error(), "RESET, needs RTS")
+	t.Log(err)
+	require.ErrorIs(t, s.qp.PostRecv(1, s.mr.SGE(0, 8)), ErrQPState)
+
+	require.NoError(t, s.qp.ToInit(InitAttr{Access: AccessAll}))
+	assert.Equal(t, QPInit, s.qp.State())
+	require.NoError(t, s.qp.PostRecv(1, s.mr.SGE(0, 8)), "receives may be posted in INIT")
+	require.ErrorIs(t, s.qp.PostSend(wr), ErrQPState)
+
+	// A transition the device refuses names itself.
+	err = s.qp.ToRTS(RTSAttr{})
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "RTR->RTS")
+	assert.Equal(t, QPInit, s.qp.State())
+}
+
+func TestAllocMRZero(t *testing.T) {
+	ctx := openDevice(t)
+	pd, err := ctx.AllocPD()
+	require.NoError(t, err)
+	defer pd.Close()
+	for _, n := range []int{0, -1} {
+		_, err := pd.AllocMR(n, AccessLocalWrite)
+		require.ErrorIs(t, err, syscall.EINVAL)
+		assert.Contains(t, err.Error(), "size must be positive")
+	}
+}
+
+func TestCloseOrder(t *testing.T) {
+	ctx := openDevice(t)
+	before := OpenObjects()
+	pd, err := ctx.AllocPD()
+	require.NoError(t, err)
+	mr, err := pd.AllocMR(100, AccessAll)
+	require.NoError(t, err)
+	assert.Equal(t, 100, mr.Len())
+	assert.Len(t, mr.Bytes(), 100)
+	assert.Equal(t, make([]byte, 100), mr.Bytes(), "zeroed")
+	assert.NotZero(t, mr.LKey())
+	assert.NotNil(t, mr.CPointer())
+	ch, err := ctx.CreateCompChannel()
+	require.NoError(t, err)
+	cq, err := ctx.CreateCQ(8, ch)
+	require.NoError(t, err)
+	qp, err := pd.CreateQP(QPConfig{Type: RC, SendCQ: cq})
+	require.NoError(t, err)
+	after := OpenObjects()
+	for _, k := range []string{"pd", "mr", "compchannel", "cq", "qp"} {
+		assert.Equal(t, before[k]+1, after[k], k)
+	}
+
+	err = pd.Close()
+	require.ErrorIs(t, err, ErrInUse)
+	assert.Contains(t, err.Error(), "2 MRs, QPs or AHs still open")
+	require.ErrorIs(t, ctx.Close(), ErrInUse)
+	require.ErrorIs(t, cq.Close(), ErrInUse)
+	require.ErrorIs(t, ch.Close(), ErrInUse)
+
+	require.NoError(t, qp.Close())
+	require.NoError(t, qp.Close(), "twice")
+	require.NoError(t, mr.Close())
+	require.NoError(t, mr.Close(), "twice")
+	assert.Nil(t, mr.CPointer())
+	require.NoError(t, cq.Close())
+	require.NoError(t, ch.Close())
+	require.NoError(t, pd.Close())
+	require.NoError(t, pd.Close(), "twice")
+	assert.Equal(t, before, OpenObjects())
+
+	// Closed objects refuse work with os.ErrClosed.
+	_, err = pd.AllocMR(10, 0)
+	require.ErrorIs(t, err, os.ErrClosed)
+	require.ErrorIs(t, qp.PostSend(&SendWR{}), os.ErrClosed)
+	_, err = cq.Poll(make([]WorkCompletion, 1))
+	require.ErrorIs(t, err, os.ErrClosed)
+
+	// nil is closed already.
+	require.NoError(t, (*Context)(nil).Close())
+	require.NoError(t, (*PD)(nil).Close())
+	require.NoError(t, (*MR)(nil).Close())
+	require.NoError(t, (*CQ)(nil).Close())
+	require.NoError(t, (*CompChannel)(nil).Close())
+	require.NoError(t, (*QP)(nil).Close())
+	require.NoError(t, (*AH)(nil).Close())
+}
+
+// TestCleanup checks the safety net: an object dropped without Close is
+// released once it is garbage.
+func TestCleanup(t *testing.T) {
+	ctx := openDevice(t)
+	before := OpenObjects()
+	func() {
+		pd, err := ctx.AllocPD()
+		require.NoError(t, err)
+		_, err = pd.AllocMR(4096, AccessLocalWrite)
+		require.NoError(t, err)
+	}()
+	deadline := time.Now().Add(10 * time.Second)
+	for time.Now().Before(deadline) {
+		runtime.GC()
+		if OpenObjects()["pd"] == before["pd"] && OpenObjects()["mr"] == before["mr"] {
+			break
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	assert.Equal(t, before, OpenObjects())
+}
+
+func TestInlineTooLarge(t *testing.T) {
+	ctx := openDevice(t)
+	a, err := ctx.Query()
+	require.NoError(t, err)
+	pd, err := ctx.AllocPD()
+	require.NoError(t, err)
+	defer pd.Close()
+	cq, err := ctx.CreateCQ(4, nil)
+	require.NoError(t, err)
+	defer cq.Close()
+
+	qp, err := pd.CreateQP(QPConfig{Type: RC, SendCQ: cq, MaxInlineData: uint32(a.MaxInlineData)})
+	require.NoError(t, err, "the probed limit itself works")
+	assert.GreaterOrEqual(t, qp.MaxInlineData(), uint32(a.MaxInlineData))
+	require.NoError(t, qp.Close())
+
+	_, err = pd.CreateQP(QPConfig{Type: RC, SendCQ: cq, MaxInlineData: 1 << 20})
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "max_inline_data 1048576 may exceed the device's limit")
+	assert.Contains(t, err.Error(), "accepts at most")
+	t.Log(err)
+}
+
+func TestCompChannel(t *testing.T) {
+	ctx := openDevice(t)
+	ch, err := ctx.CreateCompChannel()
+	require.NoError(t, err)
+	defer func() { require.NoError(t, ch.Close()) }()
+
+	start := time.Now()
+	_, err = ch.Wait(start.Add(200 * time.Millisecond))
+	require.ErrorIs(t, err, os.ErrDeadlineExceeded)
+	assert.GreaterOrEqual(t, time.Since(start), 200*time.Millisecond)
+	_, err = ch.Wait(time.Now().Add(-time.Second))
+	require.ErrorIs(t, err, os.ErrDeadlineExceeded, "a past deadline")
+
+	// With an event: a loopback send, completion requested on the CQ.
+	s := newSideCh(t, ctx, ch)
+	connect(t, s, s)
+	require.NoError(t, s.cq.RequestNotify(false))
+	require.NoError(t, s.qp.PostRecv(1, s.mr.SGE(0, 64)))
+	require.NoError(t, s.qp.PostSend(&SendWR{ID: 2, Op: OpSend, Local: s.mr.SGE(64, 8), Flags: FlagSignaled}))
+	got, err := ch.Wait(time.Now().Add(pollTimeout))
+	require.NoError(t, err)
+	assert.Same(t, s.cq, got)
+	pollOne(t, s.cq)
+	pollOne(t, s.cq)
+}
+
+// newSideCh is newSide with a CQ attached to ch.
+func newSideCh(t *testing.T, ctx *Context, ch *CompChannel) *side {
+	s := &side{ctx: ctx, port: 1}
+	var err error
+	s.gid, err = ctx.BestGID(1)
+	require.NoError(t, err)
+	s.pd, err = ctx.AllocPD()
+	require.NoError(t, err)
+	t.Cleanup(func() { require.NoError(t, s.pd.Close()) })
+	s.cq, err = ctx.CreateCQ(16, ch)
+	require.NoError(t, err)
+	t.Cleanup(func() { require.NoError(t, s.cq.Close()) })
+	s.mr, err = s.pd.AllocMR(bufSize, AccessAll)
+	require.NoError(t, err)
+	t.Cleanup(func() { require.NoError(t, s.mr.Close()) })
+	s.qp, err = s.pd.CreateQP(QPConfig{Type: RC, SendCQ: s.cq})
+	require.NoError(t, err)
+	t.Cleanup(func() { require.NoError(t, s.qp.Close()) })
+	return s
+}
+
+func countFds(t testing.TB) int {
+	ents, err := os.ReadDir("/proc/self/fd")
+	require.NoError(t, err)
+	return len(ents)
+}
+
+// TestHygiene creates, connects and destroys QP pairs in a loop and checks
+// that nothing is left behind: open objects and file descriptors.
+func TestHygiene(t *testing.T) {
+	ctx := openDevice(t)
+	n := 1000
+	if testing.Short() {
+		n = 50
+	}
+	pd, err := ctx.AllocPD()
+	require.NoError(t, err)
+	defer pd.Close()
+	cq, err := ctx.CreateCQ(16, nil)
+	require.NoError(t, err)
+	defer cq.Close()
+	gid, err := ctx.BestGID(1)
+	require.NoError(t, err)
+
+	objs, fds := OpenObjects(), countFds(t)
+	start := time.Now()
+	for i := range n {
+		a, err := pd.CreateQP(QPConfig{Type: RC, SendCQ: cq, MaxSendWR: 4, MaxRecvWR: 4})
+		require.NoError(t, err, "pair %d", i)
+		b, err := pd.CreateQP(QPConfig{Type: RC, SendCQ: cq, MaxSendWR: 4, MaxRecvWR: 4})
+		require.NoError(t, err, "pair %d", i)
+		for _, p := range [][2]*QP{{a, b}, {b, a}} {
+			require.NoError(t, p[0].ToInit(InitAttr{Access: AccessAll}))
+			require.NoError(t, p[0].ToRTR(RTRAttr{DestQPN: p[1].Num(), DGID: gid.Raw, GIDIndex: gid.Index}))
+			require.NoError(t, p[0].ToRTS(RTSAttr{}))
+		}
+		require.NoError(t, a.Close())
+		require.NoError(t, b.Close())
+	}
+	elapsed := time.Since(start)
+	t.Logf("%d QP pairs created, connected and destroyed in %v (%v a pair)", n, elapsed, elapsed/time.Duration(n))
+	assert.Equal(t, objs, OpenObjects())
+	assert.LessOrEqual(t, countFds(t), fds, "file descriptors grew")
+}
