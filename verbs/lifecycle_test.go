@@ -153,7 +153,7 @@ func TestCompChannel(t *testing.T) {
 	ctx := openDevice(t)
 	ch, err := ctx.CreateCompChannel()
 	require.NoError(t, err)
-	defer func() { require.NoError(t, ch.Close()) }()
+	t.Cleanup(func() { require.NoError(t, ch.Close()) }) // after the CQ's cleanup
 
 	start := time.Now()
 	_, err = ch.Wait(start.Add(200 * time.Millisecond))
