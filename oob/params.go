@@ -1,0 +1,164 @@
+package oob
+
+import (
+	"fmt"
+	"strings"
+	"time"
+)
+
+// Op is the RDMA operation a session measures.
+type Op uint8
+
+// Operations, with perftest's tool for each.
+const (
+	OpWrite       Op = 1 // RDMA WRITE, ib_write_lat
+	OpRead        Op = 2 // RDMA READ, ib_read_lat
+	OpSend        Op = 3 // SEND/RECV, ib_send_lat
+	OpWriteImm    Op = 4 // RDMA WRITE with immediate, ib_write_lat --write_with_imm
+	OpAtomicFAdd  Op = 5 // FETCH_AND_ADD, ib_atomic_lat
+	OpAtomicCSwap Op = 6 // CMP_AND_SWAP, ib_atomic_lat -A CMP_AND_SWAP
+)
+
+var opNames = [...]string{OpWrite: "write", OpRead: "read", OpSend: "send",
+	OpWriteImm: "write_imm", OpAtomicFAdd: "atomic_fadd", OpAtomicCSwap: "atomic_cswap"}
+
+func (o Op) String() string {
+	if int(o) < len(opNames) && opNames[o] != "" {
+		return opNames[o]
+	}
+	return fmt.Sprintf("Op(%d)", uint8(o))
+}
+
+func (o Op) atomic() bool { return o == OpAtomicFAdd || o == OpAtomicCSwap }
+
+// Transport is the queue pair type.
+type Transport uint8
+
+// Transports.
+const (
+	RC Transport = 1 // reliable connected
+	UC Transport = 2 // unreliable connected
+	UD Transport = 3 // unreliable datagram
+)
+
+func (t Transport) String() string {
+	switch t {
+	case RC:
+		return "RC"
+	case UC:
+		return "UC"
+	case UD:
+		return "UD"
+	}
+	return fmt.Sprintf("Transport(%d)", uint8(t))
+}
+
+// Limits bound what a client may ask of a peer. A zero field means the
+// DefaultLimits value.
+type Limits struct {
+	MaxSize        uint32        // bytes per message
+	MaxIterations  uint64        // measured iterations
+	MaxWarmup      uint64        // warm-up iterations
+	MaxInline      uint32        // inline data requested
+	MaxGIDIndex    int32         // highest GID table index
+	MaxIdleTimeout time.Duration // IdleTimeout
+}
+
+// DefaultLimits is what rdmapeer accepts unless told otherwise. MaxSize is
+// perftest's largest -a size.
+var DefaultLimits = Limits{
+	MaxSize:        8 << 20,
+	MaxIterations:  1e9,
+	MaxWarmup:      1e9,
+	MaxInline:      4096,
+	MaxGIDIndex:    1023,
+	MaxIdleTimeout: 10 * time.Minute,
+}
+
+func (l Limits) withDefaults() Limits {
+	d := DefaultLimits
+	if l.MaxSize == 0 {
+		l.MaxSize = d.MaxSize
+	}
+	if l.MaxIterations == 0 {
+		l.MaxIterations = d.MaxIterations
+	}
+	if l.MaxWarmup == 0 {
+		l.MaxWarmup = d.MaxWarmup
+	}
+	if l.MaxInline == 0 {
+		l.MaxInline = d.MaxInline
+	}
+	if l.MaxGIDIndex == 0 {
+		l.MaxGIDIndex = d.MaxGIDIndex
+	}
+	if l.MaxIdleTimeout == 0 {
+		l.MaxIdleTimeout = d.MaxIdleTimeout
+	}
+	return l
+}
+
+// Validate reports every way p falls outside limits or makes no sense
+// (an operation the transport cannot carry, an atomic that is not 8 bytes,
+// an MTU that is not a power of two from 256 to 4096). The error matches
+// ErrInvalidParams and lists all problems.
+func (p Params) Validate(limits Limits) error {
+	l := limits.withDefaults()
+	var bad []string
+	add := func(format string, args ...any) { bad = append(bad, fmt.Sprintf(format, args...)) }
+
+	opOK := int(p.Op) < len(opNames) && opNames[p.Op] != ""
+	if !opOK {
+		add("unknown op %d", uint8(p.Op))
+	}
+	switch p.Transport {
+	case RC:
+	case UC:
+		if p.Op == OpRead || p.Op.atomic() {
+			add("op %v needs transport RC, not UC", p.Op)
+		}
+	case UD:
+		if opOK && p.Op != OpSend {
+			add("op %v needs transport RC or UC, not UD (UD carries send only)", p.Op)
+		}
+	default:
+		add("unknown transport %d", uint8(p.Transport))
+	}
+	switch {
+	case p.Size == 0:
+		add("size 0: must be 1..%d bytes", l.MaxSize)
+	case p.Op.atomic() && p.Size != 8:
+		add("size %d: atomic ops move exactly 8 bytes", p.Size)
+	case p.Size > l.MaxSize:
+		add("size %d: over the peer's limit of %d bytes", p.Size, l.MaxSize)
+	}
+	switch p.MTU {
+	case 0, 256, 512, 1024, 2048, 4096:
+	default:
+		add("mtu %d: must be 0 (the port's active MTU), 256, 512, 1024, 2048 or 4096", p.MTU)
+	}
+	if p.Transport == UD && p.MTU != 0 && p.Size > p.MTU {
+		add("size %d: a UD message must fit in one MTU (%d bytes)", p.Size, p.MTU)
+	}
+	if p.Iterations == 0 {
+		add("iterations 0: must be 1..%d", l.MaxIterations)
+	} else if p.Iterations > l.MaxIterations {
+		add("iterations %d: over the peer's limit of %d", p.Iterations, l.MaxIterations)
+	}
+	if p.Warmup > l.MaxWarmup {
+		add("warmup %d: over the peer's limit of %d", p.Warmup, l.MaxWarmup)
+	}
+	if p.Inline > l.MaxInline {
+		add("inline %d: over the peer's limit of %d bytes", p.Inline, l.MaxInline)
+	}
+	if p.GIDIndex < -1 || p.GIDIndex > l.MaxGIDIndex {
+		add("gid index %d: must be -1 (peer's choice) or 0..%d", p.GIDIndex, l.MaxGIDIndex)
+	}
+	if p.IdleTimeout < 0 || p.IdleTimeout > l.MaxIdleTimeout {
+		add("idle timeout %v: must be 0 (peer's default) up to %v", p.IdleTimeout, l.MaxIdleTimeout)
+	}
+	if len(bad) == 0 {
+		return nil
+	}
+	return fmt.Errorf("%w: %s", ErrInvalidParams, strings.Join(bad, "; "))
+}
