@@ -27,9 +27,11 @@ const DefaultTimeout = 5 * time.Second
 // about Idle + Interval*Count = 8 s, even inside a Watch.
 var KeepAlive = net.KeepAliveConfig{Enable: true, Idle: 5 * time.Second, Interval: time.Second, Count: 3}
 
-// DefaultSoftware is the Software string a Conn sends in its Hello when
-// Conn.Local is zero: "rdmabench <module version> <Go version>".
-var DefaultSoftware = sync.OnceValue(func() string {
+// DefaultSoftware returns the Software string a Conn sends in its Hello
+// when Conn.Local is zero: "rdmabench <module version> <Go version>".
+func DefaultSoftware() string { return defaultSoftware() }
+
+var defaultSoftware = sync.OnceValue(func() string {
 	v := "(devel)"
 	if bi, ok := debug.ReadBuildInfo(); ok {
 		const path = "github.com/rdmabench/rdmabench"
@@ -89,12 +91,8 @@ func (c *Conn) Close() error {
 	if c == nil || !c.closed.CompareAndSwap(false, true) {
 		return nil
 	}
-	c.rmu.Lock()
-	if c.watcher != nil {
-		c.watcher.stopping.Store(true)
-	}
-	c.rmu.Unlock()
-	return c.nc.Close()
+	return c.nc.Close() // unblocks a receive in progress, or a Watcher's read
+
 }
 
 func (c *Conn) timeout() time.Duration {
@@ -601,11 +599,7 @@ func (c *Conn) Watch(onFail func(error)) *Watcher {
 		close(w.exited) // the peer has already spoken, or we closed
 		return w
 	}
-	if err := c.nc.SetReadDeadline(time.Time{}); err != nil {
-		w.fail(fmt.Errorf("%w: %s: %w", ErrPeerLost, c.who(), err))
-		close(w.exited)
-		return w
-	}
+	_ = c.nc.SetReadDeadline(time.Time{}) // fails only on a closed conn, whose read then fails at once
 	go w.run()
 	return w
 }
@@ -629,8 +623,8 @@ func (w *Watcher) run() {
 			return
 		}
 	}
-	if w.stopping.Load() {
-		return
+	if w.stopping.Load() || c.closed.Load() {
+		return // Stop or Close: not a failure
 	}
 	switch {
 	case errors.Is(err, io.EOF):

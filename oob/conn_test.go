@@ -574,3 +574,17 @@ func TestSendErrCodes(t *testing.T) {
 		assert.Equal(t, tc.err.Error(), perr.Msg)
 	}
 }
+
+func TestCloseUnblocksRecv(t *testing.T) {
+	client, _ := pair(t, 5*time.Second)
+	errc := make(chan error, 1)
+	go func() { _, err := client.RecvDone(); errc <- err }()
+	time.Sleep(20 * time.Millisecond)
+	require.NoError(t, client.Close())
+	select {
+	case err := <-errc:
+		require.ErrorIs(t, err, net.ErrClosed)
+	case <-time.After(time.Second):
+		t.Fatal("Close did not unblock a receive")
+	}
+}
