@@ -363,7 +363,9 @@ func (qp *QP) PostSend(wr *SendWR) error {
 	}
 	var ah unsafe.Pointer
 	if wr.AH != nil {
-		ah = wr.AH.ptr
+		if ah = wr.AH.ptr; ah == nil {
+			return errClosed("ibv_post_send: address handle")
+		}
 	}
 	rc := ibvPostSend(qp.ptr, wr, ah)
 	runtime.KeepAlive(qp)
