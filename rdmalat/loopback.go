@@ -106,7 +106,7 @@ type pongResult struct {
 	err error
 }
 
-func (r *localResponder) Start(size int) error {
+func (r *localResponder) Start(size int, abort func(error)) error {
 	loop, err := newCLoop(r.ep, r.initiator, size, r.timeout)
 	if err != nil {
 		return err
@@ -121,6 +121,9 @@ func (r *localResponder) Start(size int) error {
 		}
 		defer unpin()
 		n, err := loop.pong(0)
+		if err != nil {
+			abort(fmt.Errorf("rdmalat: responder: %w", err))
+		}
 		r.done <- pongResult{n, err}
 	}()
 	if err := <-ready; err != nil {

@@ -3,6 +3,7 @@ package rdmalat
 import (
 	"errors"
 	"fmt"
+	"sync/atomic"
 	"time"
 )
 
@@ -11,8 +12,13 @@ import (
 // over the network in two-node mode.
 type Responder interface {
 	// Start makes the responder ready to answer round trips of size bytes;
-	// it returns once the responder waits for the first one.
-	Start(size int) error
+	// it returns once the responder waits for the first one. If the
+	// responder fails while the initiator's loop runs (its peer process
+	// died, its own loop failed) it calls abort with the reason: the
+	// initiator's loop then ends at once with that error instead of waiting
+	// for its timeout. abort may be called from any goroutine, any number
+	// of times, until Stop returns.
+	Start(size int, abort func(error)) error
 	// Stop ends the responder's loop and returns how many round trips it
 	// answered, and its error, if any. Stop is called once for each
 	// successful Start.
@@ -46,6 +52,7 @@ type Run struct {
 	i, n    int
 	total   uint64 // round trips run, warm-up included
 	err     error
+	cause   atomic.Pointer[error] // why the responder aborted the loop
 }
 
 // StartRun starts the responder, pins the calling goroutine's thread to
@@ -64,16 +71,16 @@ func StartRun(local *Endpoint, remote PeerInfo, resp Responder, cfg RunConfig) (
 	if r.unpin, err = pinThread(cfg.CPU); err != nil {
 		return nil, err
 	}
-	if err = resp.Start(cfg.Size); err != nil {
-		return nil, fmt.Errorf("rdmalat: starting the responder: %w", err)
-	}
-	r.started = true
 	if r.loop, err = newCLoop(local, remote, cfg.Size, cfg.Timeout); err != nil {
 		return nil, err
 	}
+	if err = resp.Start(cfg.Size, r.abort); err != nil {
+		return nil, fmt.Errorf("rdmalat: starting the responder: %w", err)
+	}
+	r.started = true
 	for left := cfg.Warmup; left > 0; {
 		n := min(left, maxChunk)
-		if err = r.loop.ping(r.buf[:n]); err != nil {
+		if err = r.ping(r.buf[:n]); err != nil {
 			return nil, fmt.Errorf("rdmalat: warm-up: %w", err)
 		}
 		r.total += uint64(n)
@@ -91,7 +98,7 @@ func (r *Run) Next() (int64, error) {
 			return 0, r.err
 		}
 		r.n = min(2*r.n, maxChunk)
-		if r.err = r.loop.ping(r.buf[:r.n]); r.err != nil {
+		if r.err = r.ping(r.buf[:r.n]); r.err != nil {
 			return 0, r.err
 		}
 		r.total += uint64(r.n)
@@ -100,6 +107,27 @@ func (r *Run) Next() (int64, error) {
 	v := r.buf[r.i]
 	r.i++
 	return v, nil
+}
+
+// abort ends the initiator's loop on the responder's behalf.
+func (r *Run) abort(err error) {
+	if err == nil {
+		err = errors.New("rdmalat: the responder aborted the run")
+	}
+	if r.cause.CompareAndSwap(nil, &err) {
+		r.loop.stop()
+	}
+}
+
+// ping runs one chunk and turns a stop raised by abort into its cause.
+func (r *Run) ping(rtt []int64) error {
+	err := r.loop.ping(rtt)
+	if errors.Is(err, ErrStopped) {
+		if c := r.cause.Load(); c != nil {
+			return *c
+		}
+	}
+	return err
 }
 
 // RoundTrips returns the number of round trips run so far, warm-up
