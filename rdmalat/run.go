@@ -139,10 +139,6 @@ func (r *Run) RoundTrips() uint64 { return r.total }
 // not answer exactly the round trips this side ran. Close is idempotent.
 func (r *Run) Close() error {
 	var errs []error
-	if r.loop != nil {
-		r.loop.free()
-		r.loop = nil
-	}
 	if r.started {
 		r.started = false
 		answered, err := r.resp.Stop()
@@ -150,6 +146,12 @@ func (r *Run) Close() error {
 		if err == nil && r.err == nil && answered != r.total {
 			errs = append(errs, fmt.Errorf("%w: the responder answered %d round trips, the initiator ran %d", ErrOrder, answered, r.total))
 		}
+	}
+	// Only now: the responder may call abort, which touches the loop, until
+	// its Stop returns.
+	if r.loop != nil {
+		r.loop.free()
+		r.loop = nil
 	}
 	if r.unpin != nil {
 		r.unpin()
