@@ -526,6 +526,16 @@ func ibvCreateQP(pd unsafe.Pointer, c *qpCreate) (unsafe.Pointer, uint32, qpCaps
 	}, nil
 }
 
+// ibvQueryQPState mirrors ibv_query_qp, asking for the state only.
+func ibvQueryQPState(qp unsafe.Pointer) (QPState, error) {
+	var a C.struct_ibv_qp_attr
+	var init C.struct_ibv_qp_init_attr
+	if rc := C.ibv_query_qp((*C.struct_ibv_qp)(qp), &a, C.IBV_QP_STATE, &init); rc != 0 {
+		return 0, errRet("ibv_query_qp", int(rc))
+	}
+	return QPState(a.qp_state), nil
+}
+
 // ibvDestroyQP mirrors ibv_destroy_qp.
 func ibvDestroyQP(qp unsafe.Pointer) error {
 	return errRet("ibv_destroy_qp", int(C.ibv_destroy_qp((*C.struct_ibv_qp)(qp))))

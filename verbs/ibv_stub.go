@@ -47,6 +47,7 @@ func ibvPostRecv(unsafe.Pointer, uint64, SGE) int             { return -38 }
 func ibvCreateQP(unsafe.Pointer, *qpCreate) (unsafe.Pointer, uint32, qpCaps, error) {
 	return nil, 0, qpCaps{}, errUnsupported
 }
+func ibvQueryQPState(unsafe.Pointer) (QPState, error)               { return 0, errUnsupported }
 func ibvDestroyQP(unsafe.Pointer) error                             { return errUnsupported }
 func ibvModifyQP(unsafe.Pointer, *qpModify) error                   { return errUnsupported }
 func ibvCreateAH(unsafe.Pointer, *ahFields) (unsafe.Pointer, error) { return nil, errUnsupported }

@@ -239,3 +239,35 @@ func TestHygiene(t *testing.T) {
 	assert.Equal(t, objs, OpenObjects())
 	assert.LessOrEqual(t, countFds(t), fds, "file descriptors grew")
 }
+
+// TestRemoteAccessError writes with a wrong rkey: the completion carries
+// the error and the QP goes to ERR, which QueryState sees.
+func TestRemoteAccessError(t *testing.T) {
+	ctx := openDevice(t)
+	src, dst := newSide(t, ctx, RC), newSide(t, ctx, RC)
+	connect(t, src, dst)
+	st, err := src.qp.QueryState()
+	require.NoError(t, err)
+	assert.Equal(t, QPRTS, st)
+
+	require.NoError(t, src.qp.PostSend(&SendWR{ID: 1, Op: OpWrite, Local: src.mr.SGE(0, 8),
+		RemoteAddr: dst.mr.Addr(), RKey: dst.mr.RKey() ^ 0x5a5a, Flags: FlagSignaled}))
+	var wc [1]WorkCompletion
+	deadline := time.Now().Add(pollTimeout)
+	for {
+		n, err := src.cq.Poll(wc[:])
+		require.NoError(t, err)
+		if n == 1 {
+			break
+		}
+		require.True(t, time.Now().Before(deadline), "no completion within %v", pollTimeout)
+		time.Sleep(50 * time.Microsecond)
+	}
+	err = wc[0].Err()
+	require.ErrorIs(t, err, WCRemAccessErr)
+	t.Log(err)
+	st, err = src.qp.QueryState()
+	require.NoError(t, err)
+	assert.Equal(t, QPErr, st)
+	require.ErrorIs(t, src.qp.PostSend(&SendWR{Op: OpWrite}), ErrQPState)
+}

@@ -147,6 +147,22 @@ func (qp *QP) Type() QPType { return qp.typ }
 // The device may have moved it to ERR since (after an error completion).
 func (qp *QP) State() QPState { return qp.state }
 
+// QueryState asks the device for the QP's current state (ibv_query_qp) and
+// makes it the tracked state: after an error completion an RC QP is in ERR.
+func (qp *QP) QueryState() (QPState, error) {
+	p := qp.live()
+	if p == nil {
+		return 0, errClosed("ibv_query_qp")
+	}
+	st, err := ibvQueryQPState(p)
+	runtime.KeepAlive(qp)
+	if err != nil {
+		return 0, err
+	}
+	qp.state = st
+	return st, nil
+}
+
 // MaxInlineData returns the inline size the device granted at creation.
 func (qp *QP) MaxInlineData() uint32 { return qp.caps.MaxInlineData }
 

@@ -379,13 +379,14 @@ type WorkCompletion struct {
 }
 
 // Err returns nil for a successful completion and an *Error naming the
-// status otherwise.
+// status otherwise. (libibverbs leaves Opcode undefined in an error
+// completion, so the message does not show it.)
 func (wc *WorkCompletion) Err() error {
 	if wc.Status == WCSuccess {
 		return nil
 	}
 	return &Error{
-		Op:  fmt.Sprintf("work completion (wr_id %d, opcode %v, qp %#x)", wc.WRID, wc.Opcode, wc.QPNum),
+		Op:  fmt.Sprintf("work completion (wr_id %d, qp %#x)", wc.WRID, wc.QPNum),
 		Err: wc.Status,
 		Detail: func() string {
 			if wc.VendorErr != 0 {
