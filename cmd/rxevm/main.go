@@ -50,6 +50,7 @@ type config struct {
 	includes    multiFlag
 	env         multiFlag
 	verbose     bool
+	logFile     string
 	appendArgs  string
 	qemu        string
 	prog        string
@@ -67,7 +68,7 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	fs := flag.NewFlagSet("rxevm", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.StringVar(&c.accel, "accel", "auto", "`accelerator`: kvm, tcg, or auto (KVM when /dev/kvm opens, else or if the KVM guest shows no sign of life, TCG)")
-	fs.DurationVar(&c.bootTimeout, "boot-timeout", 0, "boot again when /init has not started within this `duration` (0: 90s under TCG, 20s under KVM)")
+	fs.DurationVar(&c.bootTimeout, "boot-timeout", 0, "boot again when /init has not started within this `duration` (0: 90s under TCG, 15s under KVM)")
 	fs.DurationVar(&c.timeout, "timeout", 30*time.Minute, "kill the VM and fail after this `duration` in all (raised to the program's -test.timeout plus 3m when that is longer)")
 	fs.IntVar(&c.attempts, "attempts", 3, "boots to try when the guest shows no sign of life")
 	fs.IntVar(&c.smp, "smp", 4, "guest CPUs")
@@ -76,6 +77,7 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	fs.Var(&c.includes, "include", "copy this host `path` (file or directory) into the guest at the same path (relative: under the working directory); repeatable")
 	fs.Var(&c.env, "env", "set `KEY=VALUE` in the program's environment; repeatable, wins over everything else")
 	fs.BoolVar(&c.verbose, "v", false, "show progress and the guest console on stderr")
+	fs.StringVar(&c.logFile, "log", "", "append progress lines to this `file` (useful under go test, where rxevm is quiet without -v)")
 	fs.StringVar(&c.appendArgs, "append", "", "extra kernel command line")
 	fs.StringVar(&c.qemu, "qemu", "qemu-system-x86_64", "QEMU `binary`")
 	fs.Usage = func() {
@@ -157,12 +159,8 @@ func main() {
 
 // run boots the VM, runs the program and returns rxevm's exit status.
 func run(ctx context.Context, c *config, stdout, stderr io.Writer) int {
-	logf := func(format string, args ...any) {}
-	if c.verbose || showProgress() {
-		logf = func(format string, args ...any) {
-			fmt.Fprintf(stderr, "rxevm: "+format+"\n", args...)
-		}
-	}
+	logf, closeLog := progressLog(c, stderr)
+	defer closeLog()
 	fail := func(err error) int {
 		fmt.Fprintf(stderr, "rxevm: %v\n", err)
 		if isTimeout(ctx) {
@@ -176,7 +174,7 @@ func run(ctx context.Context, c *config, stdout, stderr io.Writer) int {
 	}
 	defer os.RemoveAll(tmp)
 
-	v, err := prepare(ctx, c, tmp, logf)
+	v, cacheDir, err := prepare(ctx, c, tmp, logf)
 	if err != nil {
 		return fail(err)
 	}
@@ -184,7 +182,9 @@ func run(ctx context.Context, c *config, stdout, stderr io.Writer) int {
 	if c.verbose {
 		echo = stderr
 	}
-	for _, accel := range accelPlan(c.accel, c.attempts) {
+	memo := kvmMemo{dir: cacheDir}
+	useKVM := c.accel == "kvm" || c.accel == "auto" && kvmUsable() && !memo.failed(logf)
+	for _, accel := range accelPlan(c.accel, useKVM, c.attempts) {
 		v.accel = accel
 		bound := bootBound(c.bootTimeout, accel)
 		con := newConsoleLog(echo, aliveLine, readyLine)
@@ -193,14 +193,12 @@ func run(ctx context.Context, c *config, stdout, stderr io.Writer) int {
 		switch {
 		case err == nil:
 			return status
-		case errors.Is(err, errNoLife) && c.accel == "auto" && accel == "kvm":
-			fmt.Fprintf(stderr, "rxevm: %v; falling back to TCG\n", err)
-			continue
-		case errors.Is(err, errQemuStart) && c.accel == "auto" && accel == "kvm":
-			fmt.Fprintf(stderr, "rxevm: KVM did not work (%v); falling back to TCG\n", err)
+		case c.accel == "auto" && accel == "kvm" && (errors.Is(err, errNoLife) || errors.Is(err, errQemuStart)):
+			logf("KVM did not work (%v); falling back to TCG", err)
+			memo.record()
 			continue
 		case errors.Is(err, errNoLife):
-			fmt.Fprintf(stderr, "rxevm: %v; killed the VM, booting again\n", err)
+			logf("%v; killed the VM, booting again", err)
 			continue
 		case ctx.Err() != nil:
 			if isTimeout(ctx) {
@@ -221,10 +219,11 @@ func isTimeout(ctx context.Context) bool {
 	return ctx.Err() != nil && errors.Is(ctx.Err(), context.DeadlineExceeded)
 }
 
-// accelPlan lists the accelerator of each boot to try.
-func accelPlan(accel string, attempts int) []string {
+// accelPlan lists the accelerator of each boot to try: under -accel auto,
+// one KVM boot (when useKVM) and then TCG ones.
+func accelPlan(accel string, useKVM bool, attempts int) []string {
 	var plan []string
-	if accel == "kvm" || accel == "auto" && kvmUsable() {
+	if useKVM {
 		plan = append(plan, "kvm")
 	}
 	if accel == "kvm" {
@@ -245,9 +244,33 @@ func bootBound(flagValue time.Duration, accel string) time.Duration {
 	case flagValue > 0:
 		return flagValue
 	case accel == "kvm":
-		return 20 * time.Second
+		return 15 * time.Second
 	}
 	return 90 * time.Second
+}
+
+// progressLog returns the function that prints progress lines ("rxevm: "
+// and the text) to stderr, when -v is given or showProgress allows, and to the
+// -log file when one is given.
+func progressLog(c *config, stderr io.Writer) (logFunc, func()) {
+	var ws []io.Writer
+	if c.verbose || showProgress() {
+		ws = append(ws, stderr)
+	}
+	closeLog := func() {}
+	if c.logFile != "" {
+		f, err := os.OpenFile(c.logFile, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
+		if err != nil {
+			fmt.Fprintf(stderr, "rxevm: -log: %v\n", err)
+		} else {
+			ws = append(ws, f)
+			closeLog = func() { f.Close() }
+		}
+	}
+	w := io.MultiWriter(ws...)
+	return func(format string, args ...any) {
+		fmt.Fprintf(w, "rxevm: "+format+"\n", args...)
+	}, closeLog
 }
 
 // showProgress reports whether progress lines may go to stderr by default.
@@ -269,38 +292,38 @@ func showProgress() bool {
 
 // prepare checks the tools, brings the cached guest up to date and writes
 // the per-run initramfs into tmp.
-func prepare(ctx context.Context, c *config, tmp string, logf logFunc) (*vm, error) {
+func prepare(ctx context.Context, c *config, tmp string, logf logFunc) (v *vm, cacheDir string, err error) {
 	qemu, err := exec.LookPath(c.qemu)
 	if err != nil {
-		return nil, fmt.Errorf("%s not found: apt-get install qemu-system-x86", c.qemu)
+		return nil, "", fmt.Errorf("%s not found: apt-get install qemu-system-x86", c.qemu)
 	}
 	busybox, err := exec.LookPath("busybox")
 	if err != nil {
-		return nil, errors.New("busybox not found: apt-get install busybox-static")
+		return nil, "", errors.New("busybox not found: apt-get install busybox-static")
 	}
 	for _, tool := range []string{"apt-get", "apt-cache", "dpkg", "ldd"} {
 		if _, err := exec.LookPath(tool); err != nil {
-			return nil, fmt.Errorf("%s not found: rxevm needs a Debian (bookworm) host", tool)
+			return nil, "", fmt.Errorf("%s not found: rxevm needs a Debian (bookworm) host", tool)
 		}
 	}
 	if c.outDir != "" {
 		if err := os.MkdirAll(c.outDir, 0o755); err != nil {
-			return nil, err
+			return nil, "", err
 		}
 		if c.outDir, err = filepath.Abs(c.outDir); err != nil {
-			return nil, err
+			return nil, "", err
 		}
 	}
-	cacheDir, err := defaultCacheDir()
+	cacheDir, err = defaultCacheDir()
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
 	if cacheDir, err = filepath.Abs(cacheDir); err != nil {
-		return nil, err
+		return nil, "", err
 	}
 	nonce := make([]byte, 8)
 	rand.Read(nonce)
-	v := &vm{
+	v = &vm{
 		qemu:   qemu,
 		smp:    c.smp,
 		mem:    c.mem,
@@ -313,34 +336,34 @@ func prepare(ctx context.Context, c *config, tmp string, logf logFunc) (*vm, err
 
 	lock, err := lockCache(ctx, cacheDir, logf)
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
 	defer lock.Close()
 	base, err := loadBase(ctx, cacheDir, busybox, logf)
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
 	if err := linkOrCopy(base.kernel, v.kernel); err != nil {
-		return nil, err
+		return nil, "", err
 	}
 	if err := copyFile(v.initrd, base.initrd); err != nil {
-		return nil, err
+		return nil, "", err
 	}
 	lock.Close()
 
 	ra, err := runArchive(ctx, c, base, v.nonce)
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
 	f, err := os.OpenFile(v.initrd, os.O_WRONLY|os.O_APPEND, 0)
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
 	if err := ra.writeTo(f); err != nil {
 		f.Close()
-		return nil, err
+		return nil, "", err
 	}
-	return v, f.Close()
+	return v, cacheDir, f.Close()
 }
 
 // linkOrCopy hard-links src to dst, or copies it when that fails.
@@ -367,4 +390,37 @@ func copyFile(dst, src string) error {
 		return err
 	}
 	return out.Close()
+}
+
+// A kvmMemo remembers, in the cache directory, that KVM showed no sign of
+// life on this host kernel, so that -accel auto does not spend the KVM
+// boot bound on every run. Removing the file makes rxevm try KVM again.
+type kvmMemo struct {
+	dir string
+}
+
+func (m kvmMemo) file() string { return filepath.Join(m.dir, "kvm-unusable") }
+
+// hostKernel returns the host's kernel release and version.
+func hostKernel() string {
+	var u unix.Utsname
+	if unix.Uname(&u) != nil {
+		return ""
+	}
+	return unix.ByteSliceToString(u.Release[:]) + " " + unix.ByteSliceToString(u.Version[:])
+}
+
+// failed reports whether KVM failed before on this host kernel.
+func (m kvmMemo) failed(logf logFunc) bool {
+	b, err := os.ReadFile(m.file())
+	if err != nil || strings.TrimSpace(string(b)) != hostKernel() {
+		return false
+	}
+	logf("KVM showed no sign of life on this host before; using TCG (remove %s to try KVM again)", m.file())
+	return true
+}
+
+// record notes that KVM failed on this host kernel.
+func (m kvmMemo) record() {
+	os.WriteFile(m.file(), []byte(hostKernel()+"\n"), 0o644)
 }
