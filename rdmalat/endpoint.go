@@ -273,10 +273,9 @@ func (e *Endpoint) Close() error {
 		return nil
 	}
 	var errs []error
+	// Each Close is nil-safe, so a half-built endpoint closes the same way.
 	for _, c := range []interface{ Close() error }{e.qp, e.mr, e.cq, e.pd, e.ctx} {
-		if c != nil {
-			errs = append(errs, c.Close())
-		}
+		errs = append(errs, c.Close())
 	}
 	return errors.Join(errs...)
 }

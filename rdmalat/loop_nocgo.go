@@ -18,4 +18,4 @@ func (*cLoop) ping([]int64) error                                      { return 
 func (*cLoop) pong(uint64) (uint64, error)                             { return 0, errNoCgo }
 
 // ClockCost is not available without cgo.
-func ClockCost(int) time.Duration { return 0 }
+func ClockCost(int) float64 { return 0 }
