@@ -88,7 +88,7 @@ func lockCache(ctx context.Context, dir string, logf logFunc) (*os.File, error) 
 // loadBase returns the cached guest for the current package versions,
 // building it first when needed. The caller must hold the cache lock.
 func loadBase(ctx context.Context, cacheDir, busybox string, logf logFunc) (*guestBase, error) {
-	pkgs, err := resolvePackages(ctx, logf)
+	pkgs, err := resolvePackages(ctx, cacheDir, logf)
 	if err != nil {
 		if b, err2 := lastBase(cacheDir); err2 == nil {
 			logf("warning: %v; using the last cached guest %s", err, b.dir)
@@ -157,16 +157,81 @@ type debPackage struct {
 // resolvePackages asks apt for the kernel package linux-image-amd64 depends on
 // and the candidate version of every guest package, running apt-get update
 // once when apt has no answer.
-func resolvePackages(ctx context.Context, logf logFunc) ([]debPackage, error) {
+//
+// Asking apt takes 1-2 s, so the answer is kept in cacheDir/resolved together
+// with a fingerprint of apt's package lists, and reused while they are
+// unchanged.
+func resolvePackages(ctx context.Context, cacheDir string, logf logFunc) ([]debPackage, error) {
+	memo := filepath.Join(cacheDir, "resolved")
+	fp := aptListsFingerprint()
+	if b, err := os.ReadFile(memo); err == nil && fp != "" {
+		if pkgs, ok := parseResolved(b, fp); ok {
+			return pkgs, nil
+		}
+	}
 	pkgs, err := aptCandidates(ctx)
 	if err == nil {
+		os.WriteFile(memo, formatResolved(pkgs, aptListsFingerprint()), 0o644)
 		return pkgs, nil
 	}
 	logf("%v; running apt-get update", err)
 	if out, err := exec.CommandContext(ctx, "apt-get", "update").CombinedOutput(); err != nil {
 		return nil, fmt.Errorf("apt-get update: %v\n%s", err, out)
 	}
-	return aptCandidates(ctx)
+	pkgs, err = aptCandidates(ctx)
+	if err == nil {
+		os.WriteFile(memo, formatResolved(pkgs, aptListsFingerprint()), 0o644)
+	}
+	return pkgs, err
+}
+
+// aptLists is where apt keeps its package lists.
+const aptLists = "/var/lib/apt/lists"
+
+// aptListsFingerprint summarises the names, sizes and modification times of
+// apt's package lists; "" when they cannot be read.
+func aptListsFingerprint() string {
+	ents, err := os.ReadDir(aptLists)
+	if err != nil {
+		return ""
+	}
+	h := sha256.New()
+	for _, e := range ents {
+		fi, err := e.Info()
+		if err != nil || !fi.Mode().IsRegular() {
+			continue
+		}
+		fmt.Fprintf(h, "%s %d %d\n", e.Name(), fi.Size(), fi.ModTime().UnixNano())
+	}
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+// formatResolved writes the resolved packages: the fingerprint on the first
+// line, then "name version" lines, kernel first.
+func formatResolved(pkgs []debPackage, fp string) []byte {
+	var b strings.Builder
+	b.WriteString(fp + "\n")
+	for _, p := range pkgs {
+		b.WriteString(p.name + " " + p.version + "\n")
+	}
+	return []byte(b.String())
+}
+
+// parseResolved reads what formatResolved wrote, if its fingerprint is fp.
+func parseResolved(b []byte, fp string) ([]debPackage, bool) {
+	lines := strings.Split(strings.TrimSpace(string(b)), "\n")
+	if len(lines) != 2+len(guestPackages) || lines[0] != fp {
+		return nil, false
+	}
+	var pkgs []debPackage
+	for i, l := range lines[1:] {
+		name, ver, ok := strings.Cut(l, " ")
+		if !ok || i > 0 && name != guestPackages[i-1] {
+			return nil, false
+		}
+		pkgs = append(pkgs, debPackage{name, ver})
+	}
+	return pkgs, true
 }
 
 // aptCandidates resolves the package list with apt-cache.

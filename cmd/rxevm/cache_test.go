@@ -89,3 +89,21 @@ func TestLockCache(t *testing.T) {
 	}
 	l3.Close()
 }
+
+func TestResolvedRoundTrip(t *testing.T) {
+	pkgs := []debPackage{{"linux-image-6.1.0-57-amd64", "6.1.192-3"}}
+	for _, n := range guestPackages {
+		pkgs = append(pkgs, debPackage{n, "1:2.3-4"})
+	}
+	b := formatResolved(pkgs, "fp")
+	got, ok := parseResolved(b, "fp")
+	if !ok || len(got) != len(pkgs) || got[0] != pkgs[0] || got[len(got)-1] != pkgs[len(pkgs)-1] {
+		t.Errorf("round trip: %v %v", got, ok)
+	}
+	if _, ok := parseResolved(b, "other"); ok {
+		t.Error("accepted with a different fingerprint")
+	}
+	if _, ok := parseResolved(b[:len(b)-20], "fp"); ok {
+		t.Error("accepted a truncated file")
+	}
+}

@@ -184,7 +184,8 @@ func run(ctx context.Context, c *config, stdout, stderr io.Writer) int {
 	}
 	memo := kvmMemo{dir: cacheDir}
 	useKVM := c.accel == "kvm" || c.accel == "auto" && kvmUsable() && !memo.failed(logf)
-	for _, accel := range accelPlan(c.accel, useKVM, c.attempts) {
+	plan := accelPlan(c.accel, useKVM, c.attempts)
+	for i, accel := range plan {
 		v.accel = accel
 		bound := bootBound(c.bootTimeout, accel)
 		con := newConsoleLog(echo, aliveLine, readyLine)
@@ -198,7 +199,11 @@ func run(ctx context.Context, c *config, stdout, stderr io.Writer) int {
 			memo.record()
 			continue
 		case errors.Is(err, errNoLife):
-			logf("%v; killed the VM, booting again", err)
+			if i+1 < len(plan) {
+				logf("%v; killed the VM, booting again", err)
+			} else {
+				logf("%v; killed the VM", err)
+			}
 			continue
 		case ctx.Err() != nil:
 			if isTimeout(ctx) {
