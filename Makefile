@@ -73,11 +73,14 @@ bench: build $(OUT)
 	$(GO) tool benchstat $(OUT)/bench.txt
 
 # perftest's ib_write_lat and BenchmarkRDMAWrite side by side, interleaved,
-# in one VM boot.
+# in one VM boot: the table in $(OUT)/compare.txt, every raw output under
+# $(OUT)/compare/. COMPAREFLAGS: extra rdmacompare flags (-rounds, -sizes,
+# -iters, -strict).
+COMPAREFLAGS ?=
 compare: build $(OUT)
 	$(GO) test -c -o bin/rdmabench.test .
 	$(GO) build -o bin/rdmacompare ./cmd/rdmacompare
-	$(RXEVM) $(VMFLAGS) -include bin/rdmabench.test bin/rdmacompare -bench $(CURDIR)/bin/rdmabench.test | tee $(OUT)/compare.txt
+	set -o pipefail; $(RXEVM) $(VMFLAGS) -out $(OUT)/compare -include bin/rdmabench.test bin/rdmacompare -bench $(CURDIR)/bin/rdmabench.test $(COMPAREFLAGS) | tee $(OUT)/compare.txt
 
 clean:
 	rm -rf bin $(OUT)

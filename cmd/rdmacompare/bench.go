@@ -1,0 +1,143 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"strconv"
+	"time"
+
+	"golang.org/x/perf/benchfmt"
+)
+
+// benchName is the benchmark compared against ib_write_lat, without
+// benchfmt's dropped "Benchmark" prefix.
+const benchName = "RDMAWrite"
+
+// A BenchResult is BenchmarkRDMAWrite's result for one size.
+type BenchResult struct {
+	Iters   int
+	Figures Figures           // in microseconds
+	Config  map[string]string // the configuration lines before it
+}
+
+// ParseBench reads the output of a benchmark binary and returns the result
+// of BenchmarkRDMAWrite/size=SIZE. It fails on a malformed result line and
+// when there is no such result (the benchmark skipped or failed).
+//
+// The units are matched as the benchmark reported them. benchfmt tidies
+// "p50-ns" into "p50-sec" and scales the value, but leaves a value of 0
+// (a stddev of a steady run) untidied, so the tidied unit of one metric
+// can differ between results; the original unit cannot.
+func ParseBench(r io.Reader, fileName string, size int) (*BenchResult, error) {
+	rd := benchfmt.NewReader(r, fileName)
+	want := []byte("/size=" + strconv.Itoa(size))
+	var found *BenchResult
+	for rd.Scan() {
+		switch rec := rd.Result().(type) {
+		case *benchfmt.SyntaxError:
+			return nil, rec
+		case *benchfmt.Result:
+			base, parts := rec.Name.Parts()
+			if string(base) != benchName || len(parts) == 0 || !bytes.Equal(parts[0], want) {
+				continue
+			}
+			if found != nil {
+				return nil, fmt.Errorf("%s: more than one result for Benchmark%s%s (run with -test.count=1)", fileName, benchName, want)
+			}
+			found = &BenchResult{Iters: rec.Iters, Figures: Figures{}, Config: map[string]string{}}
+			for _, v := range rec.Values {
+				unit, val := v.Unit, v.Value
+				if v.OrigUnit != "" {
+					unit, val = v.OrigUnit, v.OrigValue
+				}
+				for _, m := range metrics {
+					if m.unit == unit {
+						found.Figures[m.name] = val / 1e3 // ns -> us
+					}
+				}
+			}
+			for _, c := range rec.Config {
+				if c.File {
+					found.Config[c.Key] = string(c.Value)
+				}
+			}
+			if len(found.Figures) == 0 {
+				return nil, fmt.Errorf("%s: Benchmark%s%s reported none of the latency metrics (min-ns, p50-ns, ...)", fileName, benchName, want)
+			}
+		}
+	}
+	if err := rd.Err(); err != nil {
+		return nil, err
+	}
+	if found == nil {
+		return nil, fmt.Errorf("%s: no result for Benchmark%s%s", fileName, benchName, want)
+	}
+	return found, nil
+}
+
+// benchArgs returns the benchmark binary's command line for iters
+// iterations: every run records exactly iters samples.
+func benchArgs(iters int, timeout time.Duration) []string {
+	return []string{
+		"-test.run=^$",
+		"-test.bench=^Benchmark" + benchName + "$",
+		"-test.benchtime=" + strconv.Itoa(iters) + "x",
+		"-test.count=1",
+		"-test.timeout=" + timeout.String(),
+	}
+}
+
+// runBench runs the benchmark binary for one size and returns its result
+// and its whole output (standard output, then standard error).
+func runBench(ctx context.Context, c *config, size int) (*BenchResult, []byte, error) {
+	// The binary's own -test.timeout fires first, with a goroutine dump;
+	// the context kills it if that does not help.
+	ctx, cancel := context.WithTimeout(ctx, c.timeout+10*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, c.bench, benchArgs(c.iters, c.timeout)...)
+	cmd.Env = append(os.Environ(),
+		"RDMABENCH_SIZES="+strconv.Itoa(size),
+		"RDMABENCH_DEVICE="+c.device,
+		"RDMABENCH_GID_INDEX="+strconv.Itoa(c.gidIndex),
+	)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	cmd.WaitDelay = 5 * time.Second
+	err := cmd.Run()
+	out := append(stdout.Bytes(), stderr.Bytes()...)
+	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+		return nil, out, fmt.Errorf("%s: timed out after %s, killed%s", c.bench, c.timeout+10*time.Second, tailOf(out))
+	}
+	if err != nil {
+		return nil, out, fmt.Errorf("%s: %w%s", c.bench, err, tailOf(out))
+	}
+	res, err := ParseBench(bytes.NewReader(stdout.Bytes()), c.bench, size)
+	if err != nil {
+		return nil, out, fmt.Errorf("%w%s", err, tailOf(out))
+	}
+	if res.Iters != c.iters {
+		return nil, out, fmt.Errorf("%s: ran %d iterations, want %d", c.bench, res.Iters, c.iters)
+	}
+	return res, out, nil
+}
+
+// tailOf returns the last lines of a program's output, to quote in an
+// error, or "" when there is none.
+func tailOf(out []byte) string {
+	out = bytes.TrimRight(out, "\n")
+	if len(out) == 0 {
+		return ""
+	}
+	lines := bytes.Split(out, []byte("\n"))
+	if len(lines) > 8 {
+		lines = lines[len(lines)-8:]
+	}
+	return "; output ends:\n\t" + string(bytes.Join(lines, []byte("\n\t")))
+}
+
+var errNoPerftest = errors.New("perftest's ib_write_lat is not on PATH: it exists inside the soft-RoCE VM (make compare runs rdmacompare there through bin/rxevm) or after apt-get install perftest")

@@ -1,0 +1,277 @@
+// Command rdmacompare sets perftest's ib_write_lat and rdmabench's
+// BenchmarkRDMAWrite side by side on one RDMA device, interleaved, and says
+// how far apart they are.
+//
+//	rdmacompare -bench bin/rdmabench.test [-sizes 2,4096] [-iters 5000] [-rounds 5]
+//
+// make compare builds the benchmark binary and runs rdmacompare inside one
+// boot of the soft-RoCE VM (cmd/rxevm), where perftest is installed. Under
+// emulation absolute figures mean little; runs side by side in one boot,
+// interleaved, make the ratios meaningful.
+//
+// For each round and each size, in turn, it runs
+//
+//   - ib_write_lat as a server and as a client on the same device
+//     (-d DEVICE -x GID-INDEX -s SIZE -n ITERS -p PORT -F), the client
+//     connecting to -server-addr once the server listens, and reads the
+//     client's result table;
+//   - the benchmark binary: -test.bench=^BenchmarkRDMAWrite$
+//     -test.benchtime=ITERSx -test.count=1 with RDMABENCH_SIZES=SIZE,
+//     RDMABENCH_DEVICE and RDMABENCH_GID_INDEX set, and reads its result
+//     with golang.org/x/perf/benchfmt.
+//
+// Odd rounds run perftest first, even rounds ours, so that neither side
+// always profits from a warmer machine. Every run is killed after -timeout.
+//
+// It prints, per size, perftest's t_min, t_typical, t_avg, 99%, 99.9% and
+// t_max next to our min, p50, mean, p99, p99.9 and max as medians over the
+// rounds with their spread, the ratio ours/perftest of the medians, each
+// round's figures, and a verdict per size: the p50 ratio against 1±5% and
+// the p99 ratio against 1±10%. All figures are one-way latencies in
+// microseconds (ib_write_lat halves the round trip; so does the benchmark).
+//
+// Every raw output (both perftest sides, the benchmark) and the table go
+// under -out, by default $RXEVM_OUT (which rxevm -out brings back to the
+// host). The exit status is 1 when a run failed, or with -strict when a
+// target was missed; 2 for bad usage or a missing tool.
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"os/signal"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// config is the command line.
+type config struct {
+	bench        string
+	sizes        []int
+	iters        int
+	rounds       int
+	device       string
+	gidIndex     int
+	timeout      time.Duration
+	serverAddr   string
+	port         int
+	outDir       string
+	strict       bool
+	perftestPath string // resolved from PATH
+}
+
+func parseFlags(args []string, stderr io.Writer) (*config, error) {
+	c := &config{}
+	fs := flag.NewFlagSet("rdmacompare", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	defDevice := os.Getenv("RDMABENCH_DEVICE")
+	if defDevice == "" {
+		defDevice = "rxe0"
+	}
+	sizes := fs.String("sizes", "2,4096", "message `sizes` in bytes, comma-separated")
+	fs.StringVar(&c.bench, "bench", "", "the rdmabench test `binary` (go test -c -o bin/rdmabench.test .); required")
+	fs.IntVar(&c.iters, "iters", 5000, "iterations per run, the same for both (ib_write_lat -n, -test.benchtime=Nx)")
+	fs.IntVar(&c.rounds, "rounds", 5, "rounds; each runs both for every size")
+	fs.StringVar(&c.device, "device", defDevice, "RDMA `device` (default $RDMABENCH_DEVICE, else rxe0)")
+	fs.IntVar(&c.gidIndex, "gid-index", 1, "GID `index` for both (ib_write_lat -x, RDMABENCH_GID_INDEX); 1 is the IPv4 RoCE v2 GID in the VM")
+	fs.DurationVar(&c.timeout, "timeout", 2*time.Minute, "kill a run (a perftest pair or a benchmark) after this `duration`")
+	fs.StringVar(&c.serverAddr, "server-addr", "127.0.0.1", "`address` the ib_write_lat client reaches its server at (perftest's TCP exchange only)")
+	fs.IntVar(&c.port, "port", 18515, "first TCP `port` for ib_write_lat; each pair takes the next free one")
+	fs.StringVar(&c.outDir, "out", os.Getenv("RXEVM_OUT"), "`dir`ectory for the raw outputs and the table (default $RXEVM_OUT; none when empty)")
+	fs.BoolVar(&c.strict, "strict", false, "exit with status 1 when a target is missed")
+	fs.Usage = func() {
+		fmt.Fprintf(stderr, "usage: rdmacompare -bench BINARY [flags]\n\n"+
+			"Runs perftest's ib_write_lat and BenchmarkRDMAWrite interleaved and compares them.\n\nFlags:\n")
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		return nil, err
+	}
+	if fs.NArg() > 0 {
+		return nil, fmt.Errorf("unexpected arguments: %q", fs.Args())
+	}
+	if c.bench == "" {
+		return nil, errors.New("-bench is required: the rdmabench test binary (go test -c -o bin/rdmabench.test .)")
+	}
+	var err error
+	if c.sizes, err = parseSizes(*sizes); err != nil {
+		return nil, fmt.Errorf("-sizes: %w", err)
+	}
+	if c.iters < 2 {
+		return nil, fmt.Errorf("-iters %d: want at least 2 (perftest's samples are gaps between iterations)", c.iters)
+	}
+	if c.rounds < 1 {
+		return nil, fmt.Errorf("-rounds %d: want at least 1", c.rounds)
+	}
+	if c.timeout <= 0 {
+		return nil, fmt.Errorf("-timeout %s: want a positive duration", c.timeout)
+	}
+	if c.port < 1 || c.port > 65535 {
+		return nil, fmt.Errorf("-port %d: want 1..65535", c.port)
+	}
+	return c, nil
+}
+
+// parseSizes reads "2,4096".
+func parseSizes(s string) ([]int, error) {
+	var out []int
+	for _, f := range strings.Split(s, ",") {
+		f = strings.TrimSpace(f)
+		n, err := strconv.Atoi(f)
+		if err != nil || n < 1 {
+			return nil, fmt.Errorf("%q is not a size in bytes", f)
+		}
+		out = append(out, n)
+	}
+	return out, nil
+}
+
+func main() {
+	c, err := parseFlags(os.Args[1:], os.Stderr)
+	if err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			os.Exit(0)
+		}
+		fmt.Fprintf(os.Stderr, "rdmacompare: %v\n", err)
+		os.Exit(2)
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	os.Exit(run(ctx, c, os.Stdout, os.Stderr))
+}
+
+// run does the comparison and returns the exit status.
+func run(ctx context.Context, c *config, stdout, stderr io.Writer) int {
+	logf := func(format string, args ...any) { fmt.Fprintf(stderr, "rdmacompare: "+format+"\n", args...) }
+	if err := c.resolveTools(); err != nil {
+		logf("%v", err)
+		return 2
+	}
+	if c.outDir != "" {
+		if err := os.MkdirAll(c.outDir, 0o755); err != nil {
+			logf("%v", err)
+			return 2
+		}
+	}
+	save := func(name string, b []byte) {
+		if c.outDir == "" {
+			return
+		}
+		if err := os.WriteFile(filepath.Join(c.outDir, name), b, 0o644); err != nil {
+			logf("saving raw output: %v", err)
+		}
+	}
+
+	var (
+		samples []Sample
+		h       = Header{Device: c.device, GIDIndex: c.gidIndex, Iters: c.iters, Rounds: c.rounds}
+		failed  int
+		port    = c.port
+	)
+	for round := 1; round <= c.rounds; round++ {
+		for _, size := range c.sizes {
+			smp := Sample{Round: round, Size: size, PerftestFirst: round%2 == 1}
+			var errs []error
+			runPT := func() {
+				port = freePort(port)
+				row, raw, err := runPerftest(ctx, c, size, port)
+				port++
+				tag := fmt.Sprintf("round%d-size%d-perftest", round, size)
+				save(tag+"-server.txt", raw.server)
+				save(tag+"-client.txt", raw.client)
+				if err != nil {
+					errs = append(errs, err)
+					return
+				}
+				smp.Perftest = perftestFigures(row)
+				if h.PerftestSetup == nil {
+					h.PerftestSetup = setupOf(raw.report.Info, perftestSetupKeys)
+				}
+			}
+			runOurs := func() {
+				res, out, err := runBench(ctx, c, size)
+				save(fmt.Sprintf("round%d-size%d-bench.txt", round, size), out)
+				if err != nil {
+					errs = append(errs, err)
+					return
+				}
+				smp.Ours = res.Figures
+				if h.OursSetup == nil {
+					h.OursSetup = setupOf(res.Config, oursSetupKeys)
+				}
+			}
+			if smp.PerftestFirst {
+				runPT()
+				runOurs()
+			} else {
+				runOurs()
+				runPT()
+			}
+			if len(errs) > 0 {
+				smp.Err = errors.Join(errs...)
+				failed++
+				logf("round %d size %d: %v", round, size, smp.Err)
+			}
+			logf("round %d/%d size %d: perftest t_typical %s 99%% %s | ours p50 %s p99 %s",
+				round, c.rounds, size, figure(smp.Perftest, "p50"), figure(smp.Perftest, "p99"),
+				figure(smp.Ours, "p50"), figure(smp.Ours, "p99"))
+			samples = append(samples, smp)
+			if ctx.Err() != nil {
+				logf("interrupted")
+				return 1
+			}
+		}
+	}
+
+	sums := Summarize(samples, c.sizes, DefaultTargets)
+	var table bytes.Buffer
+	if err := Print(&table, h, sums); err != nil {
+		logf("%v", err)
+		return 1
+	}
+	save("compare.txt", table.Bytes())
+	if _, err := stdout.Write(table.Bytes()); err != nil {
+		logf("%v", err)
+		return 1
+	}
+	if failed > 0 {
+		logf("%d of %d round-size pairs failed; see the errors above", failed, c.rounds*len(c.sizes))
+		return 1
+	}
+	if c.strict {
+		for _, s := range sums {
+			for _, j := range s.Judgement {
+				if !j.Met() {
+					return 1
+				}
+			}
+		}
+	}
+	return 0
+}
+
+// resolveTools finds ib_write_lat on PATH and checks the benchmark binary.
+func (c *config) resolveTools() error {
+	p, err := exec.LookPath(writeLat)
+	if err != nil {
+		return errNoPerftest
+	}
+	c.perftestPath = p
+	fi, err := os.Stat(c.bench)
+	if err != nil {
+		return fmt.Errorf("-bench: %w (build it with go test -c -o bin/rdmabench.test .)", err)
+	}
+	if fi.IsDir() || fi.Mode()&0o111 == 0 {
+		return fmt.Errorf("-bench %s: not an executable file", c.bench)
+	}
+	return nil
+}

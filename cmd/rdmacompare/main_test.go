@@ -1,0 +1,294 @@
+package main
+
+import (
+	"bytes"
+	"errors"
+	"flag"
+	"io"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+var update = flag.Bool("update", false, "rewrite testdata/*.golden")
+
+func TestParseBench(t *testing.T) {
+	f, err := os.Open("testdata/bench.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	res, err := ParseBench(f, "bench.txt", 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Iters != 5000 {
+		t.Errorf("Iters = %d, want 5000", res.Iters)
+	}
+	// ns in the file, us in Figures.
+	want := Figures{"mean": 14.212, "min": 10.403, "p50": 12.488, "p99": 41.53, "p99.9": 186, "max": 32.811}
+	assertFigures(t, res.Figures, want)
+	if got := res.Config["rdmabench-warmup"]; got != "1000" {
+		t.Errorf("Config[rdmabench-warmup] = %q, want 1000", got)
+	}
+	if got := res.Config["rdma-gid-type"]; got != "RoCE v2" {
+		t.Errorf("Config[rdma-gid-type] = %q, want %q", got, "RoCE v2")
+	}
+
+	f.Seek(0, io.SeekStart)
+	res, err = ParseBench(f, "bench.txt", 4096)
+	if err != nil {
+		t.Fatal(err)
+	}
+	assertFigures(t, res.Figures, Figures{"mean": 74.31, "min": 60.122, "p50": 71.9, "p99": 103, "p99.9": 900.5, "max": 2310})
+}
+
+func TestParseBenchErrors(t *testing.T) {
+	const cfg = "goos: linux\nrdma-device: rxe0\n"
+	for _, tc := range []struct {
+		name, in, want string
+	}{
+		{"skipped", cfg + "--- SKIP: BenchmarkRDMAWrite\n    bench_test.go:21: no RDMA device\nPASS\n", "no result for BenchmarkRDMAWrite/size=2"},
+		{"other size", cfg + "BenchmarkRDMAWrite/size=64-4 5000 12000 ns/op 11000 p50-ns\n", "no result for BenchmarkRDMAWrite/size=2"},
+		{"size prefix", cfg + "BenchmarkRDMAWrite/size=20-4 5000 12000 ns/op 11000 p50-ns\n", "no result for BenchmarkRDMAWrite/size=2"},
+		{"malformed", cfg + "BenchmarkRDMAWrite/size=2-4 5000 12000 ns/op 11000\n", "missing units"},
+		{"no latency metrics", cfg + "BenchmarkRDMAWrite/size=2-4 5000 0 B/op\n", "none of the latency metrics"},
+		{"twice", cfg + "BenchmarkRDMAWrite/size=2-4 5000 12000 ns/op\nBenchmarkRDMAWrite/size=2-4 5000 12000 ns/op\n", "more than one result"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := ParseBench(strings.NewReader(tc.in), "out.txt", 2)
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("err = %v, want one containing %q", err, tc.want)
+			}
+		})
+	}
+}
+
+func assertFigures(t *testing.T, got, want Figures) {
+	t.Helper()
+	if len(got) != len(want) {
+		t.Errorf("got %d figures %v, want %d %v", len(got), got, len(want), want)
+	}
+	for k, w := range want {
+		if g, ok := got[k]; !ok || math.Abs(g-w) > 1e-9 {
+			t.Errorf("%s = %v (present %v), want %v", k, g, ok, w)
+		}
+	}
+}
+
+func TestSpreadOf(t *testing.T) {
+	for _, tc := range []struct {
+		in   []float64
+		want Spread
+	}{
+		{nil, Spread{}},
+		{[]float64{7}, Spread{N: 1, Median: 7, Min: 7, Max: 7}},
+		// sorted 12.0 12.2 12.4: the middle one.
+		{[]float64{12.4, 12.0, 12.2}, Spread{N: 3, Median: 12.2, Min: 12.0, Max: 12.4}},
+		// sorted 1 2 4 10: (2+4)/2 = 3.
+		{[]float64{10, 1, 4, 2}, Spread{N: 4, Median: 3, Min: 1, Max: 10}},
+	} {
+		if got := spreadOf(tc.in); got != tc.want {
+			t.Errorf("spreadOf(%v) = %+v, want %+v", tc.in, got, tc.want)
+		}
+	}
+}
+
+// testSamples are three rounds of size 2 and 4096; round 2 of size 4096
+// lost its perftest run.
+func testSamples() []Sample {
+	return []Sample{
+		{Round: 1, Size: 2, PerftestFirst: true,
+			Perftest: Figures{"min": 10.50, "p50": 12.00, "mean": 13.00, "p99": 40.00, "p99.9": 180.00, "max": 2100.00},
+			Ours:     Figures{"min": 10.40, "p50": 12.50, "mean": 13.50, "p99": 44.00, "p99.9": 200.00, "max": 3000.00}},
+		{Round: 1, Size: 4096, PerftestFirst: true,
+			Perftest: Figures{"min": 60.00, "p50": 70.00, "mean": 74.00, "p99": 100.00, "p99.9": 900.00, "max": 2500.00},
+			Ours:     Figures{"min": 61.00, "p50": 71.00, "mean": 75.00, "p99": 104.00, "p99.9": 950.00, "max": 2600.00}},
+		{Round: 2, Size: 2, PerftestFirst: false,
+			Perftest: Figures{"min": 10.30, "p50": 12.40, "mean": 13.20, "p99": 44.00, "p99.9": 220.00, "max": 1900.00},
+			Ours:     Figures{"min": 10.60, "p50": 12.90, "mean": 13.90, "p99": 52.00, "p99.9": 260.00, "max": 2500.00}},
+		{Round: 2, Size: 4096, PerftestFirst: false,
+			Ours: Figures{"min": 1, "p50": 1, "mean": 1, "p99": 1, "p99.9": 1, "max": 1},
+			Err:  errors.New("ib_write_lat -s 4096: timed out after 2m0s, killed")},
+		{Round: 3, Size: 2, PerftestFirst: true,
+			Perftest: Figures{"min": 10.70, "p50": 12.20, "mean": 13.10, "p99": 42.00, "p99.9": 200.00, "max": 2000.00},
+			Ours:     Figures{"min": 10.50, "p50": 12.70, "mean": 13.70, "p99": 48.00, "p99.9": 240.00, "max": 2800.00}},
+		{Round: 3, Size: 4096, PerftestFirst: true,
+			Perftest: Figures{"min": 62.00, "p50": 72.00, "mean": 76.00, "p99": 110.00, "p99.9": 1000.00, "max": 2700.00},
+			// p99.9 left out, as the benchmark does with too few samples.
+			Ours: Figures{"min": 63.00, "p50": 73.00, "mean": 77.00, "p99": 130.00, "max": 2900.00}},
+	}
+}
+
+func TestSummarize(t *testing.T) {
+	sums := Summarize(testSamples(), []int{2, 4096}, DefaultTargets)
+	if len(sums) != 2 || sums[0].Size != 2 || sums[1].Size != 4096 {
+		t.Fatalf("sizes %+v, want 2 then 4096", sums)
+	}
+	row := func(s SizeSummary, name string) Row {
+		for _, r := range s.Rows {
+			if r.Metric.name == name {
+				return r
+			}
+		}
+		t.Fatalf("no row %s", name)
+		return Row{}
+	}
+	near := func(what string, got, want float64) {
+		t.Helper()
+		if math.Abs(got-want) > 1e-9 {
+			t.Errorf("%s = %v, want %v", what, got, want)
+		}
+	}
+
+	// size 2, p50: perftest 12.0 12.4 12.2 -> median 12.2 [12.0..12.4];
+	// ours 12.5 12.9 12.7 -> 12.7 [12.5..12.9]; ratio 12.7/12.2.
+	p50 := row(sums[0], "p50")
+	if want := (Spread{N: 3, Median: 12.2, Min: 12.0, Max: 12.4}); p50.Perftest != want {
+		t.Errorf("size 2 p50 perftest = %+v, want %+v", p50.Perftest, want)
+	}
+	if want := (Spread{N: 3, Median: 12.7, Min: 12.5, Max: 12.9}); p50.Ours != want {
+		t.Errorf("size 2 p50 ours = %+v, want %+v", p50.Ours, want)
+	}
+	near("size 2 p50 ratio", p50.Ratio, 12.7/12.2) // 1.0410, within 5%
+	// size 2, p99: perftest 40 44 42 -> 42; ours 44 52 48 -> 48; 48/42 = 1.1429.
+	near("size 2 p99 ratio", row(sums[0], "p99").Ratio, 48.0/42.0)
+
+	// size 4096: round 2 has no perftest figures and counts for neither
+	// side. p50: perftest 70 72 -> 71; ours 71 73 -> 72 (not 71 with
+	// round 2's 1); ratio 72/71.
+	p50 = row(sums[1], "p50")
+	if p50.Perftest.N != 2 || p50.Ours.N != 2 {
+		t.Errorf("size 4096 p50 counts %d, %d; want 2, 2", p50.Perftest.N, p50.Ours.N)
+	}
+	near("size 4096 p50 ours median", p50.Ours.Median, 72)
+	near("size 4096 p50 ratio", p50.Ratio, 72.0/71.0)
+	// p99: perftest 100 110 -> 105; ours 104 130 -> 117; 117/105 = 1.1143.
+	near("size 4096 p99 ratio", row(sums[1], "p99").Ratio, 117.0/105.0)
+	// p99.9: ours has it in round 1 only -> 950; perftest 900 1000 -> 950.
+	p999 := row(sums[1], "p99.9")
+	if p999.Ours.N != 1 {
+		t.Errorf("size 4096 p99.9 ours N = %d, want 1", p999.Ours.N)
+	}
+	near("size 4096 p99.9 ratio", p999.Ratio, 1)
+
+	// Verdicts: size 2 p50 1.041 met, p99 1.143 missed; size 4096 p50
+	// 1.014 met, p99 1.114 missed.
+	for i, want := range [][]bool{{true, false}, {true, false}} {
+		for k, j := range sums[i].Judgement {
+			if j.Met() != want[k] {
+				t.Errorf("size %d %s: Met() = %v at ratio %.4f, want %v", sums[i].Size, j.Metric, j.Met(), j.Ratio, want[k])
+			}
+		}
+	}
+}
+
+func TestJudgement(t *testing.T) {
+	for _, tc := range []struct {
+		ratio float64
+		tol   float64
+		met   bool
+		want  string
+	}{
+		{1.05, 0.05, true, "p50 1.050x (target ±5%: met)"},
+		{0.95, 0.05, true, "p50 0.950x (target ±5%: met)"},
+		{1.0501, 0.05, false, "p50 1.050x (target ±5%: MISSED, ours slower)"},
+		{0.80, 0.05, false, "p50 0.800x (target ±5%: MISSED, ours faster)"},
+		{math.NaN(), 0.05, false, "p50: no figures (target ±5%: NOT JUDGED)"},
+	} {
+		j := Judgement{Target{"p50", tc.tol}, tc.ratio}
+		if j.Met() != tc.met || j.String() != tc.want {
+			t.Errorf("ratio %v: Met %v %q, want %v %q", tc.ratio, j.Met(), j.String(), tc.met, tc.want)
+		}
+	}
+}
+
+func TestPrintGolden(t *testing.T) {
+	h := Header{
+		Device: "rxe0", GIDIndex: 1, Iters: 5000, Rounds: 3,
+		PerftestSetup: setupOf(map[string]string{
+			"Device": "rxe0", "Link type": "Ethernet", "GID index": "1", "Mtu": "1024[B]",
+			"Max inline data": "220[B]", "Connection type": "RC", "Dual-port": "OFF",
+		}, perftestSetupKeys),
+		OursSetup: setupOf(map[string]string{
+			"rdma-device": "rxe0", "rdma-gid-index": "1", "rdma-gid-type": "RoCE v2", "rdma-mtu": "1024",
+			"rdma-inline-max": "64", "rdma-transport": "rc", "rdmabench-warmup": "1000", "goos": "linux",
+		}, oursSetupKeys),
+	}
+	var buf bytes.Buffer
+	if err := Print(&buf, h, Summarize(testSamples(), []int{2, 4096}, DefaultTargets)); err != nil {
+		t.Fatal(err)
+	}
+	golden := filepath.Join("testdata", "compare.golden")
+	if *update {
+		if err := os.WriteFile(golden, buf.Bytes(), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(golden)
+	if err != nil {
+		t.Fatalf("%v (run go test -update to create it)", err)
+	}
+	if !bytes.Equal(buf.Bytes(), want) {
+		t.Errorf("Print output differs from %s (go test -update rewrites it):\n--- got\n%s\n--- want\n%s", golden, buf.Bytes(), want)
+	}
+}
+
+func TestListensOn(t *testing.T) {
+	// /proc/net/tcp: a listener on 0.0.0.0:18515 (0x4853), a connection
+	// from port 18516 (0x4854) established (01).
+	const table = `  sl  local_address rem_address   st tx_queue rx_queue tr tm->when retrnsmt   uid  timeout inode
+   0: 00000000:4853 00000000:0000 0A 00000000:00000000 00:00000000 00000000     0        0 12345 1 0000000000000000 100 0 0 10 0
+   1: 0100007F:4854 0100007F:4853 01 00000000:00000000 00:00000000 00000000     0        0 12346 1 0000000000000000 20 4 30 10 -1
+`
+	for port, want := range map[int]bool{18515: true, 18516: false, 80: false} {
+		if got := listensOn([]byte(table), port); got != want {
+			t.Errorf("listensOn(%d) = %v, want %v", port, got, want)
+		}
+	}
+}
+
+func TestParseFlags(t *testing.T) {
+	t.Setenv("RDMABENCH_DEVICE", "")
+	t.Setenv("RXEVM_OUT", "/rxevm/out")
+	c, err := parseFlags([]string{"-bench", "bin/rdmabench.test"}, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.device != "rxe0" || c.gidIndex != 1 || c.iters != 5000 || c.rounds != 5 ||
+		c.timeout != 2*time.Minute || c.outDir != "/rxevm/out" || len(c.sizes) != 2 || c.sizes[0] != 2 || c.sizes[1] != 4096 {
+		t.Errorf("defaults: %+v", c)
+	}
+	t.Setenv("RDMABENCH_DEVICE", "mlx5_0")
+	if c, err = parseFlags([]string{"-bench", "x", "-sizes", "64"}, io.Discard); err != nil || c.device != "mlx5_0" || len(c.sizes) != 1 {
+		t.Errorf("RDMABENCH_DEVICE=mlx5_0: %+v, %v", c, err)
+	}
+	for _, args := range [][]string{
+		{},
+		{"-bench", "x", "-sizes", "2,x"},
+		{"-bench", "x", "-sizes", "0"},
+		{"-bench", "x", "-iters", "1"},
+		{"-bench", "x", "-rounds", "0"},
+		{"-bench", "x", "extra"},
+	} {
+		if _, err := parseFlags(args, io.Discard); err == nil {
+			t.Errorf("parseFlags(%q) succeeded", args)
+		}
+	}
+}
+
+func TestNoPerftest(t *testing.T) {
+	t.Setenv("PATH", t.TempDir())
+	c := &config{bench: os.Args[0]}
+	if err := c.resolveTools(); !errors.Is(err, errNoPerftest) {
+		t.Fatalf("resolveTools with an empty PATH: %v, want errNoPerftest", err)
+	}
+	var stderr bytes.Buffer
+	c, _ = parseFlags([]string{"-bench", os.Args[0], "-out", ""}, io.Discard)
+	if code := run(t.Context(), c, io.Discard, &stderr); code != 2 || !strings.Contains(stderr.String(), "apt-get install perftest") {
+		t.Errorf("run: status %d, stderr %q; want 2 and a hint", code, stderr.String())
+	}
+}

@@ -1,0 +1,194 @@
+package perftest
+
+import (
+	"errors"
+	"os"
+	"reflect"
+	"strings"
+	"testing"
+)
+
+// The write_lat_* files are perftest 4.5+0.17 (version string 6.06)
+// outputs captured in the soft-RoCE VM: ib_write_lat -d rxe0 -x 1 -s SIZE
+// -n 5000 -F, server and client, standard output only. The malformed_*
+// and header_only files are the client's output damaged by hand;
+// old_three_stats_all_sizes is older perftest's -a table (t_min, t_max,
+// t_typical only).
+
+func parseFile(t *testing.T, name string) (*LatencyReport, error) {
+	t.Helper()
+	f, err := os.Open("testdata/" + name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	return ParseLatency(f)
+}
+
+func TestParseClient(t *testing.T) {
+	rep, err := parseFile(t, "write_lat_client_2.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Title != "RDMA_Write Latency Test" {
+		t.Errorf("Title = %q", rep.Title)
+	}
+	wantInfo := map[string]string{
+		"Dual-port": "OFF", "Device": "rxe0",
+		"Number of qps": "1", "Transport type": "IB",
+		"Connection type": "RC", "Using SRQ": "OFF",
+		"PCIe relax order": "OFF",
+		"ibv_wr* API":      "OFF",
+		"TX depth":         "1",
+		"Mtu":              "1024[B]",
+		"Link type":        "Ethernet",
+		"GID index":        "1",
+		"Max inline data":  "0[B]",
+		"rdma_cm QPs":      "OFF", // the key holds a tab in perftest's output
+		"Data ex. method":  "Ethernet",
+	}
+	if !reflect.DeepEqual(rep.Info, wantInfo) {
+		t.Errorf("Info =\n%v\nwant\n%v", rep.Info, wantInfo)
+	}
+	want := []LatencyRow{{Bytes: 2, Iterations: 5000, Values: map[Stat]float64{
+		Min: 9.45, Max: 20583.80, Typical: 15.02, Avg: 86.06, StdDev: 520.32, P99: 3991.83, P999: 4182.19,
+	}}}
+	if !reflect.DeepEqual(rep.Rows, want) {
+		t.Errorf("Rows = %+v, want %+v", rep.Rows, want)
+	}
+	for _, s := range []Stat{Min, Max, Typical, Avg, StdDev, P99, P999} {
+		if rep.Units[s] != "usec" {
+			t.Errorf("Units[%s] = %q, want usec", s, rep.Units[s])
+		}
+	}
+	if len(rep.Notes) != 0 {
+		t.Errorf("Notes = %q, want none", rep.Notes)
+	}
+	if _, ok := rep.Row(4096); ok {
+		t.Error("Row(4096) found a row")
+	}
+	row, ok := rep.Row(2)
+	if v, has := row.Get(P99); !ok || !has || v != 3991.83 {
+		t.Errorf("Row(2).Get(P99) = %v, %v, %v", v, has, ok)
+	}
+}
+
+func TestParseServer(t *testing.T) {
+	// The server prints a banner first and no TX depth line.
+	rep, err := parseFile(t, "write_lat_server_4096.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Title != "RDMA_Write Latency Test" || rep.Info["Device"] != "rxe0" || rep.Info["GID index"] != "1" {
+		t.Errorf("Title %q, Info %v", rep.Title, rep.Info)
+	}
+	if _, ok := rep.Info["TX depth"]; ok {
+		t.Error("server Info has TX depth")
+	}
+	want := []LatencyRow{{Bytes: 4096, Iterations: 5000, Values: map[Stat]float64{
+		Min: 69.33, Max: 8546.38, Typical: 91.09, Avg: 108.72, StdDev: 163.35, P99: 357.47, P999: 2857.03,
+	}}}
+	if !reflect.DeepEqual(rep.Rows, want) {
+		t.Errorf("Rows = %+v, want %+v", rep.Rows, want)
+	}
+}
+
+func TestParseOldAllSizes(t *testing.T) {
+	rep, err := parseFile(t, "old_three_stats_all_sizes.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Rows) != 3 {
+		t.Fatalf("%d rows, want 3", len(rep.Rows))
+	}
+	r, _ := rep.Row(8)
+	want := LatencyRow{Bytes: 8, Iterations: 1000, Values: map[Stat]float64{Min: 9.58, Max: 998.40, Typical: 15.20}}
+	if !reflect.DeepEqual(r, want) {
+		t.Errorf("Row(8) = %+v, want %+v", r, want)
+	}
+	if _, ok := r.Get(P99); ok {
+		t.Error("Get(P99) found a column the table lacks")
+	}
+}
+
+func TestParseVariants(t *testing.T) {
+	hdr := " #bytes #iterations    t_min[usec]    t_max[usec]  t_typical[usec]    t_avg[usec]    t_stdev[usec]   99% percentile[usec]   99.9% percentile[usec] \n"
+	const dash = "---------------------------------------------------------------------------------------\n"
+	for _, tc := range []struct {
+		name string
+		in   string
+		want LatencyRow
+		note []string
+	}{
+		{
+			name: "duration mode",
+			in:   dash + " #bytes        #iterations       t_avg[usec]    tps average\n 2       2841234           1.75           569211.27\n" + dash,
+			want: LatencyRow{Bytes: 2, Iterations: 2841234, Values: map[Stat]float64{Avg: 1.75, TPSAverage: 569211.27}},
+		},
+		{
+			name: "warning inside the table",
+			in:   dash + hdr + "Conflicting CPU frequency values detected: 2400.000000 != 2399.998000. CPU Frequency is not max.\n 2       1000          9.60           1266.22      15.06    \t       16.95       \t19.33  \t\t96.53   \t\t1266.22\n" + dash,
+			want: LatencyRow{Bytes: 2, Iterations: 1000, Values: map[Stat]float64{Min: 9.60, Max: 1266.22, Typical: 15.06, Avg: 16.95, StdDev: 19.33, P99: 96.53, P999: 1266.22}},
+			note: []string{"Conflicting CPU frequency values detected: 2400.000000 != 2399.998000. CPU Frequency is not max."},
+		},
+		{
+			name: "cpu util column",
+			in:   hdr[:len(hdr)-2] + "    CPU_Util[%]\n 2       1000          9.60           1266.22      15.06    \t       16.95       \t19.33  \t\t96.53   \t\t1266.22  3.25\n",
+			want: LatencyRow{Bytes: 2, Iterations: 1000, Values: map[Stat]float64{Min: 9.60, Max: 1266.22, Typical: 15.06, Avg: 16.95, StdDev: 19.33, P99: 96.53, P999: 1266.22, "CPU_Util": 3.25}},
+		},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			rep, err := ParseLatency(strings.NewReader(tc.in))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(rep.Rows) != 1 || !reflect.DeepEqual(rep.Rows[0], tc.want) {
+				t.Errorf("Rows = %+v, want [%+v]", rep.Rows, tc.want)
+			}
+			if !reflect.DeepEqual(rep.Notes, tc.note) {
+				t.Errorf("Notes = %q, want %q", rep.Notes, tc.note)
+			}
+		})
+	}
+}
+
+func TestParseErrors(t *testing.T) {
+	for _, tc := range []struct {
+		file    string
+		noTable bool
+		line    int
+		msg     string
+	}{
+		{file: "write_lat_noserver.txt", noTable: true},
+		{file: "malformed_short_row.txt", line: 22, msg: "row has 5 fields, the header 9 columns"},
+		{file: "malformed_number.txt", line: 22, msg: `t_typical: "15.o2" is not a number`},
+		{file: "header_only.txt", line: 21, msg: "header but no row"},
+	} {
+		t.Run(tc.file, func(t *testing.T) {
+			_, err := parseFile(t, tc.file)
+			if tc.noTable {
+				if !errors.Is(err, ErrNoTable) {
+					t.Fatalf("err = %v, want ErrNoTable", err)
+				}
+				return
+			}
+			var se *SyntaxError
+			if !errors.As(err, &se) {
+				t.Fatalf("err = %v, want a *SyntaxError", err)
+			}
+			if se.Line != tc.line || !strings.Contains(se.Msg, tc.msg) {
+				t.Errorf("err = %v, want line %d and %q", err, tc.line, tc.msg)
+			}
+		})
+	}
+	// Empty output: the test failed before printing anything.
+	if _, err := ParseLatency(strings.NewReader("")); !errors.Is(err, ErrNoTable) {
+		t.Errorf("empty output: err = %v, want ErrNoTable", err)
+	}
+	// A header whose first columns are not #bytes #iterations.
+	_, err := ParseLatency(strings.NewReader(" #bytes t_min[usec]\n 2 9.5\n"))
+	var se *SyntaxError
+	if !errors.As(err, &se) || se.Line != 1 {
+		t.Errorf("bad header: err = %v, want a *SyntaxError at line 1", err)
+	}
+}
