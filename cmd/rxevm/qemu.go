@@ -140,7 +140,11 @@ func (v *vm) boot(ctx context.Context, bound time.Duration, stdout io.Writer, co
 		return 0, ctx.Err()
 	}
 
+	// The setup (modules, devices) gets the same bound again; the program
+	// has not started before "ready", so booting again is safe until then.
 	ready := con.seen(readyLine)
+	setupBound := time.NewTimer(bound)
+	defer setupBound.Stop()
 	reported := filter.reported
 	var grace <-chan time.Time
 	var qerr error
@@ -149,6 +153,10 @@ func (v *vm) boot(ctx context.Context, bound time.Duration, stdout io.Writer, co
 		case <-ready:
 			logf("guest ready after %.1f s (modules, rxe0, rxe1)", time.Since(start).Seconds())
 			ready = nil
+			setupBound.Stop()
+		case <-setupBound.C:
+			stop()
+			return 0, fmt.Errorf("%w: /init started but did not finish the setup within %s (%s)", errNoLife, bound, v.accel)
 		case <-reported:
 			// The status is in; give the guest a moment to power off.
 			reported, grace = nil, time.After(poweroffGrace)
