@@ -26,6 +26,7 @@ import (
 	"os/signal"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -142,16 +143,18 @@ func main() {
 	ctx, cancel := context.WithTimeoutCause(context.Background(), effectiveTimeout(c),
 		fmt.Errorf("timed out after %s (-timeout)", effectiveTimeout(c)))
 	defer cancel()
+	// A signal (^C, go test's SIGQUIT on its timeout) cancels the run, which
+	// kills QEMU and removes the temporary directory.
 	sigs := make(chan os.Signal, 1)
 	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGQUIT)
-	var got os.Signal
+	var got atomic.Int32
 	go func() {
-		got = <-sigs
+		got.Store(int32((<-sigs).(syscall.Signal)))
 		cancel()
 	}()
 	code := run(ctx, c, os.Stdout, os.Stderr)
-	if s, ok := got.(syscall.Signal); ok {
-		fmt.Fprintf(os.Stderr, "rxevm: %v: killed the VM\n", s)
+	if s := syscall.Signal(got.Load()); s != 0 {
+		fmt.Fprintf(os.Stderr, "rxevm: %v: stopped\n", s)
 		code = 128 + int(s)
 	}
 	os.Exit(code)
