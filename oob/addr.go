@@ -3,6 +3,7 @@ package oob
 import (
 	"fmt"
 	"net"
+	"net/netip"
 	"os"
 	"strconv"
 	"strings"
@@ -14,29 +15,35 @@ const DefaultPort = 18515
 // EnvPeer names the environment variable that holds the peer's address.
 const EnvPeer = "RDMABENCH_PEER"
 
-// ParseAddr checks that s is host:port (a bracketed IPv6 host is fine) with
-// a numeric port from 1 to 65535, and returns it. The error matches ErrAddr
-// and shows what a valid value looks like.
+// ParseAddr checks a peer address and returns it as host:port. It accepts
+// host:port (a bracketed IPv6 host is fine) with a numeric port from 1 to
+// 65535, or a bare host or IP address, which gets DefaultPort. The error
+// matches ErrAddr and shows what a valid value looks like.
 func ParseAddr(s string) (string, error) {
-	if err := checkAddr(s); err != nil {
+	addr, err := parseAddr(s)
+	if err != nil {
 		return "", fmt.Errorf("%w: %q %s", ErrAddr, s, err)
 	}
-	return s, nil
+	return addr, nil
 }
 
-// PeerFromEnv returns the address in $RDMABENCH_PEER, or "" with no error
-// when the variable is unset or empty. A set but malformed value is an
-// error naming the variable, e.g.
-// `RDMABENCH_PEER="nodeB" is not host:port (example: nodeB:18515)`.
-func PeerFromEnv() (string, error) {
-	v := os.Getenv(EnvPeer)
+// PeerFromEnv returns the address in $RDMABENCH_PEER (see ParseAddr), or ""
+// with no error when the variable is unset or empty.
+func PeerFromEnv() (string, error) { return PeerFrom(os.Getenv) }
+
+// PeerFrom is PeerFromEnv reading the environment through getenv. A set but
+// malformed value is an error naming the variable, e.g.
+// `RDMABENCH_PEER="nodeB:" has no port (example: nodeB:18515)`.
+func PeerFrom(getenv func(string) string) (string, error) {
+	v := strings.TrimSpace(getenv(EnvPeer))
 	if v == "" {
 		return "", nil
 	}
-	if err := checkAddr(v); err != nil {
+	addr, err := parseAddr(v)
+	if err != nil {
 		return "", fmt.Errorf("%w: %s=%q %s", ErrAddr, EnvPeer, v, err)
 	}
-	return v, nil
+	return addr, nil
 }
 
 // addrError is the tail of an address error, after the quoted value.
@@ -49,33 +56,39 @@ func (e *addrError) Error() string {
 	return fmt.Sprintf("%s (example: %s)", e.why, e.example)
 }
 
-func checkAddr(s string) error {
+func example(host string) string {
+	if host == "" {
+		host = "nodeB"
+	}
+	return net.JoinHostPort(host, strconv.Itoa(DefaultPort))
+}
+
+func parseAddr(s string) (string, error) {
 	host, port, err := net.SplitHostPort(s)
 	if err != nil {
-		h := strings.Trim(s, "[]: ")
-		if h == "" || strings.ContainsAny(h, " /") {
-			h = "nodeB"
+		// A bare host: a name, an IPv4 address, or an IPv6 address with or
+		// without brackets.
+		h := strings.TrimSuffix(strings.TrimPrefix(s, "["), "]")
+		if _, ipErr := netip.ParseAddr(h); ipErr == nil || (h != "" && !strings.ContainsAny(h, " /:[]")) {
+			return example(h), nil
 		}
-		return &addrError{"is not host:port", net.JoinHostPort(h, strconv.Itoa(DefaultPort))}
-	}
-	ex := func() string {
-		h := host
-		if h == "" {
-			h = "nodeB"
+		h = strings.Trim(s, "[]: ")
+		if strings.ContainsAny(h, " /[]:") {
+			h = ""
 		}
-		return net.JoinHostPort(h, strconv.Itoa(DefaultPort))
+		return "", &addrError{"is not host:port", example(h)}
 	}
 	switch {
 	case host == "":
-		return &addrError{"has no host", ex()}
+		return "", &addrError{"has no host", example("")}
 	case strings.ContainsAny(host, " /"):
-		return &addrError{"has no valid host", "nodeB:" + strconv.Itoa(DefaultPort)}
+		return "", &addrError{"has no valid host", example("")}
 	case port == "":
-		return &addrError{"has no port", ex()}
+		return "", &addrError{"has no port", example(host)}
 	}
 	n, err := strconv.ParseUint(port, 10, 16)
 	if err != nil || n == 0 {
-		return &addrError{fmt.Sprintf("has port %q, not a number from 1 to 65535", port), ex()}
+		return "", &addrError{fmt.Sprintf("has port %q, not a number from 1 to 65535", port), example(host)}
 	}
-	return nil
+	return s, nil
 }

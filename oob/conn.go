@@ -122,7 +122,8 @@ func (c *Conn) who() string {
 // Timeout (0: DefaultTimeout). Cancelling ctx aborts the dial or the
 // handshake.
 func Dial(ctx context.Context, addr string, timeout time.Duration) (*Conn, error) {
-	if _, err := ParseAddr(addr); err != nil {
+	addr, err := ParseAddr(addr)
+	if err != nil {
 		return nil, err
 	}
 	if timeout <= 0 {
@@ -463,26 +464,30 @@ func (c *Conn) RecvHello() (Hello, error) {
 func (c *Conn) SendParams(p Params) error { return c.Send(p) }
 
 // RecvParams receives Params within Timeout.
-func (c *Conn) RecvParams() (Params, error) { return c.NextParams(c.timeout()) }
+func (c *Conn) RecvParams() (Params, error) {
+	m, err := c.expect(TypeParams, c.timeout())
+	if err != nil {
+		return Params{}, err
+	}
+	return m.(Params), nil
+}
 
-// NextParams is rdmapeer's wait for the next session: it receives Params
-// within idle (no limit if idle <= 0) and returns io.EOF itself when the
-// client closed the connection cleanly between sessions.
-func (c *Conn) NextParams(idle time.Duration) (Params, error) {
+// Next is rdmapeer's wait for the client's next request (Params or Run):
+// it receives a message of any type within idle (no limit if idle <= 0)
+// and returns io.EOF itself when the client closed the connection cleanly
+// between messages. An Error from the client is returned as an *Error.
+func (c *Conn) Next(idle time.Duration) (Message, error) {
 	m, err := c.recv(idle)
 	if errors.Is(err, io.EOF) {
-		return Params{}, io.EOF
+		return nil, io.EOF
 	}
 	if err != nil {
-		return Params{}, c.recvErr(err, "Params", idle)
+		return nil, c.recvErr(err, "request (Params or Run)", idle)
 	}
-	switch m := m.(type) {
-	case Params:
-		return m, nil
-	case Error:
-		return Params{}, &m
+	if e, ok := m.(Error); ok {
+		return nil, &e
 	}
-	return Params{}, fmt.Errorf("%w: expected Params from %s, got %v", ErrProtocol, c.who(), m.Type())
+	return m, nil
 }
 
 // SendEndpoint sends e.
@@ -497,8 +502,23 @@ func (c *Conn) RecvEndpoint() (Endpoint, error) {
 	return m.(Endpoint), nil
 }
 
+// SendRun sends Run{seq, size}.
+func (c *Conn) SendRun(seq, size uint32) error { return c.Send(Run{Seq: seq, Size: size}) }
+
+// RecvBarrier receives the peer's Barrier and checks that it carries seq.
+func (c *Conn) RecvBarrier(seq uint32) error {
+	m, err := c.expect(TypeBarrier, c.timeout())
+	if err != nil {
+		return err
+	}
+	if got := m.(Barrier).Seq; got != seq {
+		return fmt.Errorf("%w: barrier out of step: expected %d, %s sent %d", ErrProtocol, seq, c.who(), got)
+	}
+	return nil
+}
+
 // Barrier sends Barrier{seq} and waits for the peer's Barrier with the same
-// seq. Both sides call it; the send runs alongside the receive, so it works
+// seq, for two sides that must both be ready. Both sides call it; the send runs alongside the receive, so it works
 // on unbuffered connections too.
 func (c *Conn) Barrier(seq uint32) error {
 	sent := make(chan error, 1)
@@ -517,16 +537,16 @@ func (c *Conn) Barrier(seq uint32) error {
 	return nil
 }
 
-// SendDone sends Done{samples}.
-func (c *Conn) SendDone(samples uint64) error { return c.Send(Done{Samples: samples}) }
+// SendDone sends Done{roundTrips}.
+func (c *Conn) SendDone(roundTrips uint64) error { return c.Send(Done{RoundTrips: roundTrips}) }
 
-// RecvDone receives Done and returns its sample count.
+// RecvDone receives Done and returns its round-trip count.
 func (c *Conn) RecvDone() (uint64, error) {
 	m, err := c.expect(TypeDone, c.timeout())
 	if err != nil {
 		return 0, err
 	}
-	return m.(Done).Samples, nil
+	return m.(Done).RoundTrips, nil
 }
 
 // SendError sends Error{code, msg}. Unlike Send it never fails on msg:
@@ -545,14 +565,16 @@ func (c *Conn) SendError(code Code, msg string) error {
 }
 
 // SendErr reports err to the peer with the Code that matches it
-// (ErrInvalidParams: CodeParams, ErrVersion: CodeVersion, ErrProtocol and
-// ErrMalformed: CodeProtocol, os.ErrDeadlineExceeded: CodeTimeout, else
-// CodeInternal).
+// (ErrInvalidParams: CodeParams, ErrBusy: CodeBusy, ErrVersion:
+// CodeVersion, ErrProtocol and ErrMalformed: CodeProtocol,
+// os.ErrDeadlineExceeded: CodeTimeout, else CodeInternal).
 func (c *Conn) SendErr(err error) error {
 	code := CodeInternal
 	switch {
 	case errors.Is(err, ErrInvalidParams):
 		code = CodeParams
+	case errors.Is(err, ErrBusy):
+		code = CodeBusy
 	case errors.Is(err, ErrVersion):
 		code = CodeVersion
 	case errors.Is(err, ErrProtocol), errors.Is(err, ErrMalformed):
@@ -657,6 +679,12 @@ func (w *Watcher) Err() error {
 
 // Failed is closed when the Watcher sees a failure.
 func (w *Watcher) Failed() <-chan struct{} { return w.failed }
+
+// Ended is closed when the Watcher stops reading, for any reason: a message
+// arrived (the next receive after Stop returns it), a failure (Err), Stop,
+// or Close. A side that waits for its peer's next message during the loop
+// (rdmapeer waiting for Done) selects on it.
+func (w *Watcher) Ended() <-chan struct{} { return w.exited }
 
 // Stop ends the watch, unblocking the read with a past deadline, and waits
 // for the goroutine to exit. A frame cut in half by Stop is kept and

@@ -115,8 +115,10 @@ var (
 		GID: [16]byte{10: 0xff, 11: 0xff, 12: 192, 13: 168, 14: 77, 15: 2}, GIDIndex: 1, MTU: 1024, RKey: 0x200, Addr: 0x7f0000002000, Size: 4096}
 )
 
-// TestSession runs the whole sequence of the package doc three times on one
-// connection, the second with Params the peer rejects.
+// TestSession runs the whole sequence of the package doc on one
+// connection: three sessions, the second with Params the peer rejects, each
+// good one with two runs. The server is written the way rdmapeer is: it
+// waits on the Watcher's Ended for the client's Done.
 func TestSession(t *testing.T) {
 	client, server := pair(t, 2*time.Second)
 	assert.Equal(t, oob.Version, client.Peer().Version)
@@ -126,52 +128,70 @@ func TestSession(t *testing.T) {
 	serverDone := make(chan error, 1)
 	go func() {
 		serverDone <- func() error {
-			for seq := uint32(1); ; {
-				p, err := server.NextParams(5 * time.Second)
+			var session *oob.Params
+			for {
+				m, err := server.Next(5 * time.Second)
 				if err == io.EOF {
 					return nil
 				}
 				if err != nil {
 					return err
 				}
-				if err := p.Validate(oob.DefaultLimits); err != nil {
-					if err := server.SendErr(err); err != nil {
+				switch m := m.(type) {
+				case oob.Params:
+					session = nil
+					if err := m.Validate(oob.DefaultLimits); err != nil {
+						if err := server.SendErr(err); err != nil {
+							return err
+						}
+						continue
+					}
+					if err := server.SendEndpoint(serverEP); err != nil {
 						return err
 					}
-					continue
-				}
-				if err := server.SendEndpoint(serverEP); err != nil {
-					return err
-				}
-				ep, err := server.RecvEndpoint()
-				if err != nil {
-					return err
-				}
-				if ep != clientEP {
-					return fmt.Errorf("got endpoint %+v", ep)
-				}
-				if err := server.Barrier(seq); err != nil {
-					return err
-				}
-				seq++
-				w := server.Watch(nil)
-				time.Sleep(10 * time.Millisecond) // the loop
-				if err := w.Stop(); err != nil {
-					return err
-				}
-				n, err := server.RecvDone()
-				if err != nil {
-					return err
-				}
-				if err := server.SendDone(n + 1); err != nil {
-					return err
+					ep, err := server.RecvEndpoint()
+					if err != nil {
+						return err
+					}
+					if ep != clientEP {
+						return fmt.Errorf("got endpoint %+v", ep)
+					}
+					if err := server.Send(oob.Barrier{Seq: 0}); err != nil { // connected
+						return err
+					}
+					session = &m
+				case oob.Run:
+					if session == nil || m.Size > session.Size {
+						return fmt.Errorf("run %+v outside session %+v", m, session)
+					}
+					if err := server.Send(oob.Barrier{Seq: m.Seq}); err != nil {
+						return err
+					}
+					w := server.Watch(nil)
+					select { // the loop, until the client's Done
+					case <-w.Ended():
+					case <-time.After(5 * time.Second):
+						return errors.New("no Done within 5 s")
+					}
+					if err := w.Stop(); err != nil {
+						return err
+					}
+					n, err := server.RecvDone()
+					if err != nil {
+						return err
+					}
+					if err := server.SendDone(n + uint64(m.Seq)); err != nil {
+						return err
+					}
+				default:
+					return fmt.Errorf("unexpected %v", m.Type())
 				}
 			}
 		}()
 	}()
 
-	good := oob.Params{Op: oob.OpWrite, Transport: oob.RC, Size: 64, Iterations: 1000, GIDIndex: -1}
-	for seq, p := range []oob.Params{good, {Op: oob.OpWrite, Transport: oob.RC, Iterations: 1000}, good} {
+	good := oob.Params{Op: oob.OpWrite, Transport: oob.RC, Size: 64, Inline: -1, GIDIndex: -1}
+	for _, p := range []oob.Params{good, {Op: oob.OpWrite, Transport: oob.RC}, good} {
 		require.NoError(t, client.SendParams(p))
 		ep, err := client.RecvEndpoint()
 		if p.Size == 0 {
@@ -185,19 +205,78 @@ func TestSession(t *testing.T) {
 		require.NoError(t, err)
 		assert.Equal(t, serverEP, ep)
 		require.NoError(t, client.SendEndpoint(clientEP))
-		require.NoError(t, client.Barrier(uint32(seq/2+1)))
-		w := client.Watch(nil)
-		time.Sleep(20 * time.Millisecond) // the loop
-		require.NoError(t, client.SendDone(1000))
-		time.Sleep(20 * time.Millisecond) // the peer's Done arrives during the watch
-		require.NoError(t, w.Stop())
-		n, err := client.RecvDone()
-		require.NoError(t, err)
-		assert.Equal(t, uint64(1001), n)
+		require.NoError(t, client.RecvBarrier(0))
+		for seq := uint32(1); seq <= 2; seq++ {
+			require.NoError(t, client.SendRun(seq, 32))
+			require.NoError(t, client.RecvBarrier(seq))
+			w := client.Watch(nil)
+			time.Sleep(20 * time.Millisecond) // the loop
+			require.NoError(t, w.Stop())
+			require.NoError(t, client.SendDone(1000))
+			n, err := client.RecvDone()
+			require.NoError(t, err)
+			assert.Equal(t, 1000+uint64(seq), n)
+		}
 	}
 	require.NoError(t, client.Close())
 	require.NoError(t, client.Close(), "Close is idempotent")
 	require.NoError(t, <-serverDone)
+}
+
+// TestWatchEndedOnMessage: a message that is not an Error ends a Watch
+// without a failure, closes Ended, and is returned by the next receive.
+func TestWatchEndedOnMessage(t *testing.T) {
+	client, server := pair(t, time.Second)
+	w := server.Watch(func(err error) { t.Errorf("onFail called: %v", err) })
+	select {
+	case <-w.Ended():
+		t.Fatal("Ended before any message")
+	case <-time.After(20 * time.Millisecond):
+	}
+	require.NoError(t, client.SendDone(42))
+	select {
+	case <-w.Ended():
+	case <-time.After(2 * time.Second):
+		t.Fatal("Ended not closed by the client's Done")
+	}
+	require.NoError(t, w.Err())
+	require.NoError(t, w.Stop())
+	n, err := server.RecvDone()
+	require.NoError(t, err)
+	assert.Equal(t, uint64(42), n)
+}
+
+// TestNext: the peer's wait for the next request returns any message, an
+// *Error for the client's Error, io.EOF for a clean close, and a timeout
+// error naming what it waited for.
+func TestNext(t *testing.T) {
+	client, server := pair(t, time.Second)
+	require.NoError(t, client.SendRun(1, 2))
+	m, err := server.Next(time.Second)
+	require.NoError(t, err)
+	assert.Equal(t, oob.Run{Seq: 1, Size: 2}, m)
+
+	require.NoError(t, client.SendError(oob.CodeResource, "ibv_reg_mr: Cannot allocate memory"))
+	_, err = server.Next(time.Second)
+	var perr *oob.Error
+	require.ErrorAs(t, err, &perr)
+	assert.Equal(t, oob.CodeResource, perr.Code)
+
+	_, err = server.Next(50 * time.Millisecond)
+	require.ErrorIs(t, err, os.ErrDeadlineExceeded)
+	assert.Contains(t, err.Error(), "oob: no request (Params or Run) from peer ")
+
+	require.NoError(t, client.Close())
+	_, err = server.Next(time.Second)
+	assert.Equal(t, io.EOF, err)
+}
+
+func TestRecvBarrierOutOfStep(t *testing.T) {
+	client, server := pair(t, time.Second)
+	require.NoError(t, server.Send(oob.Barrier{Seq: 4}))
+	err := client.RecvBarrier(3)
+	require.ErrorIs(t, err, oob.ErrProtocol)
+	assert.EqualError(t, err, fmt.Sprintf("oob: protocol error: barrier out of step: expected 3, peer %s sent 4", client.NetConn().RemoteAddr()))
 }
 
 // TestPipe runs a handshake and a barrier over net.Pipe, which has no
@@ -531,7 +610,7 @@ func TestWatchClose(t *testing.T) {
 }
 
 func TestDialErrors(t *testing.T) {
-	_, err := oob.Dial(t.Context(), "nodeB", time.Second)
+	_, err := oob.Dial(t.Context(), "nodeB:", time.Second)
 	require.ErrorIs(t, err, oob.ErrAddr)
 
 	ln, err := net.Listen("tcp", "127.0.0.1:0")

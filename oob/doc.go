@@ -4,7 +4,9 @@
 // rdmapeer takes no benchmark options: the client sends every parameter of a
 // session, so the two sides can never disagree about size, operation,
 // transport or iteration count (perftest needs the same options on both
-// sides and only checks them since 2025). The package only moves and checks
+// sides and only checks them since 2025). The one exception is what belongs
+// to the peer's node: its device, port and GID, given to rdmapeer itself.
+// The package only moves and checks
 // messages; the RDMA work is done elsewhere. It is pure Go and is tested over
 // 127.0.0.1.
 //
@@ -13,7 +15,7 @@
 // Every message is one frame: a 4-byte header, then the payload.
 //
 //	offset size field
-//	0      1    type     (1 Hello, 2 Params, 3 Endpoint, 4 Barrier, 5 Done, 6 Error)
+//	0      1    type     (1 Hello, 2 Params, 3 Endpoint, 4 Barrier, 5 Done, 6 Error, 7 Run)
 //	1      1    reserved (must be 0)
 //	2      2    length   payload length in bytes, big-endian, at most MaxPayload (4096)
 //	4      n    payload
@@ -29,14 +31,14 @@
 // # Messages
 //
 //	Hello    magic [9]byte "RDMABENCH", version uint16, software string
-//	Params   op uint8, transport uint8, size uint32, iterations uint64,
-//	         warmup uint64, mtu uint32, inline uint32, gid_index int32,
-//	         idle_timeout int64 (nanoseconds)
+//	Params   op uint8, transport uint8, size uint32, mtu uint32, inline int32,
+//	         gid_index int32, idle_timeout int64 (nanoseconds)
 //	Endpoint device string, firmware string, link_layer string, port uint8,
 //	         lid uint16, qpn uint32, psn uint32, qkey uint32, gid [16]byte,
 //	         gid_index int32, mtu uint32, rkey uint32, addr uint64, size uint32
+//	Run      seq uint32, size uint32
 //	Barrier  seq uint32
-//	Done     samples uint64
+//	Done     round_trips uint64
 //	Error    code uint16, msg string
 //
 // The frame header and the layouts of Hello and Error are frozen: every
@@ -46,9 +48,14 @@
 // below changes.
 //
 // Op values: 1 write, 2 read, 3 send, 4 write_imm, 5 atomic_fadd,
-// 6 atomic_cswap. Transport values: 1 RC, 2 UC, 3 UD. An Endpoint describes
-// one side's queue pair and the buffer the other side may access (addr, rkey,
-// size); mtu is the active path MTU in bytes.
+// 6 atomic_cswap. Transport values: 1 RC, 2 UC, 3 UD. Params.size is the
+// largest message of the session (the peer registers twice that: a send and
+// a receive half); inline is the largest message sent inline, 0 for never,
+// -1 for the peer's device limit; gid_index -1 lets the peer pick its own
+// GID. An Endpoint describes one side's queue pair and the buffer the other
+// side may access (addr, rkey, size); mtu is the active path MTU in bytes.
+// Error codes: 1 internal, 2 protocol, 3 version, 4 params, 5 resource,
+// 6 timeout, 7 busy.
 //
 // # Sequence
 //
@@ -57,23 +64,40 @@
 //	               <----------      Hello (always its own, even on a mismatch)
 //	   both sides compare versions; on a mismatch both report ErrVersion and close
 //	Params         ---------->      checked against the peer's Limits
-//	               <----------      Endpoint, or Error (code CodeParams, ...)
+//	               <----------      Endpoint, or Error (CodeParams, CodeBusy, ...)
+//	   the client moves its queue pair to RTR and RTS
 //	Endpoint       ---------->      (or Error if the client cannot use the peer's)
-//	   both sides move their queue pairs to RTR and RTS
-//	Barrier{seq}   <--------->      Barrier{seq} (each sends, then waits for the same seq)
+//	               <----------      Barrier{0}: the peer's queue pair is connected
+//	   then, once per run (a size, a -count repetition):
+//	Run{seq,size}  ---------->      the peer zeroes its receive half and starts
+//	                                its loop, answering round trips of size bytes
+//	               <----------      Barrier{seq}: it waits for the first one
 //	   the RDMA loop runs; no messages are expected, both sides Watch the socket
-//	Done{samples}  ---------->
-//	               <----------      Done{samples}
-//	   the client may send the next Params on the same connection, or close it
+//	Done{n}        ---------->      n: round trips the client ran, warm-up included
+//	               <----------      Done{m}: round trips the peer answered (m == n)
+//	   the client sends the next Run, or new Params (a new session on the same
+//	   connection), or closes the connection: the peer frees the session
 //
-// Either side may send an Error instead of any message; the receiver returns
-// it as an *Error whose text is "peer: " followed by the sender's message.
+// A session is one pair of connected queue pairs and one registered buffer
+// on each side; a benchmark runs all its sizes and repetitions as Runs of one
+// session. Run seq counts from 1 in each session. A Run's size must not
+// exceed the session's Params.size; the peer stops answering after
+// Limits.MaxRoundTrips round trips of one Run and sends an Error.
+//
+// Either side may send an Error instead of any message, and during the RDMA
+// loop; the receiver returns it as an *Error whose text is "peer: " followed
+// by the sender's message. A peer at its limit of sessions or of registered
+// memory answers Params with an Error of CodeBusy (ErrBusy).
 // Every send and every receive has a deadline (Conn.Timeout, DefaultTimeout
 // by default), so no step can block for longer. The one exception is the
 // RDMA loop: there Conn.Watch blocks on the socket with no deadline and
 // reports at once when the peer's kernel closes the connection (the peer
-// process died) or the peer sends an Error. A peer host that vanishes without
-// closing is caught by TCP keep-alive (KeepAlive).
+// process died) or the peer sends an Error; each side then stops its own
+// loop. A peer process that stalls without closing is caught by the RDMA
+// loop's own idle timeout (Params.IdleTimeout), and a peer host that
+// vanishes without closing by TCP keep-alive (KeepAlive). Between runs
+// rdmapeer waits for the client's next request for as long as it is
+// configured to (rdmapeer -idle).
 //
 // The default port is DefaultPort, 18515, perftest's.
 package oob

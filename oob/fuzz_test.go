@@ -20,7 +20,7 @@ func FuzzDecode(f *testing.F) {
 		f.Add(b)
 		f.Add(b[:len(b)-1])                   // truncated
 		f.Add(append(b, 0))                   // trailing byte
-		f.Add(append([]byte{0x07}, b[1:]...)) // unknown type
+		f.Add(append([]byte{0x08}, b[1:]...)) // unknown type
 	}
 	f.Add([]byte{})
 	f.Add([]byte{0x01, 0x00, 0x10, 0x01})             // length over the bound

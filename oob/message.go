@@ -39,6 +39,10 @@ var (
 	ErrPeerLost = errors.New("oob: lost the peer")
 	// ErrAddr: a peer address that is not host:port.
 	ErrAddr = errors.New("oob: bad peer address")
+	// ErrBusy: the peer serves as many sessions, or holds as much
+	// registered memory, as it may; try again later (an Error with
+	// CodeBusy from the peer).
+	ErrBusy = errors.New("oob: peer busy")
 )
 
 // Type is a message type, the first byte of a frame.
@@ -52,6 +56,7 @@ const (
 	TypeBarrier  Type = 4
 	TypeDone     Type = 5
 	TypeError    Type = 6
+	TypeRun      Type = 7
 )
 
 func (t Type) String() string {
@@ -68,13 +73,15 @@ func (t Type) String() string {
 		return "Done"
 	case TypeError:
 		return "Error"
+	case TypeRun:
+		return "Run"
 	}
 	return fmt.Sprintf("Type(0x%02x)", uint8(t))
 }
 
-func (t Type) known() bool { return t >= TypeHello && t <= TypeError }
+func (t Type) known() bool { return t >= TypeHello && t <= TypeRun }
 
-// Message is one of Hello, Params, Endpoint, Barrier, Done and Error.
+// Message is one of Hello, Params, Endpoint, Run, Barrier, Done and Error.
 type Message interface {
 	Type() Type
 	appendPayload(e *encoder)
@@ -88,18 +95,21 @@ type Hello struct {
 }
 
 // Params are the parameters of one session, sent by the client. The peer
-// checks them with Validate against its Limits before it acts on them.
+// checks them with Validate against its Limits before it acts on them. A
+// session connects one pair of queue pairs and runs any number of Runs on
+// them, each of its own size and length.
 type Params struct {
-	Op         Op
-	Transport  Transport
-	Size       uint32 // message size in bytes
-	Iterations uint64 // measured iterations
-	Warmup     uint64 // unmeasured iterations before them
-	MTU        uint32 // path MTU in bytes; 0: the port's active MTU
-	Inline     uint32 // 0: no inline; else the max inline data requested
-	GIDIndex   int32  // -1: the peer picks its own GID
-	// IdleTimeout is how long a stalled RDMA loop may wait for the other
-	// side before it fails; 0: the peer's default. Sent in nanoseconds.
+	Op        Op
+	Transport Transport
+	// Size is the largest message of the session in bytes: the peer
+	// registers a buffer of twice this (a send half and a receive half).
+	Size     uint32
+	MTU      uint32 // path MTU in bytes; 0: the port's active MTU
+	Inline   int32  // largest message sent inline; 0: never; -1: the peer's device limit
+	GIDIndex int32  // -1: the peer picks its own GID
+	// IdleTimeout is how long a stalled RDMA loop, or a step of the
+	// exchange, may wait for the other side before it fails; 0: the
+	// peer's default. Sent in nanoseconds.
 	IdleTimeout time.Duration
 }
 
@@ -122,11 +132,21 @@ type Endpoint struct {
 	Size      uint32
 }
 
-// Barrier marks a side ready to start the loop; see Conn.Barrier.
+// Run asks the peer to start answering round trips of Size bytes (at most
+// the session's Params.Size). Seq numbers the runs of a session from 1; the
+// peer answers with Barrier{Seq} once it waits for the first round trip.
+type Run struct {
+	Seq  uint32
+	Size uint32
+}
+
+// Barrier marks a side ready: the peer sends Barrier{0} once its queue pair
+// is connected and Barrier{Seq} once it answers a Run's round trips.
 type Barrier struct{ Seq uint32 }
 
-// Done ends a session's loop and carries the number of samples taken.
-type Done struct{ Samples uint64 }
+// Done ends a Run: the client sends the round trips it ran, warm-up
+// included, and the peer answers with the round trips it answered.
+type Done struct{ RoundTrips uint64 }
 
 // Code says what kind of failure an Error reports.
 type Code uint16
@@ -139,12 +159,13 @@ const (
 	CodeParams   Code = 4 // Params outside the peer's Limits
 	CodeResource Code = 5 // device, queue pair or memory setup failed
 	CodeTimeout  Code = 6 // the RDMA loop stalled for IdleTimeout
+	CodeBusy     Code = 7 // the peer is at its session or memory limit
 )
 
 // Error is the message either side sends instead of any other when it
 // fails. Received, it is returned as an *Error: its text is the peer's,
 // prefixed with "peer: ", and it matches ErrProtocol, ErrVersion,
-// ErrInvalidParams and os.ErrDeadlineExceeded by code.
+// ErrInvalidParams, ErrBusy and os.ErrDeadlineExceeded by code.
 type Error struct {
 	Code Code
 	Msg  string
@@ -163,6 +184,8 @@ func (e *Error) Is(target error) bool {
 		return target == ErrInvalidParams
 	case CodeTimeout:
 		return target == os.ErrDeadlineExceeded
+	case CodeBusy:
+		return target == ErrBusy
 	}
 	return false
 }
@@ -170,6 +193,7 @@ func (e *Error) Is(target error) bool {
 func (Hello) Type() Type    { return TypeHello }
 func (Params) Type() Type   { return TypeParams }
 func (Endpoint) Type() Type { return TypeEndpoint }
+func (Run) Type() Type      { return TypeRun }
 func (Barrier) Type() Type  { return TypeBarrier }
 func (Done) Type() Type     { return TypeDone }
 func (Error) Type() Type    { return TypeError }
@@ -251,6 +275,8 @@ func decodePayload(t Type, p []byte) (Message, error) {
 		m = Params{}
 	case TypeEndpoint:
 		m = Endpoint{}
+	case TypeRun:
+		m = Run{}
 	case TypeBarrier:
 		m = Barrier{}
 	case TypeDone:
@@ -394,10 +420,8 @@ func (m Params) appendPayload(e *encoder) {
 	e.u8(uint8(m.Op))
 	e.u8(uint8(m.Transport))
 	e.u32(m.Size)
-	e.u64(m.Iterations)
-	e.u64(m.Warmup)
 	e.u32(m.MTU)
-	e.u32(m.Inline)
+	e.u32(uint32(m.Inline))
 	e.u32(uint32(m.GIDIndex))
 	e.u64(uint64(m.IdleTimeout))
 }
@@ -407,10 +431,8 @@ func (Params) decodePayload(d *decoder) Message {
 	m.Op = Op(d.u8("op"))
 	m.Transport = Transport(d.u8("transport"))
 	m.Size = d.u32("size")
-	m.Iterations = d.u64("iterations")
-	m.Warmup = d.u64("warmup")
 	m.MTU = d.u32("mtu")
-	m.Inline = d.u32("inline")
+	m.Inline = int32(d.u32("inline"))
 	m.GIDIndex = int32(d.u32("gid_index"))
 	m.IdleTimeout = time.Duration(d.u64("idle_timeout"))
 	return m
@@ -452,13 +474,25 @@ func (Endpoint) decodePayload(d *decoder) Message {
 	return m
 }
 
+func (m Run) appendPayload(e *encoder) {
+	e.u32(m.Seq)
+	e.u32(m.Size)
+}
+
+func (Run) decodePayload(d *decoder) Message {
+	var m Run
+	m.Seq = d.u32("seq")
+	m.Size = d.u32("size")
+	return m
+}
+
 func (m Barrier) appendPayload(e *encoder) { e.u32(m.Seq) }
 
 func (Barrier) decodePayload(d *decoder) Message { return Barrier{Seq: d.u32("seq")} }
 
-func (m Done) appendPayload(e *encoder) { e.u64(m.Samples) }
+func (m Done) appendPayload(e *encoder) { e.u64(m.RoundTrips) }
 
-func (Done) decodePayload(d *decoder) Message { return Done{Samples: d.u64("samples")} }
+func (Done) decodePayload(d *decoder) Message { return Done{RoundTrips: d.u64("round_trips")} }
 
 func (m Error) appendPayload(e *encoder) {
 	e.u16(uint16(m.Code))

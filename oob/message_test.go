@@ -39,20 +39,33 @@ const goldenHello = `
 const goldenParams = `
 	02                            // type: Params
 	00                            // reserved
-	00 2a                         // payload length: 42 = 1+1+4+8+8+4+4+4+8
+	00 1a                         // payload length: 26 = 1+1+4+4+4+4+8
 	01                            // op: write
 	01                            // transport: RC
-	00 00 00 02                   // size 2
-	00 00 00 00 00 00 03 e8       // iterations 1000
-	00 00 00 00 00 00 00 64       // warmup 100
+	00 01 00 00                   // size 65536
 	00 00 04 00                   // mtu 1024
-	00 00 00 dc                   // inline 220
+	ff ff ff ff                   // inline -1: the peer's device limit
 	ff ff ff ff                   // gid index -1
 	00 00 00 02 54 0b e4 00       // idle timeout 10 s = 10 000 000 000 ns = 0x2_540b_e400
 `
 
-var goldenParamsValue = oob.Params{Op: oob.OpWrite, Transport: oob.RC, Size: 2, Iterations: 1000,
-	Warmup: 100, MTU: 1024, Inline: 220, GIDIndex: -1, IdleTimeout: 10 * time.Second}
+var goldenParamsValue = oob.Params{Op: oob.OpWrite, Transport: oob.RC, Size: 65536,
+	MTU: 1024, Inline: -1, GIDIndex: -1, IdleTimeout: 10 * time.Second}
+
+const goldenRun = `
+	07                            // type: Run
+	00                            // reserved
+	00 08                         // payload length: 8 = 4+4
+	00 00 00 03                   // seq 3
+	00 00 10 00                   // size 4096
+`
+
+const goldenDone = `
+	05                            // type: Done
+	00                            // reserved
+	00 08                         // payload length: 8
+	00 00 00 00 00 0f 42 40       // round trips 1 000 000 = 0xf_4240
+`
 
 func TestGolden(t *testing.T) {
 	for _, tc := range []struct {
@@ -62,6 +75,8 @@ func TestGolden(t *testing.T) {
 	}{
 		{"Hello", oob.Hello{Version: 1, Software: "rdmabench test"}, goldenHello},
 		{"Params", goldenParamsValue, goldenParams},
+		{"Run", oob.Run{Seq: 3, Size: 4096}, goldenRun},
+		{"Done", oob.Done{RoundTrips: 1e6}, goldenDone},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			want := unhex(t, tc.hex)
@@ -84,12 +99,14 @@ func allMessages() map[string]oob.Message {
 		"Hello/maxstr":   oob.Hello{Version: 0xffff, Software: strings.Repeat("é", oob.MaxString/2)},
 		"Params":         goldenParamsValue,
 		"Params/zero":    oob.Params{},
-		"Params/max":     oob.Params{Op: 255, Transport: 255, Size: ^uint32(0), Iterations: ^uint64(0), Warmup: ^uint64(0), MTU: ^uint32(0), Inline: ^uint32(0), GIDIndex: -1 << 31, IdleTimeout: -1},
+		"Params/max":     oob.Params{Op: 255, Transport: 255, Size: ^uint32(0), MTU: ^uint32(0), Inline: -1 << 31, GIDIndex: -1 << 31, IdleTimeout: -1},
 		"Endpoint":       oob.Endpoint{Device: "rxe0", Firmware: "", LinkLayer: "Ethernet", Port: 1, LID: 0, QPN: 0x11, PSN: 0xabcdef, QKey: 0x11111111, GID: gid, GIDIndex: 1, MTU: 1024, RKey: 0x1234, Addr: 0x7f00_dead_beef, Size: 4096},
 		"Endpoint/IB":    oob.Endpoint{Device: "mlx5_0", Firmware: "20.31.1014", LinkLayer: "InfiniBand", Port: 2, LID: 0xbeef, QPN: 0xffffff, GIDIndex: -1, MTU: 4096},
 		"Endpoint/large": oob.Endpoint{Device: strings.Repeat("d", oob.MaxString), Firmware: strings.Repeat("f", oob.MaxString), LinkLayer: strings.Repeat("l", oob.MaxString)},
+		"Run":            oob.Run{Seq: 1, Size: 2},
+		"Run/max":        oob.Run{Seq: ^uint32(0), Size: ^uint32(0)},
 		"Barrier":        oob.Barrier{Seq: 7},
-		"Done":           oob.Done{Samples: 1e9},
+		"Done":           oob.Done{RoundTrips: 1e9},
 		"Error":          oob.Error{Code: oob.CodeParams, Msg: "size 0: must be 1..8388608 bytes"},
 		"Error/empty":    oob.Error{},
 	}
@@ -144,14 +161,15 @@ func TestDecodeRejects(t *testing.T) {
 		{"truncated header", unhex(t, "01 00 00"), "truncated header (3 of 4 bytes)"},
 		{"truncated payload", hello[:len(hello)-1], "truncated Hello payload (26 of 27 bytes)"},
 		{"length over bound", unhex(t, "05 00 10 01"), "Done payload length 4097 is over the 4096-byte bound"},
-		{"unknown type", unhex(t, "07 00 00 00"), "unknown message type 0x07"},
+		{"unknown type", unhex(t, "08 00 00 00"), "unknown message type 0x08"},
 		{"type zero", unhex(t, "00 00 00 00"), "unknown message type 0x00"},
 		{"HTTP", []byte("HTTP/1.1 400 Bad Request\r\n\r\n"), "unknown message type 0x48"},
 		{"reserved byte", unhex(t, "04 01 00 04 00 00 00 01"), "reserved header byte is 0x01, not 0"},
 		{"trailing frame bytes", unhex(t, "04 00 00 04 00 00 00 01 ff"), "1 trailing bytes after the 8-byte Barrier frame"},
 		{"trailing payload bytes", unhex(t, "04 00 00 05 00 00 00 01 ff"), "Barrier payload has 1 trailing bytes"},
 		{"short payload", unhex(t, "04 00 00 03 00 00 01"), "Barrier payload ends inside seq (3 bytes left, 4 needed)"},
-		{"empty payload", unhex(t, "05 00 00 00"), "Done payload ends inside samples (0 bytes left, 8 needed)"},
+		{"empty payload", unhex(t, "05 00 00 00"), "Done payload ends inside round_trips (0 bytes left, 8 needed)"},
+		{"short Run", unhex(t, "07 00 00 04 00 00 00 01"), "Run payload ends inside size (0 bytes left, 4 needed)"},
 		{"string over bound", longMsg, "Error msg is 1025 bytes, over the 1024-byte bound"},
 		{"string past payload", unhex(t, "06 00 00 06  00 01  00 0a 68 69"), "Error payload ends inside msg (2 bytes left, 10 needed)"},
 		{"string not UTF-8", unhex(t, "06 00 00 05  00 01  00 01 ff"), `Error msg is not valid UTF-8: "\xff"`},
@@ -174,10 +192,13 @@ func TestErrorMessage(t *testing.T) {
 	assert.NotErrorIs(t, e, oob.ErrVersion)
 	assert.ErrorIs(t, &oob.Error{Code: oob.CodeVersion}, oob.ErrVersion)
 	assert.ErrorIs(t, &oob.Error{Code: oob.CodeProtocol}, oob.ErrProtocol)
+	assert.ErrorIs(t, &oob.Error{Code: oob.CodeBusy}, oob.ErrBusy)
+	assert.NotErrorIs(t, &oob.Error{Code: oob.CodeInternal}, oob.ErrBusy)
 }
 
 func TestStrings(t *testing.T) {
 	assert.Equal(t, "Endpoint", oob.TypeEndpoint.String())
+	assert.Equal(t, "Run", oob.TypeRun.String())
 	assert.Equal(t, "Type(0x48)", oob.Type('H').String())
 	assert.Equal(t, "atomic_cswap", oob.OpAtomicCSwap.String())
 	assert.Equal(t, "Op(9)", oob.Op(9).String())

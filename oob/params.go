@@ -56,35 +56,38 @@ func (t Transport) String() string {
 // Limits bound what a client may ask of a peer. A zero field means the
 // DefaultLimits value.
 type Limits struct {
-	MaxSize        uint32        // bytes per message
-	MaxIterations  uint64        // measured iterations
-	MaxWarmup      uint64        // warm-up iterations
+	MaxSize uint32 // bytes per message (Params.Size, Run.Size)
+	// MaxRoundTrips bounds one Run, warm-up included: the peer stops
+	// answering there and reports an Error. Validate does not check it:
+	// a Run's length is known only when it ends.
+	MaxRoundTrips  uint64
 	MaxInline      uint32        // inline data requested
 	MaxGIDIndex    int32         // highest GID table index
 	MaxIdleTimeout time.Duration // IdleTimeout
 }
 
 // DefaultLimits is what rdmapeer accepts unless told otherwise. MaxSize is
-// perftest's largest -a size.
+// perftest's largest -a size; MaxRoundTrips is 1e9, some 20 minutes at
+// 1 us a round trip.
 var DefaultLimits = Limits{
 	MaxSize:        8 << 20,
-	MaxIterations:  1e9,
-	MaxWarmup:      1e9,
+	MaxRoundTrips:  1e9,
 	MaxInline:      4096,
 	MaxGIDIndex:    1023,
 	MaxIdleTimeout: 10 * time.Minute,
 }
+
+// WithDefaults returns l with every zero field set to its DefaultLimits
+// value.
+func (l Limits) WithDefaults() Limits { return l.withDefaults() }
 
 func (l Limits) withDefaults() Limits {
 	d := DefaultLimits
 	if l.MaxSize == 0 {
 		l.MaxSize = d.MaxSize
 	}
-	if l.MaxIterations == 0 {
-		l.MaxIterations = d.MaxIterations
-	}
-	if l.MaxWarmup == 0 {
-		l.MaxWarmup = d.MaxWarmup
+	if l.MaxRoundTrips == 0 {
+		l.MaxRoundTrips = d.MaxRoundTrips
 	}
 	if l.MaxInline == 0 {
 		l.MaxInline = d.MaxInline
@@ -140,15 +143,9 @@ func (p Params) Validate(limits Limits) error {
 	if p.Transport == UD && p.MTU != 0 && p.Size > p.MTU {
 		add("size %d: a UD message must fit in one MTU (%d bytes)", p.Size, p.MTU)
 	}
-	if p.Iterations == 0 {
-		add("iterations 0: must be 1..%d", l.MaxIterations)
-	} else if p.Iterations > l.MaxIterations {
-		add("iterations %d: over the peer's limit of %d", p.Iterations, l.MaxIterations)
-	}
-	if p.Warmup > l.MaxWarmup {
-		add("warmup %d: over the peer's limit of %d", p.Warmup, l.MaxWarmup)
-	}
-	if p.Inline > l.MaxInline {
+	if p.Inline < -1 {
+		add("inline %d: must be -1 (the peer's device limit), 0 (never) or up to %d bytes", p.Inline, l.MaxInline)
+	} else if p.Inline > 0 && uint32(p.Inline) > l.MaxInline {
 		add("inline %d: over the peer's limit of %d bytes", p.Inline, l.MaxInline)
 	}
 	if p.GIDIndex < -1 || p.GIDIndex > l.MaxGIDIndex {

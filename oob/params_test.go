@@ -11,9 +11,9 @@ import (
 )
 
 func TestParamsValidate(t *testing.T) {
-	ok := oob.Params{Op: oob.OpWrite, Transport: oob.RC, Size: 2, Iterations: 1000}
+	ok := oob.Params{Op: oob.OpWrite, Transport: oob.RC, Size: 2}
 	with := func(f func(p *oob.Params)) oob.Params { p := ok; f(&p); return p }
-	small := oob.Limits{MaxSize: 4096, MaxIterations: 10000, MaxWarmup: 100, MaxInline: 256, MaxGIDIndex: 15, MaxIdleTimeout: time.Minute}
+	small := oob.Limits{MaxSize: 4096, MaxRoundTrips: 10000, MaxInline: 256, MaxGIDIndex: 15, MaxIdleTimeout: time.Minute}
 
 	for _, tc := range []struct {
 		name   string
@@ -26,14 +26,13 @@ func TestParamsValidate(t *testing.T) {
 		{"valid send UD", with(func(p *oob.Params) { p.Op, p.Transport, p.MTU, p.Size = oob.OpSend, oob.UD, 1024, 1024 }), oob.DefaultLimits, ""},
 		{"valid atomic", with(func(p *oob.Params) { p.Op, p.Size = oob.OpAtomicFAdd, 8 }), oob.DefaultLimits, ""},
 		{"valid edges", with(func(p *oob.Params) {
-			p.Size, p.Iterations, p.Warmup, p.Inline, p.GIDIndex, p.IdleTimeout = 4096, 10000, 100, 256, 15, time.Minute
+			p.Size, p.Inline, p.GIDIndex, p.IdleTimeout = 4096, 256, 15, time.Minute
 		}), small, ""},
 		{"zero size", with(func(p *oob.Params) { p.Size = 0 }), oob.DefaultLimits, "size 0: must be 1..8388608 bytes"},
 		{"size too large", with(func(p *oob.Params) { p.Size = 4097 }), small, "size 4097: over the peer's limit of 4096 bytes"},
 		{"default max size", with(func(p *oob.Params) { p.Size = 8<<20 + 1 }), oob.DefaultLimits, "size 8388609: over the peer's limit of 8388608 bytes"},
-		{"zero iterations", with(func(p *oob.Params) { p.Iterations = 0 }), small, "iterations 0: must be 1..10000"},
-		{"too many iterations", with(func(p *oob.Params) { p.Iterations = 1e9 + 1 }), oob.DefaultLimits, "iterations 1000000001: over the peer's limit of 1000000000"},
-		{"too much warmup", with(func(p *oob.Params) { p.Warmup = 101 }), small, "warmup 101: over the peer's limit of 100"},
+		{"inline device limit", with(func(p *oob.Params) { p.Inline = -1 }), small, ""},
+		{"inline negative", with(func(p *oob.Params) { p.Inline = -2 }), small, "inline -2: must be -1 (the peer's device limit), 0 (never) or up to 256 bytes"},
 		{"unknown op", with(func(p *oob.Params) { p.Op = 0 }), oob.DefaultLimits, "unknown op 0"},
 		{"unknown op high", with(func(p *oob.Params) { p.Op = 200 }), oob.DefaultLimits, "unknown op 200"},
 		{"unknown transport", with(func(p *oob.Params) { p.Transport = 4 }), oob.DefaultLimits, "unknown transport 4"},
@@ -48,7 +47,7 @@ func TestParamsValidate(t *testing.T) {
 		{"idle timeout negative", with(func(p *oob.Params) { p.IdleTimeout = -1 }), small, "idle timeout -1ns: must be 0 (peer's default) up to 1m0s"},
 		{"idle timeout long", with(func(p *oob.Params) { p.IdleTimeout = time.Hour }), small, "idle timeout 1h0m0s: must be 0 (peer's default) up to 1m0s"},
 		{"all at once", oob.Params{Op: 9, Transport: 9, MTU: 1}, oob.DefaultLimits,
-			"unknown op 9; unknown transport 9; size 0: must be 1..8388608 bytes; mtu 1: must be 0 (the port's active MTU), 256, 512, 1024, 2048 or 4096; iterations 0: must be 1..1000000000"},
+			"unknown op 9; unknown transport 9; size 0: must be 1..8388608 bytes; mtu 1: must be 0 (the port's active MTU), 256, 512, 1024, 2048 or 4096"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			err := tc.p.Validate(tc.limits)
@@ -63,26 +62,33 @@ func TestParamsValidate(t *testing.T) {
 }
 
 func TestParseAddr(t *testing.T) {
-	for _, tc := range []struct{ in, want string }{
-		{"nodeB:18515", ""},
-		{"192.168.77.1:1", ""},
-		{"[fe80::1%eth0]:65535", ""},
-		{"nodeB", `"nodeB" is not host:port (example: nodeB:18515)`},
-		{"", `"" is not host:port (example: nodeB:18515)`},
-		{"fe80::1", `"fe80::1" is not host:port (example: [fe80::1]:18515)`},
-		{":18515", `":18515" has no host (example: nodeB:18515)`},
-		{"nodeB:", `"nodeB:" has no port (example: nodeB:18515)`},
-		{"nodeB:http", `"nodeB:http" has port "http", not a number from 1 to 65535 (example: nodeB:18515)`},
-		{"nodeB:0", `"nodeB:0" has port "0", not a number from 1 to 65535 (example: nodeB:18515)`},
-		{"nodeB:65536", `"nodeB:65536" has port "65536", not a number from 1 to 65535 (example: nodeB:18515)`},
-		{"[::1]:x", `"[::1]:x" has port "x", not a number from 1 to 65535 (example: [::1]:18515)`},
-		{"a b:1", `"a b:1" has no valid host (example: nodeB:18515)`},
+	for _, tc := range []struct{ in, want, norm string }{
+		{"nodeB:18515", "", ""},
+		{"192.168.77.1:1", "", ""},
+		{"[fe80::1%eth0]:65535", "", ""},
+		{"nodeB", "", "nodeB:18515"},
+		{"192.168.77.1", "", "192.168.77.1:18515"},
+		{"fe80::1", "", "[fe80::1]:18515"},
+		{"[fe80::1%eth0]", "", "[fe80::1%eth0]:18515"},
+		{"", `"" is not host:port (example: nodeB:18515)`, ""},
+		{"a b", `"a b" is not host:port (example: nodeB:18515)`, ""},
+		{"nodeB:1:2", `"nodeB:1:2" is not host:port (example: nodeB:18515)`, ""},
+		{":18515", `":18515" has no host (example: nodeB:18515)`, ""},
+		{"nodeB:", `"nodeB:" has no port (example: nodeB:18515)`, ""},
+		{"nodeB:http", `"nodeB:http" has port "http", not a number from 1 to 65535 (example: nodeB:18515)`, ""},
+		{"nodeB:0", `"nodeB:0" has port "0", not a number from 1 to 65535 (example: nodeB:18515)`, ""},
+		{"nodeB:65536", `"nodeB:65536" has port "65536", not a number from 1 to 65535 (example: nodeB:18515)`, ""},
+		{"[::1]:x", `"[::1]:x" has port "x", not a number from 1 to 65535 (example: [::1]:18515)`, ""},
+		{"a b:1", `"a b:1" has no valid host (example: nodeB:18515)`, ""},
 	} {
 		t.Run(tc.in, func(t *testing.T) {
 			got, err := oob.ParseAddr(tc.in)
 			if tc.want == "" {
 				require.NoError(t, err)
-				assert.Equal(t, tc.in, got)
+				if tc.norm == "" {
+					tc.norm = tc.in
+				}
+				assert.Equal(t, tc.norm, got)
 				return
 			}
 			require.ErrorIs(t, err, oob.ErrAddr)
@@ -97,10 +103,15 @@ func TestPeerFromEnv(t *testing.T) {
 	require.NoError(t, err)
 	assert.Empty(t, addr)
 
-	t.Setenv(oob.EnvPeer, "nodeB")
+	t.Setenv(oob.EnvPeer, "nodeB:")
 	_, err = oob.PeerFromEnv()
 	require.ErrorIs(t, err, oob.ErrAddr)
-	assert.EqualError(t, err, `oob: bad peer address: RDMABENCH_PEER="nodeB" is not host:port (example: nodeB:18515)`)
+	assert.EqualError(t, err, `oob: bad peer address: RDMABENCH_PEER="nodeB:" has no port (example: nodeB:18515)`)
+
+	t.Setenv(oob.EnvPeer, " nodeB ")
+	addr, err = oob.PeerFromEnv()
+	require.NoError(t, err)
+	assert.Equal(t, "nodeB:18515", addr, "a bare host gets the default port")
 
 	t.Setenv(oob.EnvPeer, "nodeB:18515")
 	addr, err = oob.PeerFromEnv()
