@@ -22,6 +22,8 @@
 //
 // Odd rounds run perftest first, even rounds ours, so that neither side
 // always profits from a warmer machine. Every run is killed after -timeout.
+// When ib_write_lat's CPU frequency estimate fails (under load it prints
+// inf/nan figures) that run is repeated, up to -retries times.
 //
 // It prints, per size, perftest's t_min, t_typical, t_avg, 99%, 99.9% and
 // t_max next to our min, p50, mean, p99, p99.9 and max as medians over the
@@ -51,6 +53,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/rdmabench/rdmabench/internal/perftest"
 )
 
 // config is the command line.
@@ -66,6 +70,7 @@ type config struct {
 	port         int
 	outDir       string
 	strict       bool
+	retries      int
 	perftestPath string // resolved from PATH
 }
 
@@ -88,6 +93,7 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	fs.IntVar(&c.port, "port", 18515, "first TCP `port` for ib_write_lat; each pair takes the next free one")
 	fs.StringVar(&c.outDir, "out", os.Getenv("RXEVM_OUT"), "`dir`ectory for the raw outputs and the table (default $RXEVM_OUT; none when empty)")
 	fs.BoolVar(&c.strict, "strict", false, "exit with status 1 when a target is missed")
+	fs.IntVar(&c.retries, "retries", 2, "run ib_write_lat again up to `N` times when it could not estimate the CPU frequency (inf/nan figures)")
 	fs.Usage = func() {
 		fmt.Fprintf(stderr, "usage: rdmacompare -bench BINARY [flags]\n\n"+
 			"Runs perftest's ib_write_lat and BenchmarkRDMAWrite interleaved and compares them.\n\nFlags:\n")
@@ -182,19 +188,29 @@ func run(ctx context.Context, c *config, stdout, stderr io.Writer) int {
 			smp := Sample{Round: round, Size: size, PerftestFirst: round%2 == 1}
 			var errs []error
 			runPT := func() {
-				port = freePort(port)
-				row, raw, err := runPerftest(ctx, c, size, port)
-				port++
-				tag := fmt.Sprintf("round%d-size%d-perftest", round, size)
-				save(tag+"-server.txt", raw.server)
-				save(tag+"-client.txt", raw.client)
-				if err != nil {
-					errs = append(errs, err)
+				for try := 1; ; try++ {
+					port = freePort(port)
+					row, raw, err := runPerftest(ctx, c, size, port)
+					port++
+					tag := fmt.Sprintf("round%d-size%d-perftest", round, size)
+					if try > 1 {
+						tag += fmt.Sprintf("-try%d", try)
+					}
+					save(tag+"-server.txt", raw.server)
+					save(tag+"-client.txt", raw.client)
+					if errors.Is(err, perftest.ErrNoClock) && try <= c.retries && ctx.Err() == nil {
+						logf("round %d size %d: %s could not estimate the CPU frequency (inf/nan figures); running it again", round, size, writeLat)
+						continue
+					}
+					if err != nil {
+						errs = append(errs, err)
+						return
+					}
+					smp.Perftest = perftestFigures(row)
+					if h.PerftestSetup == nil {
+						h.PerftestSetup = setupOf(raw.report.Info, perftestSetupKeys)
+					}
 					return
-				}
-				smp.Perftest = perftestFigures(row)
-				if h.PerftestSetup == nil {
-					h.PerftestSetup = setupOf(raw.report.Info, perftestSetupKeys)
 				}
 			}
 			runOurs := func() {

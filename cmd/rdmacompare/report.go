@@ -53,7 +53,7 @@ func Print(w io.Writer, h Header, sums []SizeSummary) error {
 		p.f("ours setup:     %s\n", strings.Join(h.OursSetup, ", "))
 	}
 	for _, s := range sums {
-		p.f("\nsize %d B (%d rounds with both sides)\n", s.Size, completeRounds(s.Samples))
+		p.f("\nsize %d B (both sides ran in %d of %d rounds)\n", s.Size, completeRounds(s.Samples), len(s.Samples))
 		p.f("  %-10s %9s  %-21s  %-6s %9s  %-21s  %s\n",
 			"perftest", "median", "range", "ours", "median", "range", "ours/perftest")
 		for _, r := range s.Rows {

@@ -61,6 +61,14 @@ const (
 // when the test failed before measuring.
 var ErrNoTable = errors.New("perftest: no latency result table in the output")
 
+// ErrNoClock is returned when a table's figures are inf or nan. perftest
+// divides cycle counts by a CPU frequency it estimates by timing a loop;
+// when the estimate fails (it prints "Correlation coefficient r^2: ... <
+// 0.9" on standard error, seen under load and under emulation) the
+// frequency is 0, and with -F perftest divides by it instead of giving up.
+// The measurement is lost; running the test again usually works.
+var ErrNoClock = errors.New("perftest: figures are inf/nan: perftest could not estimate the CPU frequency (see \"Correlation coefficient\" on its standard error)")
+
 // A SyntaxError reports a result table that cannot be read.
 type SyntaxError struct {
 	Line int    // 1-based line number in the output
@@ -182,6 +190,9 @@ func ParseLatency(r io.Reader) (*LatencyReport, error) {
 				break
 			}
 			row, err := parseRow(f, cols)
+			if errors.Is(err, ErrNoClock) {
+				return nil, fmt.Errorf("%w (line %d)", err, n)
+			}
 			if err != nil {
 				return nil, &SyntaxError{Line: n, Text: line, Msg: err.Error()}
 			}
@@ -269,12 +280,21 @@ func parseRow(f []string, cols []column) (LatencyRow, error) {
 		return LatencyRow{}, fmt.Errorf("#iterations: %v", err)
 	}
 	row := LatencyRow{Bytes: bytes, Iterations: iters, Values: make(map[Stat]float64, len(cols)-2)}
+	noClock := false
 	for i, c := range cols[2:] {
+		// printf's "inf", "-inf", "nan", "-nan": a failed clock estimate.
+		if w := strings.TrimLeft(strings.ToLower(f[i+2]), "+-"); w == "inf" || w == "nan" {
+			noClock = true
+			continue
+		}
 		v, err := strconv.ParseFloat(f[i+2], 64)
 		if err != nil {
 			return LatencyRow{}, fmt.Errorf("%s: %q is not a number", c.name, f[i+2])
 		}
 		row.Values[Stat(c.name)] = v
+	}
+	if noClock {
+		return LatencyRow{}, ErrNoClock
 	}
 	return row, nil
 }

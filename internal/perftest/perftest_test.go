@@ -181,6 +181,12 @@ func TestParseErrors(t *testing.T) {
 			}
 		})
 	}
+	// perftest 4.5 with -F when its CPU frequency estimate failed: every
+	// figure inf or -nan (captured in the VM under load; standard error
+	// appended).
+	if _, err := parseFile(t, "write_lat_client_noclock.txt"); !errors.Is(err, ErrNoClock) || !strings.Contains(err.Error(), "line 22") {
+		t.Errorf("inf/nan figures: err = %v, want ErrNoClock at line 22", err)
+	}
 	// Empty output: the test failed before printing anything.
 	if _, err := ParseLatency(strings.NewReader("")); !errors.Is(err, ErrNoTable) {
 		t.Errorf("empty output: err = %v, want ErrNoTable", err)
