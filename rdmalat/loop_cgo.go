@@ -34,7 +34,7 @@ typedef struct {
 	volatile uint8_t *poll;       // last byte of this size in the receive half
 	uint8_t *post;                // last byte of this size in the send half
 	uint8_t cnt;                  // last counter sent (initiator) or answered (responder)
-	int32_t stop;                 // raised by Go (atomically) to end a loop
+	int32_t stop;                 // raised by Go (atomically): RB_STOP_FINISH or RB_STOP_NOW
 	int64_t idle_ns;              // longest wait for the peer or a completion
 	int32_t err;
 	uint8_t got, want;
@@ -46,11 +46,18 @@ static inline int64_t rb_now(void) {
 	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 }
 
+// Stop levels. RB_STOP_FINISH ends a loop at its next wait for the peer's
+// counter, so that a write already posted completes and is counted (a
+// responder told to stop once the initiator has seen its last answer, which
+// lands before the responder polls its completion). RB_STOP_NOW also ends
+// a wait for a send completion.
+enum { RB_STOP_FINISH = 1, RB_STOP_NOW = 2 };
+
 // rb_check is called every 1024 spins: it ends a wait that has lasted
-// past the deadline or that Go asked to stop. The clock is read only here,
-// never per spin.
-static inline int rb_check(rb_lat *l, int64_t *deadline, int timeout_code) {
-	if (__atomic_load_n(&l->stop, __ATOMIC_RELAXED))
+// past the deadline or that Go asked to stop (at level or above). The clock
+// is read only here, never per spin.
+static inline int rb_check(rb_lat *l, int64_t *deadline, int timeout_code, int32_t level) {
+	if (__atomic_load_n(&l->stop, __ATOMIC_RELAXED) >= level)
 		return RB_STOPPED;
 	int64_t now = rb_now();
 	if (*deadline == 0)
@@ -66,7 +73,7 @@ static inline int rb_wait_send(rb_lat *l) {
 	uint32_t spins = 0;
 	int n, rc;
 	while ((n = ibv_poll_cq(l->cq, 1, &wc)) == 0)
-		if ((++spins & 1023) == 0 && (rc = rb_check(l, &deadline, RB_TIMEOUT_CQ)))
+		if ((++spins & 1023) == 0 && (rc = rb_check(l, &deadline, RB_TIMEOUT_CQ, RB_STOP_NOW)))
 			return rc;
 	if (n < 0) {
 		l->err = n;
@@ -88,7 +95,7 @@ static inline int rb_wait_byte(rb_lat *l, uint8_t want) {
 	uint32_t spins = 0;
 	int rc;
 	while ((v = __atomic_load_n(l->poll, __ATOMIC_ACQUIRE)) == prev)
-		if ((++spins & 1023) == 0 && (rc = rb_check(l, &deadline, RB_TIMEOUT_PEER)))
+		if ((++spins & 1023) == 0 && (rc = rb_check(l, &deadline, RB_TIMEOUT_PEER, RB_STOP_FINISH)))
 			return rc;
 	if (v != want) {
 		l->got = v;
@@ -133,8 +140,12 @@ static int rb_write_ping(rb_lat *l, int64_t *rtt, int n) {
 
 // rb_write_pong answers the initiator until stopped or until max round
 // trips (0: no limit): wait for its counter, write the same counter back.
+// The stop flag is also read once per round trip, so that an initiator
+// that keeps writing cannot keep a stopped responder going.
 static int rb_write_pong(rb_lat *l, uint64_t max, uint64_t *done) {
 	for (;;) {
+		if (__atomic_load_n(&l->stop, __ATOMIC_RELAXED))
+			return RB_STOPPED;
 		uint8_t c = (uint8_t)(l->cnt + 1);
 		int rc = rb_wait_byte(l, c);
 		if (rc)
@@ -218,7 +229,14 @@ func newCLoop(ep *Endpoint, remote PeerInfo, size int, timeout time.Duration) (*
 	return &cLoop{l: l, ep: ep}, nil
 }
 
-func (c *cLoop) stop() { atomic.StoreInt32((*int32)(unsafe.Pointer(&c.l.stop)), 1) }
+// stop ends the loop at once, wherever it waits.
+func (c *cLoop) stop() { atomic.StoreInt32((*int32)(unsafe.Pointer(&c.l.stop)), C.RB_STOP_NOW) }
+
+// finish ends the loop at its next wait for the peer's counter: an answer
+// already posted completes and is counted first.
+func (c *cLoop) finish() {
+	atomic.CompareAndSwapInt32((*int32)(unsafe.Pointer(&c.l.stop)), 0, C.RB_STOP_FINISH)
+}
 
 func (c *cLoop) free() {
 	if c.l != nil {

@@ -13,6 +13,7 @@ type cLoop struct{}
 
 func newCLoop(*Endpoint, PeerInfo, int, time.Duration) (*cLoop, error) { return nil, errNoCgo }
 func (*cLoop) stop()                                                   {}
+func (*cLoop) finish()                                                 {}
 func (*cLoop) free()                                                   {}
 func (*cLoop) ping([]int64) error                                      { return errNoCgo }
 func (*cLoop) pong(uint64) (uint64, error)                             { return 0, errNoCgo }

@@ -91,15 +91,20 @@ func (p *Pair) Close() error {
 	return errors.Join(errs...)
 }
 
-// localResponder answers from a goroutine of this process.
+// localResponder answers from a goroutine of this process: the loopback
+// pair's responder, and rdmapeer's (see Serve).
 type localResponder struct {
 	ep        *Endpoint
 	initiator PeerInfo
 	cpu       int
 	timeout   time.Duration
+	max       uint64 // round trips one run may answer; 0: no limit
 	loop      *cLoop
 	done      chan pongResult
 }
+
+// errRoundTripLimit ends a responder's loop that answered its max.
+var errRoundTripLimit = errors.New("rdmalat: the run reached the responder's limit of round trips")
 
 type pongResult struct {
 	n   uint64
@@ -120,7 +125,10 @@ func (r *localResponder) Start(size int, abort func(error)) error {
 			return
 		}
 		defer unpin()
-		n, err := loop.pong(0)
+		n, err := loop.pong(r.max)
+		if err == nil && r.max > 0 && n == r.max {
+			err = fmt.Errorf("%w (%d)", errRoundTripLimit, r.max)
+		}
 		if err != nil {
 			abort(fmt.Errorf("rdmalat: responder: %w", err))
 		}
@@ -134,11 +142,14 @@ func (r *localResponder) Start(size int, abort func(error)) error {
 	return nil
 }
 
+// Stop ends the loop once an answer in flight has completed (the
+// initiator sees an answer land before this side polls its completion),
+// and returns the round trips answered.
 func (r *localResponder) Stop() (uint64, error) {
 	if r.loop == nil {
 		return 0, nil
 	}
-	r.loop.stop()
+	r.loop.finish()
 	var res pongResult
 	select {
 	case res = <-r.done:

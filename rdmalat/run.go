@@ -25,6 +25,16 @@ type Responder interface {
 	Stop() (answered uint64, err error)
 }
 
+// runEnder is implemented by a Responder that must know how the
+// initiator's run ended before its Stop: ran is the number of round trips
+// the initiator ran, warm-up included, and runErr the error its loop ended
+// with. The remote responder sends ran to its peer, and after a failed run
+// drops the session at once rather than wait on a peer that may be
+// stalled.
+type runEnder interface {
+	endRun(ran uint64, runErr error)
+}
+
 // RunConfig is the part of a Run that can vary per run.
 type RunConfig struct {
 	Size    int
@@ -81,6 +91,7 @@ func StartRun(local *Endpoint, remote PeerInfo, resp Responder, cfg RunConfig) (
 	for left := cfg.Warmup; left > 0; {
 		n := min(left, maxChunk)
 		if err = r.ping(r.buf[:n]); err != nil {
+			r.err = err
 			return nil, fmt.Errorf("rdmalat: warm-up: %w", err)
 		}
 		r.total += uint64(n)
@@ -141,6 +152,9 @@ func (r *Run) Close() error {
 	var errs []error
 	if r.started {
 		r.started = false
+		if e, ok := r.resp.(runEnder); ok {
+			e.endRun(r.total, r.err)
+		}
 		answered, err := r.resp.Stop()
 		errs = append(errs, err)
 		if err == nil && r.err == nil && answered != r.total {

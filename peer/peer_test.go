@@ -1,0 +1,266 @@
+package peer_test
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/rdmabench/rdmabench/oob"
+	"github.com/rdmabench/rdmabench/peer"
+	"github.com/rdmabench/rdmabench/rdmalat"
+)
+
+// These tests need no RDMA device: everything they check happens before a
+// session opens one (the VM tests in cmd/rdmapeer run whole sessions).
+
+// logLines collects a Server's log.
+type logLines struct {
+	mu    sync.Mutex
+	lines []string
+	added chan struct{}
+}
+
+func (l *logLines) logf(format string, args ...any) {
+	l.mu.Lock()
+	l.lines = append(l.lines, fmt.Sprintf(format, args...))
+	l.mu.Unlock()
+	select {
+	case l.added <- struct{}{}:
+	default:
+	}
+}
+
+// wait returns the first line containing s, waiting up to 5 s for it.
+func (l *logLines) wait(t *testing.T, s string) string {
+	t.Helper()
+	deadline := time.After(5 * time.Second)
+	for {
+		l.mu.Lock()
+		for _, line := range l.lines {
+			if strings.Contains(line, s) {
+				l.mu.Unlock()
+				return line
+			}
+		}
+		l.mu.Unlock()
+		select {
+		case <-l.added:
+		case <-time.After(10 * time.Millisecond):
+		case <-deadline:
+			l.mu.Lock()
+			defer l.mu.Unlock()
+			t.Fatalf("no log line with %q within 5 s; log:\n%s", s, strings.Join(l.lines, "\n"))
+		}
+	}
+}
+
+// start runs a Server on 127.0.0.1 for the test; Shutdown at its end.
+func start(t *testing.T, cfg peer.Config) (*peer.Server, string, *logLines) {
+	t.Helper()
+	logs := &logLines{added: make(chan struct{}, 1)}
+	cfg.Logf = logs.logf
+	if cfg.Session.Device == "" {
+		cfg.Session.Device = "nodev0" // never opened: these sessions end before
+	}
+	if cfg.Timeout == 0 {
+		cfg.Timeout = 2 * time.Second
+	}
+	srv := peer.New(cfg)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	done := make(chan error, 1)
+	go func() { done <- srv.Serve(ln) }()
+	t.Cleanup(func() {
+		srv.Shutdown()
+		assert.ErrorIs(t, <-done, peer.ErrServerClosed)
+		assert.Zero(t, srv.Stats().Active)
+		assert.Zero(t, srv.Stats().Memory)
+	})
+	return srv, ln.Addr().String(), logs
+}
+
+func dial(t *testing.T, addr string) *oob.Conn {
+	t.Helper()
+	c, err := oob.Dial(t.Context(), addr, 2*time.Second)
+	require.NoError(t, err)
+	t.Cleanup(func() { c.Close() })
+	return c
+}
+
+var goodParams = oob.Params{Op: oob.OpWrite, Transport: oob.RC, Size: 4096, Inline: -1, GIDIndex: -1}
+
+// ask sends p and returns the peer's answer as an *oob.Error.
+func ask(t *testing.T, c *oob.Conn, p oob.Params) *oob.Error {
+	t.Helper()
+	require.NoError(t, c.SendParams(p))
+	_, err := c.RecvEndpoint()
+	var perr *oob.Error
+	require.ErrorAs(t, err, &perr)
+	return perr
+}
+
+func TestPeerRefusesParams(t *testing.T) {
+	_, addr, logs := start(t, peer.Config{
+		Session:   rdmalat.ServeConfig{Limits: oob.Limits{MaxSize: 64 << 10, MaxIdleTimeout: time.Minute}},
+		MaxMemory: 1 << 20,
+	})
+	with := func(f func(p *oob.Params)) oob.Params { p := goodParams; f(&p); return p }
+	for _, tc := range []struct {
+		name string
+		p    oob.Params
+		code oob.Code
+		is   error
+		want string
+	}{
+		{"size over the limit", with(func(p *oob.Params) { p.Size = 64<<10 + 1 }), oob.CodeParams, oob.ErrInvalidParams,
+			"peer: rdmapeer (nodev0): oob: invalid params: size 65537: over the peer's limit of 65536 bytes"},
+		{"zero size", with(func(p *oob.Params) { p.Size = 0 }), oob.CodeParams, oob.ErrInvalidParams, "size 0: must be 1..65536 bytes"},
+		{"idle timeout", with(func(p *oob.Params) { p.IdleTimeout = time.Hour }), oob.CodeParams, oob.ErrInvalidParams,
+			"idle timeout 1h0m0s: must be 0 (peer's default) up to 1m0s"},
+		{"op not served", with(func(p *oob.Params) { p.Op = oob.OpRead }), oob.CodeParams, oob.ErrInvalidParams,
+			"op read over RC: this rdmapeer measures write over RC only"},
+		{"transport not served", with(func(p *oob.Params) { p.Transport = oob.UC }), oob.CodeParams, oob.ErrInvalidParams,
+			"op write over UC: this rdmapeer measures write over RC only"},
+		{"device", goodParams, oob.CodeResource, nil, "rdmapeer (nodev0): "},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := dial(t, addr)
+			perr := ask(t, c, tc.p)
+			assert.Equal(t, tc.code, perr.Code, "%v", perr)
+			if tc.is != nil {
+				assert.ErrorIs(t, perr, tc.is)
+			}
+			assert.Contains(t, perr.Error(), tc.want)
+			// The peer ends the connection after an Error.
+			_, err := c.Recv()
+			assert.Error(t, err)
+			logs.wait(t, "session "+c.NetConn().LocalAddr().String()+" ")
+		})
+	}
+}
+
+// TestPeerMemoryBudget: sessions together may register at most MaxMemory;
+// one session alone over it is refused as invalid, one that fits only
+// once others end as busy.
+func TestPeerMemoryBudget(t *testing.T) {
+	srv, addr, _ := start(t, peer.Config{MaxMemory: 8 << 10})
+	c := dial(t, addr)
+	perr := ask(t, c, oob.Params{Op: oob.OpWrite, Transport: oob.RC, Size: 8<<10 + 1, Inline: -1, GIDIndex: -1})
+	assert.Equal(t, oob.CodeParams, perr.Code)
+	assert.Contains(t, perr.Msg, "the session would register 16386 bytes (twice its size), over this peer's limit of 8192 (rdmapeer -max-memory)")
+	assert.Zero(t, srv.Stats().Memory)
+}
+
+// TestPeerBusy: with MaxSessions connections open, the next client is told
+// the peer is busy (ErrBusy), and is served once one of them leaves.
+func TestPeerBusy(t *testing.T) {
+	srv, addr, logs := start(t, peer.Config{MaxSessions: 2})
+	a, b := dial(t, addr), dial(t, addr) // idle: each holds a slot
+	c := dial(t, addr)
+	perr := ask(t, c, goodParams)
+	assert.Equal(t, oob.CodeBusy, perr.Code)
+	assert.ErrorIs(t, perr, oob.ErrBusy)
+	assert.Equal(t, "peer: rdmapeer is busy: it serves 2 sessions at once (rdmapeer -max-sessions); try again later", perr.Error())
+	logs.wait(t, "refused "+c.NetConn().LocalAddr().String()+": busy (2 sessions)")
+
+	require.NoError(t, a.Close())
+	logs.wait(t, "session "+a.NetConn().LocalAddr().String()+" no session duration=")
+	d := dial(t, addr)
+	perr = ask(t, d, goodParams)
+	assert.Equal(t, oob.CodeResource, perr.Code, "served (and failed on the missing device), not busy: %v", perr)
+	_ = b
+	st := srv.Stats()
+	assert.Equal(t, 1, st.Refused)
+}
+
+// TestPeerNotClient: something that does not speak the protocol is
+// answered with an Error, rejected and logged, and holds no slot.
+func TestPeerNotClient(t *testing.T) {
+	srv, addr, logs := start(t, peer.Config{MaxSessions: 1})
+	nc, err := net.Dial("tcp", addr)
+	require.NoError(t, err)
+	defer nc.Close()
+	_, err = io.WriteString(nc, "GET / HTTP/1.1\r\nHost: nodeB\r\n\r\n")
+	require.NoError(t, err)
+	reply, err := io.ReadAll(nc)
+	require.NoError(t, err)
+	m, err := oob.Decode(reply)
+	require.NoError(t, err)
+	assert.Equal(t, oob.TypeError, m.Type())
+	logs.wait(t, "rejected "+nc.LocalAddr().String()+`: oob: `+nc.LocalAddr().String()+` is not an rdmabench client (got "GET / HTTP/1.1`)
+	assert.Equal(t, 1, srv.Stats().Refused)
+
+	c := dial(t, addr) // the slot is free again
+	assert.Equal(t, oob.CodeResource, ask(t, c, goodParams).Code)
+}
+
+// TestPeerProtocolErrors: a Run before any Params, and a message a client
+// never sends, end the connection with an Error saying so.
+func TestPeerProtocolErrors(t *testing.T) {
+	_, addr, logs := start(t, peer.Config{})
+	for _, tc := range []struct {
+		name string
+		msg  oob.Message
+		want string
+	}{
+		{"Run first", oob.Run{Seq: 1, Size: 2}, "Run before Params"},
+		{"Barrier", oob.Barrier{Seq: 1}, "expected Params or Run from"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := dial(t, addr)
+			require.NoError(t, c.Send(tc.msg))
+			_, err := c.Recv()
+			require.ErrorIs(t, err, oob.ErrProtocol)
+			assert.Contains(t, err.Error(), tc.want)
+			line := logs.wait(t, "session "+c.NetConn().LocalAddr().String()+" ")
+			assert.Contains(t, line, "result=error: ")
+			assert.Contains(t, line, tc.want)
+		})
+	}
+}
+
+// TestPeerShutdown: Shutdown tells connected clients and closes them.
+func TestPeerShutdown(t *testing.T) {
+	logs := &logLines{added: make(chan struct{}, 1)}
+	srv := peer.New(peer.Config{Session: rdmalat.ServeConfig{Device: "nodev0"}, Logf: logs.logf})
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	done := make(chan error, 1)
+	go func() { done <- srv.Serve(ln) }()
+	c := dial(t, ln.Addr().String())
+	for srv.Stats().Active == 0 {
+		time.Sleep(time.Millisecond)
+	}
+	srv.Shutdown()
+	require.ErrorIs(t, <-done, peer.ErrServerClosed)
+	_, err = c.Recv()
+	var perr *oob.Error
+	require.ErrorAs(t, err, &perr)
+	assert.Equal(t, "peer: rdmapeer is shutting down", perr.Error())
+	_, err = net.Dial("tcp", ln.Addr().String())
+	assert.Error(t, err, "the listener is closed")
+}
+
+func TestFormatReport(t *testing.T) {
+	for _, tc := range []struct {
+		r    rdmalat.SessionReport
+		want string
+	}{
+		{rdmalat.SessionReport{Client: "10.0.0.1:4711", Params: goodParams, Device: "rxe1", Sizes: []int{2, 4096}, Runs: 20, RoundTrips: 123456, Duration: 2345678 * time.Microsecond},
+			"session 10.0.0.1:4711 device=rxe1 op=write max-size=4096 sizes=2,4096 runs=20 round-trips=123456 duration=2.346s result=ok"},
+		{rdmalat.SessionReport{Client: "10.0.0.1:4712", Params: goodParams, Device: "rxe1", Duration: time.Millisecond, Err: errors.New("boom")},
+			"session 10.0.0.1:4712 device=rxe1 op=write max-size=4096 sizes=none runs=0 round-trips=0 duration=1ms result=error: boom"},
+		{rdmalat.SessionReport{Client: "10.0.0.1:4713", Duration: 3 * time.Second},
+			"session 10.0.0.1:4713 no session duration=3s result=ok"},
+	} {
+		assert.Equal(t, tc.want, peer.FormatReport(tc.r))
+	}
+}

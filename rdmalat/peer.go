@@ -1,0 +1,277 @@
+package rdmalat
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"slices"
+	"time"
+
+	"github.com/rdmabench/rdmabench/oob"
+)
+
+// ServeConfig says how Serve answers a client: rdmapeer's side of a
+// two-node pair. Everything about a session comes from the client's Params
+// except what belongs to this node: device, port, GID and CPU.
+type ServeConfig struct {
+	Device   string // required
+	Port     int    // 0: the first active port
+	GIDIndex int    // -1: the best GID; a client's Params.GIDIndex >= 0 wins
+	CPU      int    // CPU to pin the answering thread to; -1: not pinned
+	Limits   oob.Limits
+	// Idle bounds the wait for the client's next request, between runs
+	// and between sessions; 0: no bound (TCP keep-alive still notices a
+	// vanished host).
+	Idle time.Duration
+	// Timeout is the RDMA loop's idle timeout when the client's Params
+	// carry none; 0: 5 s.
+	Timeout time.Duration
+	// Reserve, if not nil, is asked for the bytes a session is about to
+	// register; it returns what gives them back, or an error for the
+	// client (matching oob.ErrBusy when other sessions hold the memory).
+	Reserve func(bytes int) (release func(), err error)
+	// Report, if not nil, is called once for each session when it ends,
+	// and once for a connection that ends before its first Params.
+	Report func(SessionReport)
+}
+
+// SessionReport describes one session served by Serve.
+type SessionReport struct {
+	Client     string     // the client's address
+	Params     oob.Params // zero for a connection that ended before any
+	Device     string     // this side's device
+	Sizes      []int      // distinct run sizes, in order of first use
+	Runs       int
+	RoundTrips uint64 // answered, every run, warm-up included
+	Duration   time.Duration
+	// Err is why the session ended; nil when the client ended it
+	// cleanly (closed the connection or sent new Params between runs).
+	Err error
+}
+
+// Serve serves one client of rdmapeer on conn, which has done its
+// handshake (oob.Accept), until the client closes it or a failure ends it:
+// any number of sessions (Params), each any number of Runs, answered by a
+// thread pinned to cfg.CPU with the same C loop as the loopback responder.
+// Each session registers its own buffer, with only the remote access its
+// operation needs, and deregisters it when it ends.
+//
+// Serve returns nil when the client closed the connection cleanly between
+// runs. Otherwise it returns the error that ended it, after sending it to
+// the client when the connection still works. The client's death during a
+// run (its socket closes) stops the answering loop at once; a stalled
+// client ends the loop after the idle timeout. Closing conn from another
+// goroutine ends Serve promptly. Serve does not close conn.
+func Serve(conn *oob.Conn, cfg ServeConfig) error {
+	if cfg.Timeout <= 0 {
+		cfg.Timeout = 5 * time.Second
+	}
+	s := &servedSession{conn: conn, cfg: cfg, client: "client", start: time.Now()}
+	if a := conn.NetConn().RemoteAddr(); a != nil {
+		s.client = a.String()
+	}
+	sessions := 0
+	for {
+		m, err := conn.Next(cfg.Idle)
+		if err == nil {
+			switch m := m.(type) {
+			case oob.Params:
+				if s.active {
+					s.end(nil)
+				}
+				sessions++
+				err = s.open(m)
+			case oob.Run:
+				err = s.run(m)
+			default:
+				err = fmt.Errorf("%w: expected Params or Run from %s, got %v", oob.ErrProtocol, s.client, m.Type())
+				_ = conn.SendErr(err) // best effort: we end the connection
+			}
+			if err == nil {
+				continue
+			}
+		} else if err == io.EOF {
+			err = nil
+		}
+		if s.active || sessions == 0 {
+			s.end(err)
+		}
+		return err
+	}
+}
+
+// servedSession is Serve's state for the current session.
+type servedSession struct {
+	conn    *oob.Conn
+	cfg     ServeConfig
+	client  string
+	active  bool // a session is open: rep, start and what it holds are its
+	rep     SessionReport
+	start   time.Time
+	ep      *Endpoint
+	release func()
+	resp    *localResponder
+	seq     uint32
+}
+
+// fail sends err to the client with code, prefixed with this side's name,
+// and returns it.
+func (s *servedSession) fail(code oob.Code, err error) error {
+	_ = s.conn.SendError(code, fmt.Sprintf("rdmapeer (%s): %v", s.cfg.Device, err)) // best effort: the session ends anyway
+	return err
+}
+
+// open starts a session: checks p, registers the buffer, exchanges the
+// endpoints and connects the queue pair.
+func (s *servedSession) open(p oob.Params) error {
+	s.active = true
+	s.rep = SessionReport{Client: s.client, Params: p, Device: s.cfg.Device}
+	s.start = time.Now()
+	if err := p.Validate(s.cfg.Limits); err != nil {
+		return s.fail(oob.CodeParams, err)
+	}
+	if p.Op != oob.OpWrite || p.Transport != oob.RC {
+		return s.fail(oob.CodeParams, fmt.Errorf("%w: op %v over %v: this rdmapeer measures write over RC only", oob.ErrInvalidParams, p.Op, p.Transport))
+	}
+	if s.cfg.Reserve != nil {
+		release, err := s.cfg.Reserve(2 * int(p.Size))
+		if err != nil {
+			code := oob.CodeResource
+			switch {
+			case errors.Is(err, oob.ErrBusy):
+				code = oob.CodeBusy
+			case errors.Is(err, oob.ErrInvalidParams):
+				code = oob.CodeParams
+			}
+			return s.fail(code, err)
+		}
+		s.release = release
+	}
+	gid := s.cfg.GIDIndex
+	if p.GIDIndex >= 0 {
+		gid = int(p.GIDIndex)
+	}
+	timeout := p.IdleTimeout
+	if timeout <= 0 {
+		timeout = s.cfg.Timeout
+	}
+	ep, err := NewEndpoint(EndpointConfig{
+		Device: s.cfg.Device, Port: s.cfg.Port, GIDIndex: gid, Op: OpWrite,
+		MaxSize: int(p.Size), Inline: int(p.Inline), MTU: int(p.MTU),
+	})
+	if err != nil {
+		return s.fail(oob.CodeResource, err)
+	}
+	s.ep = ep
+	s.rep.Device = ep.Device().Name
+	if err := s.conn.SendEndpoint(ep.oobEndpoint()); err != nil {
+		return err
+	}
+	ce, err := s.conn.RecvEndpoint()
+	if err != nil {
+		return err
+	}
+	if ce.Size < p.Size {
+		return s.fail(oob.CodeProtocol, fmt.Errorf("%w: the client's buffer holds %d bytes, its Params say %d", oob.ErrProtocol, ce.Size, p.Size))
+	}
+	client := peerInfo(ce)
+	if err := ep.Connect(client); err != nil {
+		return s.fail(oob.CodeResource, err)
+	}
+	s.resp = &localResponder{ep: ep, initiator: client, cpu: s.cfg.CPU, timeout: timeout, max: s.cfg.Limits.WithDefaults().MaxRoundTrips}
+	s.seq = 0
+	return s.conn.Send(oob.Barrier{Seq: 0})
+}
+
+// run answers one Run: starts the loop, says so, then waits for the
+// client's Done while the loop answers and a Watcher reads the socket.
+func (s *servedSession) run(m oob.Run) error {
+	switch {
+	case s.ep == nil:
+		return s.fail(oob.CodeProtocol, fmt.Errorf("%w: Run before Params", oob.ErrProtocol))
+	case m.Seq != s.seq+1:
+		return s.fail(oob.CodeProtocol, fmt.Errorf("%w: Run %d out of step: expected %d", oob.ErrProtocol, m.Seq, s.seq+1))
+	case m.Size < 1 || m.Size > s.rep.Params.Size:
+		return s.fail(oob.CodeParams, fmt.Errorf("%w: run size %d: must be 1..%d (the session's size)", oob.ErrInvalidParams, m.Size, s.rep.Params.Size))
+	}
+	s.seq = m.Seq
+	ended := make(chan error, 1)
+	if err := s.resp.Start(int(m.Size), func(err error) {
+		select {
+		case ended <- err:
+		default:
+		}
+	}); err != nil {
+		return s.fail(oob.CodeResource, err)
+	}
+	if err := s.conn.Send(oob.Barrier{Seq: m.Seq}); err != nil {
+		s.resp.loop.stop()
+		s.resp.Stop()
+		return err
+	}
+	// A failure seen by the Watcher (the client died, sent an Error, or
+	// this side closed the connection) stops the loop at once, wherever
+	// it waits; the client's Done ends the Watcher without a failure.
+	loop := s.resp.loop
+	w := s.conn.Watch(func(error) { loop.stop() })
+	var loopErr error
+	select {
+	case <-w.Ended():
+	case loopErr = <-ended:
+	}
+	werr := w.Stop()
+	answered, rerr := s.resp.Stop()
+	if loopErr == nil {
+		loopErr = rerr
+	}
+	s.rep.Runs++
+	s.rep.RoundTrips += answered
+	if !slices.Contains(s.rep.Sizes, int(m.Size)) {
+		s.rep.Sizes = append(s.rep.Sizes, int(m.Size))
+	}
+	switch {
+	case werr != nil:
+		return fmt.Errorf("run %d (%d bytes, %d round trips answered): %w", m.Seq, m.Size, answered, werr)
+	case errors.Is(loopErr, errRoundTripLimit):
+		return s.fail(oob.CodeParams, fmt.Errorf("%w: run %d reached this peer's limit of %d round trips in one run (rdmapeer -max-round-trips)",
+			oob.ErrInvalidParams, m.Seq, s.resp.max))
+	case errors.Is(loopErr, ErrTimeout):
+		return s.fail(oob.CodeTimeout, loopErr)
+	case loopErr != nil:
+		return s.fail(oob.CodeInternal, loopErr)
+	}
+	ran, err := s.conn.RecvDone()
+	if err != nil {
+		return err
+	}
+	if err := s.conn.SendDone(answered); err != nil {
+		return err
+	}
+	if ran != answered {
+		return fmt.Errorf("%w: run %d: the client ran %d round trips, this side answered %d", ErrOrder, m.Seq, ran, answered)
+	}
+	return nil
+}
+
+// end closes the current session and reports it; with no session open,
+// it reports the connection, which ended before its first Params.
+func (s *servedSession) end(err error) {
+	if !s.active {
+		s.rep = SessionReport{Client: s.client, Device: s.cfg.Device}
+	}
+	s.active = false
+	if s.ep != nil {
+		s.ep.Close()
+		s.ep, s.resp = nil, nil
+	}
+	if s.release != nil {
+		s.release()
+		s.release = nil
+	}
+	s.rep.Err = err
+	s.rep.Duration = time.Since(s.start)
+	if s.cfg.Report != nil {
+		s.cfg.Report(s.rep)
+	}
+	s.rep = SessionReport{}
+}

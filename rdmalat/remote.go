@@ -1,0 +1,212 @@
+package rdmalat
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/rdmabench/rdmabench/oob"
+)
+
+// RemoteConfig says how DialPeer sets up a two-node pair.
+type RemoteConfig struct {
+	// Endpoint is this side's, the initiator's. Its MaxSize is the largest
+	// message of the session; its Op, MTU and Inline are sent to the peer,
+	// which builds its own endpoint with them. Its Device, Port and
+	// GIDIndex are this node's only: the peer uses its own (rdmapeer
+	// -device, -port, -gid-index).
+	Endpoint EndpointConfig
+	// CPU pins the initiator's thread; -1: not pinned. The peer pins its
+	// answering thread itself (rdmapeer -cpu).
+	CPU int
+	// Timeout bounds each step of the exchange with the peer and, on both
+	// sides, every wait of the RDMA loop (sent as Params.IdleTimeout).
+	// 0: 5 s.
+	Timeout time.Duration
+}
+
+// DialPeer connects to the rdmapeer at addr (host:port, or a bare host for
+// port 18515; see oob.ParseAddr), opens one session there and returns the
+// two-node pair: Local is this side's endpoint, the Responder is the peer,
+// which answers each Run of the pair from its own node. Cancelling ctx
+// aborts the dial and the handshake. Close ends the session; the peer then
+// frees its side.
+//
+// Errors say what went wrong and where: a malformed address (oob.ErrAddr),
+// nothing listening (the dial's error), something that is not an rdmapeer
+// (oob.ErrNotPeer), a different protocol version (oob.ErrVersion), a peer
+// at its limits (oob.ErrBusy) or refusing the parameters
+// (oob.ErrInvalidParams), and device failures on either side.
+func DialPeer(ctx context.Context, addr string, cfg RemoteConfig) (_ *Pair, err error) {
+	if cfg.Timeout <= 0 {
+		cfg.Timeout = 5 * time.Second
+	}
+	if cfg.Endpoint.Op == 0 {
+		cfg.Endpoint.Op = OpWrite
+	}
+	ecfg := cfg.Endpoint
+	if ecfg.MaxSize < 1 || ecfg.MaxSize > 1<<31-1 {
+		return nil, fmt.Errorf("rdmalat: message size %d: want 1 byte to 2 GiB", ecfg.MaxSize)
+	}
+	if ecfg.Op != OpWrite {
+		return nil, fmt.Errorf("rdmalat: two-node mode measures %v only, not %v", OpWrite, ecfg.Op)
+	}
+	conn, err := oob.Dial(ctx, addr, cfg.Timeout)
+	if err != nil {
+		return nil, fmt.Errorf("rdmalat: two-node: %w", err)
+	}
+	resp := &remoteResponder{conn: conn, addr: addr}
+	p := &Pair{Mode: "two-node", CPUs: [2]int{cfg.CPU, -1}, Timeout: cfg.Timeout, Responder: resp}
+	defer func() {
+		if err != nil {
+			p.Close()
+			err = fmt.Errorf("rdmalat: two-node session with rdmapeer at %s: %w", addr, err)
+		}
+	}()
+	inline := ecfg.Inline
+	if inline < -1 {
+		inline = -1
+	}
+	if err = conn.SendParams(oob.Params{
+		Op: oob.OpWrite, Transport: oob.RC, Size: uint32(ecfg.MaxSize), MTU: uint32(max(ecfg.MTU, 0)),
+		Inline: int32(min(inline, 1<<31-1)), GIDIndex: -1, IdleTimeout: cfg.Timeout,
+	}); err != nil {
+		resp.close()
+		return nil, err
+	}
+	// The peer's answer first: a peer that refuses the session says so
+	// whatever the state of this side's device.
+	pe, err := conn.RecvEndpoint()
+	if err != nil {
+		resp.close()
+		return nil, err
+	}
+	local, err := NewEndpoint(ecfg)
+	if err != nil {
+		_ = conn.SendError(oob.CodeResource, "the client could not set up its endpoint: "+err.Error()) // best effort: we close anyway
+		resp.close()
+		return nil, err
+	}
+	p.Local = local
+	p.closers = append(p.closers, local.Close, resp.close) // the session ends before the endpoint closes
+	if int(pe.Size) < ecfg.MaxSize {
+		err = fmt.Errorf("%w: the peer's buffer holds %d bytes, the session needs %d", oob.ErrProtocol, pe.Size, ecfg.MaxSize)
+		_ = conn.SendErr(err) // best effort: we close anyway
+		return nil, err
+	}
+	p.Remote = peerInfo(pe)
+	if err = local.Connect(p.Remote); err != nil {
+		_ = conn.SendError(oob.CodeResource, "the client could not connect to this peer's queue pair: "+err.Error()) // best effort
+		return nil, err
+	}
+	if err = conn.SendEndpoint(local.oobEndpoint()); err != nil {
+		return nil, err
+	}
+	if err = conn.RecvBarrier(0); err != nil {
+		return nil, err
+	}
+	p.PeerDevice = DeviceInfo{
+		Name: pe.Device, Firmware: pe.Firmware, LinkLayer: pe.LinkLayer, Port: int(pe.Port),
+		MTU: local.Device().MTU, GIDIndex: int(pe.GIDIndex),
+	}
+	return p, nil
+}
+
+// peerInfo is what an endpoint needs of the other side's oob.Endpoint.
+func peerInfo(e oob.Endpoint) PeerInfo {
+	return PeerInfo{LID: e.LID, QPN: e.QPN, PSN: e.PSN, GID: e.GID, MTU: int(e.MTU), RKey: e.RKey, Addr: e.Addr, Size: int(e.Size)}
+}
+
+// oobEndpoint describes e for the other side.
+func (e *Endpoint) oobEndpoint() oob.Endpoint {
+	info, dev := e.Info(), e.Device()
+	return oob.Endpoint{
+		Device: dev.Name, Firmware: dev.Firmware, LinkLayer: dev.LinkLayer, Port: uint8(dev.Port),
+		LID: info.LID, QPN: info.QPN, PSN: info.PSN, GID: info.GID, GIDIndex: int32(dev.GIDIndex),
+		MTU: uint32(info.MTU), RKey: info.RKey, Addr: info.Addr, Size: uint32(info.Size),
+	}
+}
+
+// remoteResponder is the Responder of a two-node pair: each Start is a Run
+// message answered by the peer's Barrier, each Stop a Done exchange. While
+// the initiator's loop runs, a Watcher reads the socket: the peer's death
+// (its kernel closes the socket) or an Error from it ends the loop at once
+// through abort, and the measured loop never touches the socket.
+type remoteResponder struct {
+	conn   *oob.Conn
+	addr   string
+	seq    uint32
+	w      *oob.Watcher
+	ran    uint64
+	runErr error
+	ended  error // why the session ended; every later Start fails with it
+}
+
+func (r *remoteResponder) Start(size int, abort func(error)) error {
+	if r.ended != nil {
+		return r.ended
+	}
+	r.seq++
+	r.ran, r.runErr = 0, nil
+	if err := r.conn.SendRun(r.seq, uint32(size)); err != nil {
+		return r.end(err)
+	}
+	if err := r.conn.RecvBarrier(r.seq); err != nil {
+		return r.end(err)
+	}
+	r.w = r.conn.Watch(func(err error) {
+		abort(fmt.Errorf("rdmalat: two-node run: %w", err))
+	})
+	return nil
+}
+
+func (r *remoteResponder) endRun(ran uint64, runErr error) { r.ran, r.runErr = ran, runErr }
+
+func (r *remoteResponder) Stop() (uint64, error) {
+	if r.w == nil {
+		return 0, nil
+	}
+	werr := r.w.Stop()
+	r.w = nil
+	switch {
+	case werr != nil:
+		return 0, r.end(werr)
+	case r.runErr != nil:
+		// The run failed on this side (a stalled peer, an RDMA error): the
+		// queue pairs' state is unknown and the peer may not answer, so
+		// the session ends here rather than after another timeout.
+		_ = r.end(r.runErr)
+		return 0, nil
+	}
+	if err := r.conn.SendDone(r.ran); err != nil {
+		return 0, r.end(err)
+	}
+	answered, err := r.conn.RecvDone()
+	if err != nil {
+		return 0, r.end(err)
+	}
+	return answered, nil
+}
+
+// end ends the session after err and returns err with the peer named.
+func (r *remoteResponder) end(err error) error {
+	if r.ended == nil {
+		r.ended = fmt.Errorf("rdmalat: the session with rdmapeer at %s has ended: %w", r.addr, err)
+	}
+	r.conn.Close()
+	return fmt.Errorf("rdmalat: rdmapeer at %s: %w", r.addr, err)
+}
+
+// close ends the session: the peer sees the connection close between runs
+// and frees its side.
+func (r *remoteResponder) close() error {
+	if r.w != nil {
+		r.w.Stop()
+		r.w = nil
+	}
+	if r.ended == nil {
+		r.ended = errors.New("rdmalat: the two-node pair is closed")
+	}
+	return r.conn.Close()
+}

@@ -1,0 +1,113 @@
+package rdmalat_test
+
+import (
+	"context"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/rdmabench/rdmabench/oob"
+	"github.com/rdmabench/rdmabench/peer"
+	"github.com/rdmabench/rdmabench/rdmalat"
+)
+
+// These DialPeer tests need no RDMA device: each fails before this side
+// opens one. The two-node runs themselves are tested in cmd/rdmapeer, in
+// the soft-RoCE VM.
+
+func remoteConfig(timeout time.Duration) rdmalat.RemoteConfig {
+	return rdmalat.RemoteConfig{
+		Endpoint: rdmalat.EndpointConfig{Device: "nodev0", GIDIndex: -1, MaxSize: 4096, Inline: -1},
+		CPU:      -1, Timeout: timeout,
+	}
+}
+
+// TestDialPeerErrors: a bad address, nothing listening, and things that are
+// not an rdmapeer each fail fast, with errors that say which.
+func TestDialPeerErrors(t *testing.T) {
+	closed, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	closedAddr := closed.Addr().String()
+	closed.Close()
+	silent, err := net.Listen("tcp", "127.0.0.1:0") // accepts, never answers
+	require.NoError(t, err)
+	defer silent.Close()
+	web := httptest.NewServer(http.NotFoundHandler())
+	defer web.Close()
+	webAddr := strings.TrimPrefix(web.URL, "http://")
+
+	for _, tc := range []struct {
+		name string
+		addr string
+		is   error
+		want string
+	}{
+		{"malformed", "nodeB:", oob.ErrAddr, `oob: bad peer address: "nodeB:" has no port (example: nodeB:18515)`},
+		{"bad port", "nodeB:70000", oob.ErrAddr, `has port "70000", not a number from 1 to 65535`},
+		{"nothing listening", closedAddr, nil, "rdmalat: two-node: oob: cannot reach rdmapeer at " + closedAddr + " (is it running there?): "},
+		{"silent", silent.Addr().String(), oob.ErrNotPeer, "is not an rdmapeer (got no answer within 300ms)"},
+		{"web server", webAddr, oob.ErrNotPeer, "oob: " + webAddr + " is not an rdmapeer (got "},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			start := time.Now()
+			p, err := rdmalat.DialPeer(t.Context(), tc.addr, remoteConfig(300*time.Millisecond))
+			elapsed := time.Since(start)
+			assert.Nil(t, p)
+			require.Error(t, err)
+			if tc.is != nil {
+				assert.ErrorIs(t, err, tc.is)
+			}
+			assert.Contains(t, err.Error(), tc.want)
+			assert.Less(t, elapsed, 2*time.Second)
+			t.Logf("after %v: %v", elapsed.Round(time.Millisecond), err)
+		})
+	}
+}
+
+// TestDialPeerCancel: cancelling the context ends a dial to a silent
+// listener before the timeout.
+func TestDialPeerCancel(t *testing.T) {
+	silent, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	defer silent.Close()
+	ctx, cancel := context.WithTimeout(t.Context(), 50*time.Millisecond)
+	defer cancel()
+	start := time.Now()
+	_, err = rdmalat.DialPeer(ctx, silent.Addr().String(), remoteConfig(10*time.Second))
+	require.ErrorIs(t, err, context.DeadlineExceeded)
+	assert.Less(t, time.Since(start), 2*time.Second)
+}
+
+// TestDialPeerRefused: a peer at its session limit, or refusing the
+// session's size, says so through DialPeer's error.
+func TestDialPeerRefused(t *testing.T) {
+	srv := peer.New(peer.Config{
+		Session:     rdmalat.ServeConfig{Device: "nodev0", Limits: oob.Limits{MaxSize: 1024}},
+		MaxSessions: 1, Logf: t.Logf,
+	})
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	go srv.Serve(ln)
+	defer srv.Shutdown()
+	addr := ln.Addr().String()
+
+	_, err = rdmalat.DialPeer(t.Context(), addr, remoteConfig(2*time.Second))
+	require.ErrorIs(t, err, oob.ErrInvalidParams)
+	assert.Contains(t, err.Error(), "rdmalat: two-node session with rdmapeer at "+addr+": peer: rdmapeer (nodev0): oob: invalid params: size 4096: over the peer's limit of 1024 bytes")
+
+	holder, err := oob.Dial(t.Context(), addr, 2*time.Second) // holds the one slot
+	require.NoError(t, err)
+	defer holder.Close()
+	for srv.Stats().Active == 0 {
+		time.Sleep(time.Millisecond)
+	}
+	_, err = rdmalat.DialPeer(t.Context(), addr, remoteConfig(2*time.Second))
+	require.ErrorIs(t, err, oob.ErrBusy)
+	assert.Contains(t, err.Error(), "peer: rdmapeer is busy: it serves 1 sessions at once")
+}
