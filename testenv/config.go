@@ -15,9 +15,9 @@
 //	                       endpoint. Default: the same device. Naming a
 //	                       second device makes traffic cross the wire (in
 //	                       the VM, rxe1 -> rxe0 crosses a veth).
-//	RDMABENCH_PEER         host:port of an rdmapeer (cmd/rdmapeer): two-node
-//	                       mode. Unset: loopback mode, both endpoints in
-//	                       this process.
+//	RDMABENCH_PEER         host:port of an rdmapeer (cmd/rdmapeer), or a bare
+//	                       host for port 18515: two-node mode. Unset:
+//	                       loopback mode, both endpoints in this process.
 //	RDMABENCH_REQUIRE      1: a missing or unusable device fails tests
 //	                       instead of skipping them. Set in the VM and in CI.
 //	RDMABENCH_CPUS         CPUs to pin to: "A,B" pins the initiator to A and
@@ -47,11 +47,12 @@ package testenv
 
 import (
 	"fmt"
-	"net"
 	"os"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/rdmabench/rdmabench/oob"
 )
 
 // Names of the environment variables.
@@ -76,7 +77,6 @@ const (
 const (
 	DefaultWarmup  = 1000
 	DefaultTimeout = 5 * time.Second
-	DefaultPort    = "18515" // perftest's
 	MaxSize        = 8 << 20 // perftest -a's largest size
 )
 
@@ -161,31 +161,11 @@ func LoadFrom(getenv func(string) string) (Config, error) {
 		}
 		c.Timeout = d
 	}
-	if v := strings.TrimSpace(getenv(EnvPeer)); v != "" {
-		if c.Peer, err = ParsePeer(v); err != nil {
-			return c, err
-		}
+	// host:port, or a bare host for port 18515 (oob.ParseAddr).
+	if c.Peer, err = oob.PeerFrom(getenv); err != nil {
+		return c, err
 	}
 	return c, nil
-}
-
-// ParsePeer checks an RDMABENCH_PEER value: host:port, or a bare host that
-// gets perftest's port 18515.
-func ParsePeer(v string) (string, error) {
-	host, port, err := net.SplitHostPort(v)
-	if err != nil {
-		if strings.Count(v, ":") == 0 && v != "" && !strings.ContainsAny(v, " /") {
-			return net.JoinHostPort(v, DefaultPort), nil
-		}
-		return "", fmt.Errorf("%s=%q is not host:port (example: %s=nodeB:%s)", EnvPeer, v, EnvPeer, DefaultPort)
-	}
-	if host == "" {
-		return "", fmt.Errorf("%s=%q has no host (example: %s=nodeB:%s)", EnvPeer, v, EnvPeer, DefaultPort)
-	}
-	if n, err := strconv.Atoi(port); err != nil || n < 1 || n > 65535 {
-		return "", fmt.Errorf("%s=%q: port %q is not a number from 1 to 65535 (example: %s=nodeB:%s)", EnvPeer, v, port, EnvPeer, DefaultPort)
-	}
-	return v, nil
 }
 
 // ParseSizes parses an RDMABENCH_SIZES value: comma-separated byte counts

@@ -54,9 +54,10 @@ func TestLoadErrors(t *testing.T) {
 		{EnvSizes, "16M", "is not a size from 1 byte to 8M"},
 		{EnvMTU, "1500", "use 256, 512, 1024, 2048 or 4096"},
 		{EnvTimeout, "5", "is not a positive Go duration (example: RDMABENCH_TIMEOUT=10s)"},
-		{EnvPeer, "nodeB:", "port \"\" is not a number"},
-		{EnvPeer, ":18515", "has no host"},
-		{EnvPeer, "a b", "is not host:port (example: RDMABENCH_PEER=nodeB:18515)"},
+		{EnvPeer, "nodeB:", `RDMABENCH_PEER="nodeB:" has no port (example: nodeB:18515)`},
+		{EnvPeer, ":18515", `RDMABENCH_PEER=":18515" has no host (example: nodeB:18515)`},
+		{EnvPeer, "a b", `RDMABENCH_PEER="a b" is not host:port (example: nodeB:18515)`},
+		{EnvPeer, "nodeB:99999", `RDMABENCH_PEER="nodeB:99999" has port "99999", not a number from 1 to 65535 (example: nodeB:18515)`},
 		{EnvWarmup, "-1", "want a count of round trips"},
 	} {
 		_, err := LoadFrom(env(tc.name, tc.value))
@@ -66,16 +67,17 @@ func TestLoadErrors(t *testing.T) {
 	}
 }
 
-func TestParsePeer(t *testing.T) {
+func TestLoadPeer(t *testing.T) {
 	for in, want := range map[string]string{
 		"nodeB:18515":      "nodeB:18515",
 		"nodeB":            "nodeB:18515",
 		"10.0.0.2":         "10.0.0.2:18515",
+		"fe80::1":          "[fe80::1]:18515",
 		"[fe80::1%eth0]:7": "[fe80::1%eth0]:7",
 	} {
-		got, err := ParsePeer(in)
+		c, err := LoadFrom(env(EnvPeer, in))
 		require.NoError(t, err, in)
-		assert.Equal(t, want, got)
+		assert.Equal(t, want, c.Peer)
 	}
 }
 

@@ -121,8 +121,8 @@ func MustLoad(tb testing.TB) Config {
 
 // MustHaveRDMA returns the configuration with Device filled in. When no
 // device can be used it skips tb, saying why, unless the environment
-// promised one (RDMABENCH_REQUIRE=1 or RDMABENCH_DEVICE set): then it
-// fails.
+// promised one (RDMABENCH_REQUIRE=1, RDMABENCH_DEVICE or RDMABENCH_PEER
+// set): then it fails.
 func MustHaveRDMA(tb testing.TB) Config {
 	tb.Helper()
 	c := MustLoad(tb)
@@ -148,8 +148,8 @@ func MustHaveSecondDevice(tb testing.TB, c Config) string {
 
 func unavailable(tb testing.TB, c Config, err error) {
 	tb.Helper()
-	if c.Require || c.Device != "" {
-		tb.Fatalf("RDMA device required (%s=1 or %s set) but unusable: %v", EnvRequire, EnvDevice, err)
+	if c.Require || c.Device != "" || c.Peer != "" {
+		tb.Fatalf("RDMA device required (%s=1, %s or %s set) but unusable: %v", EnvRequire, EnvDevice, EnvPeer, err)
 	}
 	tb.Skipf("skipping: %v", err)
 }

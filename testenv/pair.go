@@ -1,6 +1,7 @@
 package testenv
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"io/fs"
@@ -8,14 +9,17 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/rdmabench/rdmabench/hostinfo"
 	"github.com/rdmabench/rdmabench/rdmalat"
 )
 
 // NewPair builds the pair the configuration asks for: a loopback pair in
-// this process, or, with RDMABENCH_PEER set, a session with that rdmapeer.
-// maxSize is the largest message the pair's buffers must hold.
+// this process, or, with RDMABENCH_PEER set, a session with that rdmapeer
+// (rdmalat.DialPeer; the dial and each step of the exchange are bounded by
+// RDMABENCH_TIMEOUT). maxSize is the largest message the pair's buffers
+// must hold.
 func NewPair(c Config, maxSize int) (*rdmalat.Pair, error) {
 	ecfg := rdmalat.EndpointConfig{
 		Device: c.Device, Port: c.Port, GIDIndex: c.GIDIndex, Op: rdmalat.OpWrite,
@@ -26,7 +30,13 @@ func NewPair(c Config, maxSize int) (*rdmalat.Pair, error) {
 		return nil, err
 	}
 	if c.Peer != "" {
-		return nil, fmt.Errorf("%s=%s: two-node mode is not available in this build", EnvPeer, c.Peer)
+		ctx, cancel := context.WithTimeout(context.Background(), 2*c.Timeout+5*time.Second)
+		defer cancel()
+		p, err := rdmalat.DialPeer(ctx, c.Peer, rdmalat.RemoteConfig{Endpoint: ecfg, CPU: cpus[0], Timeout: c.Timeout})
+		if err != nil {
+			return nil, fmt.Errorf("%s=%s: %w", EnvPeer, c.Peer, err)
+		}
+		return p, nil
 	}
 	return rdmalat.NewLoopback(rdmalat.LoopbackConfig{
 		Endpoint: ecfg, PeerDevice: c.PeerDevice, CPUs: cpus, NoPin: c.NoPin, Timeout: c.Timeout,
