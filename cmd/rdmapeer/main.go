@@ -1,0 +1,276 @@
+// Command rdmapeer is the second node of rdmabench's two-node mode: it
+// answers the RDMA round trips of benchmarks run on another node with
+// RDMABENCH_PEER=thisnode:18515.
+//
+//	rdmapeer [-listen :18515] [-device mlx5_0] [-cpu 3] [-max-sessions 4] ...
+//
+// It takes no benchmark options: the client sends every parameter of a
+// session (operation, sizes, MTU, inline, timeout), so the two sides cannot
+// disagree. What belongs to this node comes from flags or from the same
+// variables the tests read: the device (-device, RDMABENCH_DEVICE; default
+// the first device with an active port), its port (-port, RDMABENCH_PORT)
+// and GID (-gid-index, RDMABENCH_GID_INDEX; default the best, RoCE v2 over
+// IPv4 first), and the CPU its answering threads are pinned to (-cpu,
+// default the last CPU it may use).
+//
+// It serves sessions one after another and -max-sessions at once (more
+// clients are told it is busy), until SIGINT or SIGTERM, and logs one line
+// per session on standard error: client, operation, sizes, runs, round
+// trips, duration and result. Each session registers only its own buffer,
+// with only the remote access its operation needs, and frees it when it
+// ends: when the client closes the connection, or dies (its socket
+// closes: the answering loop stops at once), or stalls (the loop's idle
+// timeout, which the client sets: RDMABENCH_TIMEOUT). The first line on
+// standard output is "rdmapeer listening on ADDR".
+//
+// By default it listens on every address, port 18515 (perftest's); use
+// -listen to restrict it, e.g. -listen 192.168.1.2:18515.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log"
+	"net"
+	"os"
+	"os/signal"
+	"slices"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/rdmabench/rdmabench/oob"
+	"github.com/rdmabench/rdmabench/peer"
+	"github.com/rdmabench/rdmabench/rdmalat"
+	"github.com/rdmabench/rdmabench/testenv"
+	"github.com/rdmabench/rdmabench/verbs"
+)
+
+func main() {
+	os.Exit(run(context.Background(), os.Args[1:], os.Getenv, os.Stdout, os.Stderr))
+}
+
+// options is the command line.
+type options struct {
+	listen        string
+	device        string
+	port          int
+	gidIndex      int
+	cpus          []int // nil: not pinned
+	maxSessions   int
+	maxMemory     int64
+	maxSize       int64
+	maxRoundTrips uint64
+	maxTimeout    time.Duration
+	timeout       time.Duration
+	idle          time.Duration
+}
+
+// parseFlags reads args, with defaults from the RDMABENCH_ variables.
+func parseFlags(args []string, getenv func(string) string, stderr io.Writer) (*options, error) {
+	env, err := testenv.LoadFrom(getenv)
+	if err != nil {
+		return nil, err
+	}
+	o := &options{}
+	fs := flag.NewFlagSet("rdmapeer", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() {
+		fmt.Fprintf(stderr, "usage: rdmapeer [flags]\n\nAnswers rdmabench benchmarks run on another node with RDMABENCH_PEER=thisnode:%d.\n\n", oob.DefaultPort)
+		fs.PrintDefaults()
+	}
+	fs.StringVar(&o.listen, "listen", ":"+strconv.Itoa(oob.DefaultPort), "`address` to listen on; the default is every address of this host")
+	fs.StringVar(&o.device, "device", env.Device, "RDMA `device` (default $RDMABENCH_DEVICE, else the first device with an active port)")
+	fs.IntVar(&o.port, "port", env.Port, "device `port` (default $RDMABENCH_PORT, else the first active port)")
+	fs.IntVar(&o.gidIndex, "gid-index", env.GIDIndex, "GID table `index` (default $RDMABENCH_GID_INDEX, else the best: RoCE v2 over IPv4 first; -1: the best)")
+	cpu := fs.String("cpu", "", "`CPUs` to pin the answering threads to, e.g. 3 or 2,3 (concurrent sessions take them in turn), or none (default: the last CPU this process may use)")
+	fs.IntVar(&o.maxSessions, "max-sessions", peer.DefaultMaxSessions, "most sessions served at once; more clients are told the peer is busy")
+	maxMemory := fs.String("max-memory", "64M", "registered memory all sessions together may hold, in `bytes` (suffix K, M, G)")
+	maxSize := fs.String("max-size", "8M", "largest message a client may ask for, in `bytes` (suffix K, M, G)")
+	fs.Uint64Var(&o.maxRoundTrips, "max-round-trips", oob.DefaultLimits.MaxRoundTrips, "round trips one run may take, warm-up included")
+	fs.DurationVar(&o.maxTimeout, "max-timeout", oob.DefaultLimits.MaxIdleTimeout, "longest RDMA loop idle timeout a client may ask for (its RDMABENCH_TIMEOUT)")
+	fs.DurationVar(&o.timeout, "timeout", env.Timeout, "bound on each step of the exchange with a client, and the loops' idle timeout when a client sets none (default $RDMABENCH_TIMEOUT, else 5s)")
+	fs.DurationVar(&o.idle, "idle", peer.DefaultIdle, "longest wait for a client's next request between runs; 0: none")
+	if err := fs.Parse(args); err != nil {
+		return nil, err
+	}
+	if fs.NArg() > 0 {
+		return nil, fmt.Errorf("rdmapeer takes no arguments, only flags (got %q): benchmark options come from the client", fs.Args())
+	}
+	if _, _, err := net.SplitHostPort(o.listen); err != nil {
+		return nil, fmt.Errorf("-listen %q: want host:port or :port (example: -listen 192.168.1.2:%d)", o.listen, oob.DefaultPort)
+	}
+	if o.maxSessions < 1 {
+		return nil, fmt.Errorf("-max-sessions %d: want at least 1", o.maxSessions)
+	}
+	if o.maxMemory, err = parseBytes("-max-memory", *maxMemory); err != nil {
+		return nil, err
+	}
+	if o.maxSize, err = parseBytes("-max-size", *maxSize); err != nil {
+		return nil, err
+	}
+	if o.maxSize > 1<<31-1 {
+		return nil, fmt.Errorf("-max-size %s: at most 2G", *maxSize)
+	}
+	if 2*o.maxSize > o.maxMemory {
+		return nil, fmt.Errorf("-max-size %s needs %d bytes registered per session, over -max-memory %s", *maxSize, 2*o.maxSize, *maxMemory)
+	}
+	if o.maxRoundTrips < 1 {
+		return nil, errors.New("-max-round-trips 0: want at least 1")
+	}
+	if o.timeout <= 0 || o.maxTimeout <= 0 || o.idle < 0 {
+		return nil, errors.New("-timeout and -max-timeout must be positive, -idle 0 or positive")
+	}
+	if o.cpus, err = parseCPUs(*cpu); err != nil {
+		return nil, err
+	}
+	return o, nil
+}
+
+// parseBytes parses a byte count with an optional K, M or G suffix.
+func parseBytes(flagName, v string) (int64, error) {
+	s := strings.TrimSpace(v)
+	mult := int64(1)
+	if n := len(s); n > 0 {
+		switch s[n-1] {
+		case 'k', 'K':
+			mult, s = 1<<10, s[:n-1]
+		case 'm', 'M':
+			mult, s = 1<<20, s[:n-1]
+		case 'g', 'G':
+			mult, s = 1<<30, s[:n-1]
+		}
+	}
+	n, err := strconv.ParseInt(s, 10, 64)
+	if err != nil || n < 1 || n > (1<<40)/mult {
+		return 0, fmt.Errorf("%s %q: want a byte count such as 65536, 64K or 8M", flagName, v)
+	}
+	return n * mult, nil
+}
+
+// parseCPUs parses -cpu: empty for the last allowed CPU, "none", or a list.
+func parseCPUs(v string) ([]int, error) {
+	switch v = strings.TrimSpace(v); v {
+	case "none":
+		return nil, nil
+	case "":
+		var set unix.CPUSet
+		if err := unix.SchedGetaffinity(0, &set); err != nil {
+			return nil, fmt.Errorf("sched_getaffinity: %w", err)
+		}
+		for c := len(set)*64 - 1; c >= 0; c-- {
+			if set.IsSet(c) {
+				return []int{c}, nil
+			}
+		}
+		return nil, errors.New("sched_getaffinity: no CPU allowed")
+	}
+	var cpus []int
+	for f := range strings.SplitSeq(v, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil || n < 0 {
+			return nil, fmt.Errorf("-cpu %q: %q is not a CPU number (example: -cpu 3, -cpu 2,3 or -cpu none)", v, f)
+		}
+		cpus = append(cpus, n)
+	}
+	return cpus, nil
+}
+
+func run(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) int {
+	logger := log.New(stderr, "rdmapeer: ", log.LstdFlags|log.Lmicroseconds)
+	o, err := parseFlags(args, getenv, stderr)
+	if errors.Is(err, flag.ErrHelp) {
+		return 0
+	}
+	if err != nil {
+		fmt.Fprintln(stderr, "rdmapeer:", err)
+		return 2
+	}
+	if o.device == "" {
+		if o.device, err = testenv.Device(testenv.Config{}); err != nil {
+			logger.Printf("%v (name one with -device or RDMABENCH_DEVICE)", err)
+			return 1
+		}
+	}
+	// Open the device once now, so that a bad device, port or GID fails
+	// here rather than in the first client's session.
+	probe, err := rdmalat.NewEndpoint(rdmalat.EndpointConfig{Device: o.device, Port: o.port, GIDIndex: o.gidIndex, MaxSize: 1, Inline: 0})
+	if err != nil {
+		logger.Printf("device %s: %v", o.device, err)
+		return 1
+	}
+	dev := probe.Device()
+	probe.Close()
+
+	ln, err := net.Listen("tcp", o.listen)
+	if err != nil {
+		logger.Printf("%v", err)
+		return 1
+	}
+	fmt.Fprintf(stdout, "rdmapeer listening on %s\n", ln.Addr())
+	where := ""
+	if h, _, _ := net.SplitHostPort(o.listen); h == "" {
+		where = " (every address of this host; -listen host:port restricts it)"
+	}
+	cpuDesc := "not pinned"
+	if len(o.cpus) > 0 {
+		cpuDesc = "pinned to CPU " + strings.Trim(strings.Join(strings.Fields(fmt.Sprint(o.cpus)), ","), "[]")
+	}
+	logger.Printf("listening on %s%s; device %s port %d (fw %s, %s, MTU %d, GID index %d %s); answering threads %s; up to %d sessions, %d bytes per message, %d bytes registered",
+		ln.Addr(), where, dev.Name, dev.Port, dev.Firmware, dev.LinkLayer, dev.MTU, dev.GIDIndex, dev.GIDType,
+		cpuDesc, o.maxSessions, o.maxSize, o.maxMemory)
+
+	srv := peer.New(peer.Config{
+		Session: rdmalat.ServeConfig{
+			Device: o.device, Port: o.port, GIDIndex: o.gidIndex,
+			Limits: oob.Limits{
+				MaxSize: uint32(o.maxSize), MaxRoundTrips: o.maxRoundTrips, MaxIdleTimeout: o.maxTimeout,
+			},
+			Idle: o.idle, Timeout: o.timeout,
+		},
+		CPUs: o.cpus, MaxSessions: o.maxSessions, MaxMemory: o.maxMemory, Timeout: o.timeout,
+		Logf: logger.Printf,
+	})
+	sigc := make(chan os.Signal, 1)
+	signal.Notify(sigc, syscall.SIGINT, syscall.SIGTERM)
+	defer signal.Stop(sigc)
+	errc := make(chan error, 1)
+	go func() { errc <- srv.Serve(ln) }()
+	status := 0
+	select {
+	case sig := <-sigc:
+		logger.Printf("%v: shutting down", sig)
+	case <-ctx.Done():
+		logger.Printf("%v: shutting down", context.Cause(ctx))
+	case err := <-errc:
+		logger.Printf("accept: %v", err)
+		status = 1
+	}
+	srv.Shutdown()
+	st := srv.Stats()
+	logger.Printf("stopped: %d sessions (%d failed), %d connections refused; open verbs objects %v, registered bytes %d",
+		st.Sessions, st.Failed, st.Refused, openObjects(), st.Memory)
+	return status
+}
+
+// openObjects lists the verbs objects still open (none, once every session
+// has ended), for the last log line.
+func openObjects() string {
+	var open []string
+	for k, n := range verbs.OpenObjects() {
+		if n != 0 {
+			open = append(open, fmt.Sprintf("%s=%d", k, n))
+		}
+	}
+	if len(open) == 0 {
+		return "none"
+	}
+	slices.Sort(open)
+	return strings.Join(open, " ")
+}

@@ -1,0 +1,111 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/rdmabench/rdmabench/oob"
+)
+
+func getenv(kv ...string) func(string) string {
+	m := map[string]string{}
+	for i := 0; i < len(kv); i += 2 {
+		m[kv[i]] = kv[i+1]
+	}
+	return func(k string) string { return m[k] }
+}
+
+func TestFlagsDefaults(t *testing.T) {
+	var stderr bytes.Buffer
+	o, err := parseFlags(nil, getenv(), &stderr)
+	require.NoError(t, err)
+	assert.Equal(t, ":18515", o.listen)
+	assert.Equal(t, "", o.device, "empty: the first device with an active port")
+	assert.Equal(t, -1, o.gidIndex)
+	assert.Len(t, o.cpus, 1, "the last allowed CPU")
+	assert.Equal(t, 4, o.maxSessions)
+	assert.Equal(t, int64(64<<20), o.maxMemory)
+	assert.Equal(t, int64(8<<20), o.maxSize)
+	assert.Equal(t, oob.DefaultLimits.MaxRoundTrips, o.maxRoundTrips)
+	assert.Equal(t, 5*time.Second, o.timeout)
+	assert.Equal(t, 10*time.Minute, o.idle)
+}
+
+func TestFlagsEnvAndFlags(t *testing.T) {
+	env := getenv("RDMABENCH_DEVICE", "rxe1", "RDMABENCH_PORT", "2", "RDMABENCH_GID_INDEX", "3", "RDMABENCH_TIMEOUT", "2s")
+	o, err := parseFlags(nil, env, &bytes.Buffer{})
+	require.NoError(t, err)
+	assert.Equal(t, "rxe1", o.device)
+	assert.Equal(t, 2, o.port)
+	assert.Equal(t, 3, o.gidIndex)
+	assert.Equal(t, 2*time.Second, o.timeout)
+
+	o, err = parseFlags([]string{"-device", "mlx5_0", "-gid-index", "-1", "-listen", "192.168.1.2:9999", "-cpu", "2, 3",
+		"-max-sessions", "1", "-max-memory", "1G", "-max-size", "64K", "-max-round-trips", "1000", "-idle", "0"}, env, &bytes.Buffer{})
+	require.NoError(t, err)
+	assert.Equal(t, "mlx5_0", o.device)
+	assert.Equal(t, -1, o.gidIndex)
+	assert.Equal(t, "192.168.1.2:9999", o.listen)
+	assert.Equal(t, []int{2, 3}, o.cpus)
+	assert.Equal(t, 1, o.maxSessions)
+	assert.Equal(t, int64(1<<30), o.maxMemory)
+	assert.Equal(t, int64(64<<10), o.maxSize)
+	assert.Equal(t, uint64(1000), o.maxRoundTrips)
+	assert.Zero(t, o.idle)
+
+	o, err = parseFlags([]string{"-cpu", "none"}, env, &bytes.Buffer{})
+	require.NoError(t, err)
+	assert.Nil(t, o.cpus)
+}
+
+func TestFlagsErrors(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		env  []string
+		want string
+	}{
+		{[]string{"-size", "64"}, nil, "flag provided but not defined: -size"},
+		{[]string{"64"}, nil, `rdmapeer takes no arguments, only flags (got ["64"]): benchmark options come from the client`},
+		{[]string{"-listen", "nodeB"}, nil, `-listen "nodeB": want host:port or :port (example: -listen 192.168.1.2:18515)`},
+		{[]string{"-max-sessions", "0"}, nil, "-max-sessions 0: want at least 1"},
+		{[]string{"-max-memory", "lots"}, nil, `-max-memory "lots": want a byte count such as 65536, 64K or 8M`},
+		{[]string{"-max-size", "0"}, nil, `-max-size "0": want a byte count`},
+		{[]string{"-max-size", "64M"}, nil, "-max-size 64M needs 134217728 bytes registered per session, over -max-memory 64M"},
+		{[]string{"-max-round-trips", "0"}, nil, "-max-round-trips 0: want at least 1"},
+		{[]string{"-cpu", "x"}, nil, `-cpu "x": "x" is not a CPU number (example: -cpu 3, -cpu 2,3 or -cpu none)`},
+		{nil, []string{"RDMABENCH_GID_INDEX", "x"}, `RDMABENCH_GID_INDEX="x": want a GID table index`},
+	} {
+		_, err := parseFlags(tc.args, getenv(tc.env...), &bytes.Buffer{})
+		if assert.Error(t, err, "%q %q", tc.args, tc.env) {
+			assert.Contains(t, err.Error(), tc.want)
+		}
+	}
+}
+
+func TestRunUsage(t *testing.T) {
+	var stdout, stderr bytes.Buffer
+	assert.Equal(t, 0, run(t.Context(), []string{"-h"}, getenv(), &stdout, &stderr))
+	assert.Contains(t, stderr.String(), "usage: rdmapeer [flags]")
+	assert.Contains(t, stderr.String(), "-max-sessions")
+	assert.Equal(t, 2, run(t.Context(), []string{"extra"}, getenv(), &stdout, &stderr))
+	assert.Empty(t, stdout.String())
+}
+
+// TestRunBadDevice: a device that cannot be used fails at start, before
+// listening, saying which.
+func TestRunBadDevice(t *testing.T) {
+	var stdout, stderr bytes.Buffer
+	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
+	defer cancel()
+	assert.Equal(t, 1, run(ctx, []string{"-device", "notexist0", "-listen", "127.0.0.1:0"}, getenv(), &stdout, &stderr))
+	assert.Empty(t, stdout.String(), "nothing listens")
+	assert.True(t, strings.HasPrefix(stderr.String(), "rdmapeer: "), stderr.String())
+	assert.Contains(t, stderr.String(), "device notexist0: ")
+	t.Log(stderr.String())
+}
