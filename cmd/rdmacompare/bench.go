@@ -104,6 +104,7 @@ func runBench(ctx context.Context, c *config, size int) (*BenchResult, []byte, e
 		"RDMABENCH_SIZES="+strconv.Itoa(size),
 		"RDMABENCH_DEVICE="+c.device,
 		"RDMABENCH_GID_INDEX="+strconv.Itoa(c.gidIndex),
+		"RDMABENCH_INLINE="+strconv.Itoa(c.inline),
 	)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr

@@ -49,6 +49,7 @@ func fakePerftest(args []string) int {
 	iters := fs.Int("n", 1000, "")
 	port := fs.Int("p", 18515, "")
 	fs.Bool("F", false, "")
+	fs.Int("I", 0, "")
 	if err := fs.Parse(args); err != nil {
 		return 1
 	}

@@ -28,6 +28,7 @@ func perftestArgs(c *config, size, port int) []string {
 		"-s", strconv.Itoa(size),
 		"-n", strconv.Itoa(c.iters),
 		"-p", strconv.Itoa(port),
+		"-I", strconv.Itoa(c.inline),
 		"-F",
 	}
 }
