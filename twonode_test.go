@@ -1,0 +1,81 @@
+package rdmabench
+
+import (
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"regexp"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/rdmabench/rdmabench/peer"
+	"github.com/rdmabench/rdmabench/rdmalat"
+	"github.com/rdmabench/rdmabench/testenv"
+)
+
+// TestTwoNodeBenchmark runs BenchmarkRDMAWrite, unchanged, in two-node
+// mode: this test serves as the peer (package peer, what rdmapeer runs) on
+// the second device, and runs the benchmark in a child process of this
+// test binary with RDMABENCH_PEER pointing at it. The results and config
+// lines must be those of loopback mode, with the mode and the peer's
+// device saying two-node.
+func TestTwoNodeBenchmark(t *testing.T) {
+	c := testenv.MustHaveRDMA(t)
+	peerDev := testenv.MustHaveSecondDevice(t, c)
+	cpus, err := rdmalat.DefaultCPUs()
+	require.NoError(t, err)
+	var mu sync.Mutex
+	var log []string
+	srv := peer.New(peer.Config{
+		Session: rdmalat.ServeConfig{Device: peerDev, GIDIndex: -1},
+		CPUs:    []int{cpus[1]},
+		Logf: func(format string, args ...any) {
+			mu.Lock()
+			defer mu.Unlock()
+			log = append(log, strings.TrimSpace(fmt.Sprintf(format, args...)))
+		},
+	})
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	go srv.Serve(ln)
+	defer srv.Shutdown()
+
+	exe, err := os.Executable()
+	require.NoError(t, err)
+	cmd := exec.Command(exe, "-test.run=^$", "-test.bench=^BenchmarkRDMAWrite$", "-test.benchtime=300x", "-test.count=2")
+	cmd.Env = append(os.Environ(),
+		testenv.EnvPeer+"="+ln.Addr().String(),
+		testenv.EnvSizes+"=2,4096",
+		testenv.EnvCPUs+"="+itoa(cpus[0]),
+		testenv.EnvWarmup+"=200",
+	)
+	out, err := cmd.CombinedOutput()
+	t.Logf("benchmark output:\n%s", out)
+	require.NoError(t, err)
+	text := string(out)
+	assert.Contains(t, text, "rdmabench-mode: two-node\n")
+	assert.Contains(t, text, "rdma-device: "+c.Device+"\n")
+	assert.Contains(t, text, "rdma-peer-device: "+peerDev+"\n")
+	assert.Contains(t, text, "rdmabench-cpus: "+itoa(cpus[0])+"\n")
+	result := regexp.MustCompile(`(?m)^BenchmarkRDMAWrite/size=(2|4096)-\d+\s+300\s+\d+ ns/op\s.*\sp50-ns\s.*\sp99-ns\s`)
+	assert.Len(t, result.FindAllString(text, -1), 4, "two sizes, -count=2")
+
+	// One session for the whole benchmark: four runs.
+	for deadline := time.Now().Add(10 * time.Second); srv.Stats().Sessions == 0 && time.Now().Before(deadline); {
+		time.Sleep(10 * time.Millisecond)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	require.Len(t, log, 1)
+	assert.Contains(t, log[0], "device="+peerDev+" op=write max-size=4096 sizes=2,4096 runs=4 ")
+	assert.Contains(t, log[0], "result=ok")
+}
+
+func itoa(n int) string { return strconv.Itoa(n) }
