@@ -61,7 +61,7 @@ type Stats struct {
 	Sessions int   // sessions (and connections without any) that ended
 	Failed   int   // of which ended with an error
 	Refused  int   // connections refused: busy or not a client
-	Active   int   // connections being served now
+	Active   int   // session slots taken now (a connection holds one from accept to close)
 	Memory   int64 // bytes registered now
 }
 
@@ -140,6 +140,7 @@ func (s *Server) Serve(ln net.Listener) error {
 		delay = 0
 		select {
 		case slot := <-s.slots:
+			s.count(func(st *Stats) { st.Active++ })
 			s.sessions.Add(1)
 			go s.serve(nc, slot)
 		default:
@@ -180,21 +181,22 @@ func (s *Server) track(c *oob.Conn) bool {
 		return false
 	}
 	s.conns[c] = struct{}{}
-	s.stats.Active++
 	return true
 }
 
 func (s *Server) untrack(c *oob.Conn) {
 	s.mu.Lock()
 	delete(s.conns, c)
-	s.stats.Active--
 	s.mu.Unlock()
 }
 
 // serve runs one connection in session slot slot.
 func (s *Server) serve(nc net.Conn, slot int) {
 	defer s.sessions.Done()
-	defer func() { s.slots <- slot }()
+	defer func() {
+		s.slots <- slot
+		s.count(func(st *Stats) { st.Active-- })
+	}()
 	client := nc.RemoteAddr().String()
 	c, err := oob.Accept(nc, s.cfg.Timeout)
 	if err != nil {
@@ -233,9 +235,9 @@ func (s *Server) refuse(nc net.Conn) {
 	// Read the client's Params first: closing with them unread would reset
 	// the connection, and the client might lose the Error.
 	_, _ = c.Next(s.cfg.Timeout)
-	msg := fmt.Sprintf("rdmapeer is busy: it serves %d sessions at once (rdmapeer -max-sessions); try again later", s.cfg.MaxSessions)
+	msg := fmt.Sprintf("rdmapeer is busy: all %d of its session slots are taken (rdmapeer -max-sessions); try again later", s.cfg.MaxSessions)
 	_ = c.SendError(oob.CodeBusy, msg) // best effort: we close anyway
-	s.cfg.Logf("refused %s: busy (%d sessions)", client, s.cfg.MaxSessions)
+	s.cfg.Logf("refused %s: busy (all %d session slots taken)", client, s.cfg.MaxSessions)
 }
 
 // reserve is the sessions' registered-memory budget.

@@ -168,11 +168,14 @@ func TestPeerBusy(t *testing.T) {
 	perr := ask(t, c, goodParams)
 	assert.Equal(t, oob.CodeBusy, perr.Code)
 	assert.ErrorIs(t, perr, oob.ErrBusy)
-	assert.Equal(t, "peer: rdmapeer is busy: it serves 2 sessions at once (rdmapeer -max-sessions); try again later", perr.Error())
-	logs.wait(t, "refused "+c.NetConn().LocalAddr().String()+": busy (2 sessions)")
+	assert.Equal(t, "peer: rdmapeer is busy: all 2 of its session slots are taken (rdmapeer -max-sessions); try again later", perr.Error())
+	logs.wait(t, "refused "+c.NetConn().LocalAddr().String()+": busy (all 2 session slots taken)")
 
 	require.NoError(t, a.Close())
 	logs.wait(t, "session "+a.NetConn().LocalAddr().String()+" no session duration=")
+	for srv.Stats().Active != 1 { // a's slot is free again
+		time.Sleep(time.Millisecond)
+	}
 	d := dial(t, addr)
 	perr = ask(t, d, goodParams)
 	assert.Equal(t, oob.CodeResource, perr.Code, "served (and failed on the missing device), not busy: %v", perr)

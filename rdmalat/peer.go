@@ -231,7 +231,7 @@ func (s *servedSession) run(m oob.Run) error {
 	}
 	switch {
 	case werr != nil:
-		return fmt.Errorf("run %d (%d bytes, %d round trips answered): %w", m.Seq, m.Size, answered, werr)
+		return fmt.Errorf("run %d (%d bytes, %d round trips answered): the client went away: %w", m.Seq, m.Size, answered, werr)
 	case errors.Is(loopErr, errRoundTripLimit):
 		return s.fail(oob.CodeParams, fmt.Errorf("%w: run %d reached this peer's limit of %d round trips in one run (rdmapeer -max-round-trips)",
 			oob.ErrInvalidParams, m.Seq, s.resp.max))

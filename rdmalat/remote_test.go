@@ -101,13 +101,14 @@ func TestDialPeerRefused(t *testing.T) {
 	require.ErrorIs(t, err, oob.ErrInvalidParams)
 	assert.Contains(t, err.Error(), "rdmalat: two-node session with rdmapeer at "+addr+": peer: rdmapeer (nodev0): oob: invalid params: size 4096: over the peer's limit of 1024 bytes")
 
+	for srv.Stats().Active != 0 { // the refused session's slot is free again
+		time.Sleep(time.Millisecond)
+	}
 	holder, err := oob.Dial(t.Context(), addr, 2*time.Second) // holds the one slot
 	require.NoError(t, err)
 	defer holder.Close()
-	for srv.Stats().Active == 0 {
-		time.Sleep(time.Millisecond)
-	}
+	require.Equal(t, 1, srv.Stats().Active)
 	_, err = rdmalat.DialPeer(t.Context(), addr, remoteConfig(2*time.Second))
 	require.ErrorIs(t, err, oob.ErrBusy)
-	assert.Contains(t, err.Error(), "peer: rdmapeer is busy: it serves 1 sessions at once")
+	assert.Contains(t, err.Error(), "peer: rdmapeer is busy: all 1 of its session slots are taken")
 }
