@@ -79,3 +79,38 @@ func TestTwoNodeBenchmark(t *testing.T) {
 }
 
 func itoa(n int) string { return strconv.Itoa(n) }
+
+// TestTwoNodeBadPeer: an RDMABENCH_PEER that is malformed, where nothing
+// listens, or that is not an rdmapeer fails BenchmarkRDMAWrite with a
+// message saying so: not a skip, not a hang.
+func TestTwoNodeBadPeer(t *testing.T) {
+	testenv.MustHaveRDMA(t)
+	closed, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	closedAddr := closed.Addr().String()
+	closed.Close()
+	silent, err := net.Listen("tcp", "127.0.0.1:0") // the kernel accepts; nobody answers
+	require.NoError(t, err)
+	defer silent.Close()
+	exe, err := os.Executable()
+	require.NoError(t, err)
+	for _, tc := range []struct{ name, peer, want string }{
+		{"malformed", "nodeB:x", `RDMABENCH_PEER="nodeB:x" has port "x", not a number from 1 to 65535 (example: nodeB:18515)`},
+		{"unreachable", closedAddr, "RDMABENCH_PEER=" + closedAddr + ": rdmalat: two-node: oob: cannot reach rdmapeer at " + closedAddr + " (is it running there?)"},
+		{"not a peer", silent.Addr().String(), "oob: " + silent.Addr().String() + " is not an rdmapeer (got no answer within 1s)"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cmd := exec.Command(exe, "-test.run=^$", "-test.bench=^BenchmarkRDMAWrite$", "-test.benchtime=10x")
+			cmd.Env = append(os.Environ(), testenv.EnvPeer+"="+tc.peer, testenv.EnvTimeout+"=1s")
+			start := time.Now()
+			out, err := cmd.CombinedOutput()
+			elapsed := time.Since(start)
+			assert.Error(t, err, "the benchmark must fail")
+			assert.Contains(t, string(out), tc.want)
+			assert.Contains(t, string(out), "--- FAIL: BenchmarkRDMAWrite")
+			assert.NotContains(t, string(out), "SKIP")
+			assert.Less(t, elapsed, 20*time.Second)
+			t.Logf("failed after %v:\n%s", elapsed.Round(time.Millisecond), out)
+		})
+	}
+}

@@ -1,11 +1,14 @@
 package testenv
 
 import (
+	"net"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/rdmabench/rdmabench/oob"
 )
 
 func env(kv ...string) func(string) string {
@@ -89,4 +92,38 @@ func TestSizes(t *testing.T) {
 	s, err := ParseSizes("all")
 	require.NoError(t, err)
 	assert.Equal(t, all, s)
+}
+
+// TestNewPairPeerErrors: in two-node mode NewPair fails fast, naming the
+// variable, when nothing listens at RDMABENCH_PEER or it is not an
+// rdmapeer. No device is needed: the peer is reached first.
+func TestNewPairPeerErrors(t *testing.T) {
+	closed, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	closedAddr := closed.Addr().String()
+	closed.Close()
+	silent, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	defer silent.Close()
+	for _, tc := range []struct {
+		peer string
+		is   error
+		want string
+	}{
+		{closedAddr, nil, "RDMABENCH_PEER=" + closedAddr + ": rdmalat: two-node: oob: cannot reach rdmapeer at " + closedAddr + " (is it running there?): "},
+		{silent.Addr().String(), oob.ErrNotPeer, "RDMABENCH_PEER=" + silent.Addr().String() + ": rdmalat: two-node: oob: " + silent.Addr().String() + " is not an rdmapeer (got no answer within 300ms)"},
+	} {
+		c, err := LoadFrom(env(EnvPeer, tc.peer, EnvDevice, "nodev0", EnvCPUs, "none", EnvTimeout, "300ms"))
+		require.NoError(t, err)
+		start := time.Now()
+		p, err := NewPair(c, 4096)
+		assert.Nil(t, p)
+		if assert.Error(t, err) {
+			assert.Contains(t, err.Error(), tc.want)
+			if tc.is != nil {
+				assert.ErrorIs(t, err, tc.is)
+			}
+		}
+		assert.Less(t, time.Since(start), 2*time.Second)
+	}
 }
