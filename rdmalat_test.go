@@ -118,3 +118,27 @@ func TestMeasure(t *testing.T) {
 	assert.Equal(t, n, strings.Count(raw.String(), "\n"))
 	t.Logf("%d samples: %v", res.N, res.Extra)
 }
+
+// RDMABENCH_INLINE=0 turns inline off even where the device rounds a QP's
+// inline capacity up (rxe gives 16 bytes when asked for 0); -1 takes the
+// device's limit.
+func TestInlineSetting(t *testing.T) {
+	c := testenv.MustHaveRDMA(t)
+	for _, tc := range []struct {
+		inline int
+		want   func(limit int) int
+	}{
+		{0, func(int) int { return 0 }},
+		{64, func(limit int) int { return min(64, limit) }},
+		{-1, func(limit int) int { return limit }},
+	} {
+		ep, err := rdmalat.NewEndpoint(rdmalat.EndpointConfig{Device: c.Device, GIDIndex: -1, MaxSize: 64, Inline: tc.inline})
+		require.NoError(t, err)
+		limit := ep.Device().Inline
+		if tc.inline == -1 {
+			assert.Positive(t, limit, "the device's limit")
+		}
+		assert.Equal(t, tc.want(limit), ep.InlineMax(), "RDMABENCH_INLINE=%d", tc.inline)
+		require.NoError(t, ep.Close())
+	}
+}

@@ -61,7 +61,7 @@ func measureGoLoop(b *testing.B, p *Pair, size, warmup int) {
 		RemoteAddr: p.Remote.Addr, RKey: p.Remote.RKey,
 		Flags: verbs.FlagSignaled,
 	}
-	if size <= int(ep.qp.MaxInlineData()) {
+	if size <= ep.InlineMax() {
 		wr.Flags |= verbs.FlagInline
 	}
 	post := &buf[size-1]

@@ -62,6 +62,7 @@ type Endpoint struct {
 	psn      uint32
 	remote   *PeerInfo
 	mtu      verbs.MTU
+	inline   int // requested inline limit; the QP's may be larger (rxe rounds 0 up to 16)
 }
 
 // PeerInfo is what one endpoint must know of the other to connect to it and
@@ -124,6 +125,7 @@ func NewEndpoint(cfg EndpointConfig) (_ *Endpoint, err error) {
 	if inline < 0 {
 		inline = e.devAttr.MaxInlineData
 	}
+	e.inline = inline
 	if e.qp, err = e.pd.CreateQP(verbs.QPConfig{
 		Type: verbs.RC, SendCQ: e.cq, RecvCQ: e.cq,
 		MaxSendWR: 4, MaxRecvWR: 4, MaxSendSGE: 1, MaxRecvSGE: 1,
@@ -259,8 +261,14 @@ func (e *Endpoint) Device() DeviceInfo {
 		VendorID: e.devAttr.VendorID, PartID: e.devAttr.VendorPartID,
 		LinkLayer: e.portAttr.LinkLayer.String(), Port: int(e.port),
 		MTU: e.mtu.Bytes(), GIDIndex: e.gid.Index, GIDType: e.gid.Type.String(),
-		Inline: int(e.qp.MaxInlineData()),
+		Inline: e.InlineMax(),
 	}
+}
+
+// InlineMax returns the largest message sent inline: the smaller of the
+// configured limit and what the queue pair supports. 0 means never inline.
+func (e *Endpoint) InlineMax() int {
+	return min(e.inline, int(e.qp.MaxInlineData()))
 }
 
 // MaxSize returns the largest message size the endpoint's buffer holds.

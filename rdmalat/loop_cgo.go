@@ -216,7 +216,7 @@ func newCLoop(ep *Endpoint, remote PeerInfo, size int, timeout time.Duration) (*
 	clear(buf)
 	half := ep.cfg.MaxSize
 	inl := 0
-	if size <= int(ep.qp.MaxInlineData()) {
+	if size <= ep.InlineMax() {
 		inl = 1
 	}
 	l := (*C.rb_lat)(C.calloc(1, C.size_t(unsafe.Sizeof(C.rb_lat{}))))
