@@ -193,3 +193,14 @@ func mapKeys(m map[int]bool) []int {
 	}
 	return k
 }
+
+// Clocksource returns the kernel's current clocksource, like "tsc". With
+// anything but the TSC (hpet, acpi_pm: seen in VMs that judge their TSC
+// unstable) every clock_gettime is a system call and a device read, which
+// costs each latency sample far more than on a host reading the TSC.
+func Clocksource(fsys fs.FS) string {
+	if s, ok := readTrim(fsys, "sys/devices/system/clocksource/clocksource0/current_clocksource"); ok && s != "" {
+		return s
+	}
+	return "unknown"
+}

@@ -121,6 +121,7 @@ func ConfigLines(p *rdmalat.Pair, c Config) []string {
 		{"cpu-governor", ifPinned(cpus, hostinfo.Governors)},
 		{"cpu-idle", ifPinned(cpus, hostinfo.IdleStatesOf)},
 		{"irq-affinity", hostinfo.IRQAffinity(hostinfo.Root, d.Name)},
+		{"clocksource", hostinfo.Clocksource(hostinfo.Root)},
 		{"kernel", hostinfo.Kernel(hostinfo.Root)},
 	}
 	out := make([]string, 0, len(lines))
