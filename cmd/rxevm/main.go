@@ -69,7 +69,7 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	fs := flag.NewFlagSet("rxevm", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.StringVar(&c.accel, "accel", "auto", "`accelerator`: kvm, tcg, or auto (KVM when /dev/kvm opens, else or if the KVM guest shows no sign of life, TCG)")
-	fs.DurationVar(&c.bootTimeout, "boot-timeout", 0, "boot again when /init has not started within this `duration` (0: 90s under TCG, 15s under KVM)")
+	fs.DurationVar(&c.bootTimeout, "boot-timeout", 0, "boot again when /init has not started within this `duration` (0: 45s under TCG, 15s under KVM)")
 	fs.DurationVar(&c.timeout, "timeout", 30*time.Minute, "kill the VM and fail after this `duration` in all (raised to the program's -test.timeout plus 3m when that is longer)")
 	fs.IntVar(&c.attempts, "attempts", 3, "boots to try when the guest shows no sign of life")
 	fs.IntVar(&c.smp, "smp", 4, "guest CPUs")
@@ -254,7 +254,7 @@ func bootBound(flagValue time.Duration, accel string) time.Duration {
 	case accel == "kvm":
 		return 15 * time.Second
 	}
-	return 90 * time.Second
+	return 45 * time.Second
 }
 
 // progressLog returns the function that prints progress lines ("rxevm: "
