@@ -22,6 +22,9 @@ import (
 func BenchmarkLoopDesign(b *testing.B) {
 	dev := os.Getenv("RDMABENCH_DEVICE")
 	if dev == "" {
+		if os.Getenv("RDMABENCH_REQUIRE") == "1" {
+			b.Fatal("RDMABENCH_REQUIRE=1 but RDMABENCH_DEVICE names no device")
+		}
 		b.Skip("skipping: RDMABENCH_DEVICE is not set")
 	}
 	cpus, err := DefaultCPUs()
