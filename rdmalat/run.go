@@ -54,8 +54,9 @@ const (
 // Run is one measurement of RDMA WRITE ping-pong latency at one size, from
 // the initiator's side. Next hands out one round-trip time per call; the
 // round trips themselves run in C, a chunk at a time, so the measured loop
-// holds no Go code. Chunks grow from 16 to 4096 round trips; the round
-// trips of a last chunk that are never asked for are run but not returned.
+// holds no Go code. Chunks grow from 16 to 4096 round trips, each run with
+// one unrecorded lead round trip (see Next); the round trips of a last
+// chunk that are never asked for are run but not returned.
 type Run struct {
 	loop    *cLoop
 	resp    Responder
