@@ -37,6 +37,7 @@ static int rb_atomic_sync(rb_loop *l) {
 	if ((rc = rb_fetch_add(l, 0, &p)) || (rc = rb_fetch_add(l, 1, &r)) || (rc = rb_fetch_add(l, ~(uint64_t)0, &q)))
 		return rc;
 	l->wr.opcode = op;
+	l->wr.wr.atomic.compare_add = 1; // fetch-and-add's; compare-and-swap sets its own per operation
 	if (r != p) {
 		l->got = r;
 		l->want = p;

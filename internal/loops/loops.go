@@ -94,6 +94,27 @@ func New(cfg Config) (*Loop, error) {
 	return lp, nil
 }
 
+// The C loops switch on spec.Op's values (RB_OP_*): if either side
+// changes, these fail to compile (a constant index out of range).
+var (
+	_ = [1]struct{}{}[C.RB_OP_WRITE-spec.Write]
+	_ = [1]struct{}{}[C.RB_OP_READ-spec.Read]
+	_ = [1]struct{}{}[C.RB_OP_SEND-spec.Send]
+	_ = [1]struct{}{}[C.RB_OP_WRITE_IMM-spec.WriteImm]
+	_ = [1]struct{}{}[C.RB_OP_FETCH_ADD-spec.FetchAdd]
+	_ = [1]struct{}{}[C.RB_OP_COMPARE_SWAP-spec.CompareSwap]
+	_ = [1]struct{}{}[C.RB_OP_SEND_IMM-spec.SendImm]
+)
+
+// SkewCounter adds d to the counter the loop sends next, and
+// ExpectSource changes the QPN every UD receive must come from: for tests
+// that prove the loops' checks fail when what arrives is not what they
+// expect. Call either before the loop runs.
+func (lp *Loop) SkewCounter(d uint64) { lp.l.cnt += C.uint64_t(d) }
+
+// ExpectSource: see SkewCounter.
+func (lp *Loop) ExpectSource(qpn uint32) { lp.l.src_qpn = C.uint32_t(qpn) }
+
 // Posted returns the receives outstanding on the queue pair: pass it as
 // Config.Posted to the next loop on the same queue pair.
 func (lp *Loop) Posted() int {

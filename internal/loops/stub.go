@@ -12,11 +12,13 @@ type Loop struct{}
 // New fails: the loops are C.
 func New(Config) (*Loop, error) { return nil, errNoCgo }
 
-func (*Loop) Posted() int                  { return 0 }
-func (*Loop) Stop()                        {}
-func (*Loop) Finish()                      {}
-func (*Loop) Free()                        {}
-func (*Loop) Ping([]int64) error           { return errNoCgo }
+func (*Loop) Posted() int                 { return 0 }
+func (*Loop) SkewCounter(uint64)          {}
+func (*Loop) ExpectSource(uint32)         {}
+func (*Loop) Stop()                       {}
+func (*Loop) Finish()                     {}
+func (*Loop) Free()                       {}
+func (*Loop) Ping([]int64) error          { return errNoCgo }
 func (*Loop) Pong(uint64) (uint64, error) { return 0, errNoCgo }
 
 // ClockCost is not available without cgo.
