@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/assert"
+	"go.uber.org/goleak"
 )
 
 // BenchmarkSampleCost is the measurement work per sample: one clock read in
@@ -30,6 +31,9 @@ func TestRecorderMemoryConstant(t *testing.T) {
 	r := NewRecorder(true)
 	size := r.Histogram().ByteSize()
 	assert.Less(t, size, 1<<20, "histogram bytes")
+	// MemStats counts every goroutine's allocations: the count means
+	// something only when this test's goroutine is the only one running.
+	goleak.VerifyNone(t)
 	var before, after runtime.MemStats
 	runtime.ReadMemStats(&before)
 	for i := range int64(1_000_000) {

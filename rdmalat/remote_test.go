@@ -93,8 +93,12 @@ func TestDialPeerRefused(t *testing.T) {
 	})
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
-	go srv.Serve(ln)
-	defer srv.Shutdown()
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve(ln) }()
+	defer func() { // Shutdown does not wait for Serve: wait here, or its goroutine outlives the test
+		srv.Shutdown()
+		assert.ErrorIs(t, <-served, peer.ErrServerClosed)
+	}()
 	addr := ln.Addr().String()
 
 	_, err = rdmalat.DialPeer(t.Context(), addr, remoteConfig(2*time.Second))
