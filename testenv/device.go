@@ -119,16 +119,25 @@ func MustLoad(tb testing.TB) Config {
 	return c
 }
 
-// MustHaveRDMA returns the configuration with Device filled in. When no
+// MustHaveRDMA returns the configuration with Device filled in, after
+// Check and, with RDMABENCH_PORT set, CheckPort. When no
 // device can be used it skips tb, saying why, unless the environment
 // promised one (RDMABENCH_REQUIRE=1, RDMABENCH_DEVICE or RDMABENCH_PEER
 // set): then it fails.
 func MustHaveRDMA(tb testing.TB) Config {
 	tb.Helper()
 	c := MustLoad(tb)
+	if err := c.Check(); err != nil {
+		tb.Fatal(err)
+	}
 	dev, err := Device(c)
 	if err != nil {
 		unavailable(tb, c, err)
+	}
+	if c.Port != 0 {
+		if err := CheckPort(dev, c.Port); err != nil {
+			tb.Fatal(err) // a set variable is a promise: never a skip
+		}
 	}
 	c.Device = dev
 	return c

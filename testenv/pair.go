@@ -25,6 +25,9 @@ func NewPair(c Config, maxSize int) (*rdmalat.Pair, error) {
 		Device: c.Device, Port: c.Port, GIDIndex: c.GIDIndex, Op: rdmalat.OpWrite,
 		MaxSize: maxSize, Inline: c.Inline, MTU: c.MTU,
 	}
+	if err := c.Check(); err != nil {
+		return nil, err
+	}
 	cpus, err := c.cpus()
 	if err != nil {
 		return nil, err
