@@ -51,10 +51,10 @@ func activeDevice(name string) error {
 var findDevice = sync.OnceValues(func() (string, error) {
 	names, err := probeDevices()
 	if err != nil {
-		return "", fmt.Errorf("no RDMA device: %w", err)
+		return "", fmt.Errorf("%w: %w", ErrNoDevice, err)
 	}
 	if len(names) == 0 {
-		return "", errors.New("no RDMA device: ibv_get_device_list found none (on a machine without RDMA, run the tests in the soft-RoCE VM: make test)")
+		return "", fmt.Errorf("%w: ibv_get_device_list found none (on a machine without RDMA, run the tests in the soft-RoCE VM: make test)", ErrNoDevice)
 	}
 	var why []string
 	for _, n := range names {
@@ -64,8 +64,12 @@ var findDevice = sync.OnceValues(func() (string, error) {
 		}
 		return n, nil
 	}
-	return "", fmt.Errorf("no usable RDMA device: %s", strings.Join(why, "; "))
+	return "", fmt.Errorf("%w: none has an ACTIVE port: %s", ErrNoDevice, strings.Join(why, "; "))
 })
+
+// ErrNoDevice is the cause when no RDMA device is named and none here is
+// usable.
+var ErrNoDevice = errors.New("no usable RDMA device")
 
 // HasRDMA returns nil when a usable RDMA device is present, or the reason
 // there is none. It does not look at RDMABENCH_DEVICE.
