@@ -64,7 +64,7 @@ var warned sync.Map
 // for too few samples, samples over the histogram's range) through b.Log,
 // the first time that benchmark has any. b.Log, never stdout: what a leaf
 // benchmark prints there lands on its result line.
-func logWarnings(b *testing.B, warnings []string) {
+func logWarnings(b logger, warnings []string) {
 	if len(warnings) == 0 {
 		return
 	}
@@ -72,6 +72,12 @@ func logWarnings(b *testing.B, warnings []string) {
 		return
 	}
 	b.Logf("%s (shown once per benchmark; more samples with -benchtime, e.g. -benchtime=100000x)", strings.Join(warnings, "; "))
+}
+
+// logger is the part of *testing.B that logWarnings needs.
+type logger interface {
+	Name() string
+	Logf(format string, args ...any)
 }
 
 // CheckCPUFlag refuses go test's -cpu with more than one value. Every Run

@@ -58,3 +58,19 @@ func TestPortError(t *testing.T) {
 	assert.NoError(t, portError("mlx5_0", 2, 2))
 	assert.EqualError(t, portError("rxe0", 7, 1), "RDMABENCH_PORT=7: rxe0 has ports 1..1; set RDMABENCH_PORT=1 or unset it")
 }
+
+// TestCheckPortDevice asks the real device for a port it lacks (in the VM:
+// RDMABENCH_PORT=7 on rxe0), before any RDMA object beyond the probe.
+func TestCheckPortDevice(t *testing.T) {
+	c := MustHaveRDMA(t)
+	require.NoError(t, CheckPort(c.Device, 1))
+	err := CheckPort(c.Device, 7)
+	if c.InVM {
+		assert.EqualError(t, err, "RDMABENCH_PORT=7: "+c.Device+" has ports 1..1; set RDMABENCH_PORT=1 or unset it")
+	} else {
+		assert.ErrorContains(t, err, "RDMABENCH_PORT=7: "+c.Device+" has ports 1..")
+	}
+	c.Port = 7
+	_, err = Usable(c)
+	assert.ErrorContains(t, err, "RDMABENCH_PORT=7: ")
+}
