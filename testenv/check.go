@@ -113,8 +113,16 @@ func portError(dev string, port, count int) error {
 	if port >= 1 && port <= count {
 		return nil
 	}
-	return fmt.Errorf("%s=%d: %s has ports 1..%d; set %s=1 or unset it", EnvPort, port, dev, count, EnvPort)
+	return &portErr{fmt.Sprintf("%s=%d: %s has ports 1..%d; set %s=1 or unset it", EnvPort, port, dev, count, EnvPort)}
 }
+
+// ErrNoPort is the cause when RDMABENCH_PORT names a port the device lacks.
+var ErrNoPort = errors.New("no such port")
+
+type portErr struct{ msg string }
+
+func (e *portErr) Error() string        { return e.msg }
+func (e *portErr) Is(target error) bool { return target == ErrNoPort }
 
 // Usable returns the device the configuration selects, checked to be
 // usable: the configured one must exist and have RDMABENCH_PORT (when

@@ -56,7 +56,9 @@ func TestCheckSamplesDir(t *testing.T) {
 func TestPortError(t *testing.T) {
 	assert.NoError(t, portError("rxe0", 1, 1))
 	assert.NoError(t, portError("mlx5_0", 2, 2))
-	assert.EqualError(t, portError("rxe0", 7, 1), "RDMABENCH_PORT=7: rxe0 has ports 1..1; set RDMABENCH_PORT=1 or unset it")
+	err := portError("rxe0", 7, 1)
+	assert.EqualError(t, err, "RDMABENCH_PORT=7: rxe0 has ports 1..1; set RDMABENCH_PORT=1 or unset it")
+	assert.ErrorIs(t, err, ErrNoPort)
 }
 
 // TestCheckPortDevice asks the real device for a port it lacks (in the VM:

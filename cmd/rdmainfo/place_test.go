@@ -2,7 +2,6 @@ package main
 
 import (
 	"bytes"
-	"errors"
 	"fmt"
 	"os"
 	"testing"
@@ -19,7 +18,7 @@ func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 func TestChoosePlace(t *testing.T) {
 	none := fmt.Errorf("%w: ibv_get_device_list found none", testenv.ErrNoDevice)
 	badDev := fmt.Errorf("RDMABENCH_DEVICE=mlx5_9: no such RDMA device (present: [mlx5_0]): %w", os.ErrNotExist)
-	badPort := errors.New("RDMABENCH_PORT=7: rxe0 has ports 1..1; set RDMABENCH_PORT=1 or unset it")
+	badPort := fmt.Errorf("RDMABENCH_PORT=7: rxe0 has ports 1..1; set RDMABENCH_PORT=1 or unset it: %w", testenv.ErrNoPort)
 	for _, tc := range []struct {
 		name    string
 		forceVM bool
@@ -38,6 +37,7 @@ func TestChoosePlace(t *testing.T) {
 		{"named device, none here", false, testenv.Config{Device: "mlx5_0"}, "", none, "", none.Error() + "; unset RDMABENCH_DEVICE to run in the soft-RoCE VM, or run make bench VM=1"},
 		{"peer, no device here", false, testenv.Config{Peer: "nodeB:18515", PeerDevice: "mlx5_1"}, "", none, "", none.Error() + "; unset RDMABENCH_PEER_DEVICE and RDMABENCH_PEER to run in the soft-RoCE VM, or run make bench VM=1"},
 		{"bad port on a device here", false, testenv.Config{Port: 7}, "rxe0", badPort, "", badPort.Error()},
+		{"bad port on the named device", false, testenv.Config{Device: "rxe0", Port: 7}, "rxe0", badPort, "", badPort.Error()},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			place, why, err := choosePlace(tc.forceVM, tc.c, tc.dev, tc.devErr)
