@@ -24,6 +24,7 @@ func (l *logRecorder) Logf(format string, args ...any) {
 // time it has any, and not again in its later -count repetitions.
 func TestLogWarnings(t *testing.T) {
 	name := t.Name() + "/size=2"
+	t.Cleanup(func() { warned.Clear() }) // -count repeats this test with the same names
 	rec := NewRecorder(true)
 	for range 500 {
 		rec.Record(2000)
