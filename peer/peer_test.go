@@ -198,7 +198,7 @@ func TestPeerNotClient(t *testing.T) {
 	m, err := oob.Decode(reply)
 	require.NoError(t, err)
 	assert.Equal(t, oob.TypeError, m.Type())
-	logs.wait(t, "rejected "+nc.LocalAddr().String()+`: oob: `+nc.LocalAddr().String()+` is not an rdmabench client (got "GET / HTTP/1.1`)
+	logs.wait(t, "rejected: "+nc.LocalAddr().String()+` is not an rdmabench client (got "GET / HTTP/1.1`)
 	assert.Equal(t, 1, srv.Stats().Refused)
 
 	c := dial(t, addr) // the slot is free again

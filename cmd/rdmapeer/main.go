@@ -232,7 +232,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 			Limits: oob.Limits{
 				MaxSize: uint32(o.maxSize), MaxRoundTrips: o.maxRoundTrips, MaxIdleTimeout: o.maxTimeout,
 			},
-			Idle: o.idle, Timeout: o.timeout,
+			Idle: idleLimit(o.idle), Timeout: o.timeout,
 		},
 		CPUs: o.cpus, MaxSessions: o.maxSessions, MaxMemory: o.maxMemory, Timeout: o.timeout,
 		Logf: logger.Printf,
@@ -257,6 +257,15 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	logger.Printf("stopped: %d sessions (%d failed), %d connections refused; open verbs objects %v, registered bytes %d",
 		st.Sessions, st.Failed, st.Refused, openObjects(), st.Memory)
 	return status
+}
+
+// idleLimit is -idle as rdmalat.ServeConfig.Idle, where 0 means the
+// default: -idle 0 means no limit.
+func idleLimit(d time.Duration) time.Duration {
+	if d == 0 {
+		return rdmalat.NoIdleLimit
+	}
+	return d
 }
 
 // openObjects lists the verbs objects still open (none, once every session
