@@ -107,8 +107,40 @@ func TestDialPeerRefused(t *testing.T) {
 	holder, err := oob.Dial(t.Context(), addr, 2*time.Second) // holds the one slot
 	require.NoError(t, err)
 	defer holder.Close()
-	require.Equal(t, 1, srv.Stats().Active)
-	_, err = rdmalat.DialPeer(t.Context(), addr, remoteConfig(2*time.Second))
+	waitActive(t, srv, 1)
+	// Busy is asked again, with backoff, for the timeout in all.
+	start := time.Now()
+	_, err = rdmalat.DialPeer(t.Context(), addr, remoteConfig(time.Second))
+	elapsed := time.Since(start)
 	require.ErrorIs(t, err, oob.ErrBusy)
-	assert.Contains(t, err.Error(), "peer: rdmapeer is busy: all 1 of its session slots are taken")
+	assert.Contains(t, err.Error(), "two-node session with rdmapeer at "+addr+": peer: rdmapeer is busy: all 1 of its session slots are taken")
+	assert.Regexp(t, `\(still busy after \d+ tries over [0-9.]+m?s: RDMABENCH_TIMEOUT sets how long to keep trying\)$`, err.Error())
+	assert.Greater(t, elapsed, 500*time.Millisecond)
+	assert.Less(t, elapsed, 1500*time.Millisecond)
+	t.Logf("after %v: %v", elapsed.Round(time.Millisecond), err)
+
+	// A slot freed while the client waits: served on a later try (here
+	// failing on the missing device, not on busy).
+	go func() {
+		time.Sleep(300 * time.Millisecond)
+		holder.Close()
+	}()
+	start = time.Now()
+	_, err = rdmalat.DialPeer(t.Context(), addr, remoteConfig(3*time.Second))
+	elapsed = time.Since(start)
+	require.Error(t, err)
+	assert.NotErrorIs(t, err, oob.ErrBusy)
+	assert.Contains(t, err.Error(), "peer: rdmapeer (nodev0): ")
+	assert.Greater(t, elapsed, 300*time.Millisecond)
+	assert.Less(t, elapsed, 2*time.Second)
+	t.Logf("served after %v: %v", elapsed.Round(time.Millisecond), err)
+}
+
+// waitActive waits up to 5 s for n of srv's session slots to be taken.
+func waitActive(t *testing.T, srv *peer.Server, n int) {
+	t.Helper()
+	for deadline := time.Now().Add(5 * time.Second); srv.Stats().Active != n; {
+		require.True(t, time.Now().Before(deadline), "active %d, want %d", srv.Stats().Active, n)
+		time.Sleep(time.Millisecond)
+	}
 }
