@@ -96,7 +96,7 @@ func parseFlags(args []string, getenv func(string) string, stderr io.Writer) (*o
 	fs.Uint64Var(&o.maxRoundTrips, "max-round-trips", oob.DefaultLimits.MaxRoundTrips, "round trips one run may take, warm-up included")
 	fs.DurationVar(&o.maxTimeout, "max-timeout", oob.DefaultLimits.MaxIdleTimeout, "longest RDMA loop idle timeout a client may ask for (its RDMABENCH_TIMEOUT)")
 	fs.DurationVar(&o.timeout, "timeout", env.Timeout, "bound on each step of the exchange with a client, and the loops' idle timeout when a client sets none (default $RDMABENCH_TIMEOUT, else 5s)")
-	fs.DurationVar(&o.idle, "idle", peer.DefaultIdle, "longest wait for a client's next request between runs; 0: none")
+	fs.DurationVar(&o.idle, "idle", peer.DefaultIdle, "longest wait for a client's next request between runs; 0: no limit")
 	if err := fs.Parse(args); err != nil {
 		return nil, err
 	}
