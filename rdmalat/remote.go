@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"strings"
 	"time"
 
 	"github.com/rdmabench/rdmabench/oob"
@@ -101,7 +102,7 @@ func dialPeerOnce(ctx context.Context, addr string, cfg RemoteConfig) (_ *Pair, 
 	defer func() {
 		if err != nil {
 			p.Close()
-			err = fmt.Errorf("two-node session with rdmapeer at %s: %w", addr, err)
+			err = sessionErr(addr, err)
 		}
 	}()
 	inline := ecfg.Inline
@@ -196,7 +197,7 @@ func (r *remoteResponder) Start(size int, abort func(error)) error {
 		return r.end(err)
 	}
 	r.w = r.conn.Watch(func(err error) {
-		abort(fmt.Errorf("rdmalat: two-node run: %w", err))
+		abort(fmt.Errorf("two-node run: %w", err))
 	})
 	return nil
 }
@@ -231,11 +232,22 @@ func (r *remoteResponder) Stop() (uint64, error) {
 
 // end ends the session after err and returns err with the peer named.
 func (r *remoteResponder) end(err error) error {
+	err = sessionErr(r.addr, err)
 	if r.ended == nil {
-		r.ended = fmt.Errorf("rdmalat: the session with rdmapeer at %s has ended: %w", r.addr, err)
+		r.ended = fmt.Errorf("%w (the session has ended)", err)
 	}
 	r.conn.Close()
-	return fmt.Errorf("rdmalat: rdmapeer at %s: %w", r.addr, err)
+	return err
+}
+
+// sessionErr adds to err that it ended the session with the rdmapeer at
+// addr, naming addr only when err does not already (oob's errors name
+// the other side).
+func sessionErr(addr string, err error) error {
+	if strings.Contains(err.Error(), addr) {
+		return fmt.Errorf("two-node session: %w", err)
+	}
+	return fmt.Errorf("two-node session with rdmapeer at %s: %w", addr, err)
 }
 
 // close ends the session: the peer sees the connection close between runs
