@@ -91,8 +91,9 @@ type Stats struct {
 // Server serves rdmabench clients. Use New, then Serve, then Shutdown.
 type Server struct {
 	cfg   Config
-	slots   chan int      // free session slots (their index picks the CPU)
-	pending chan struct{} // bound on connections before their session slot
+	slots    chan int      // free session slots (their index picks the CPU)
+	pending  chan struct{} // bound on connections before their session slot
+	overflow chan struct{} // bound on connections over pending being told so
 
 	mu       sync.Mutex
 	ln       net.Listener
@@ -126,6 +127,7 @@ func New(cfg Config) *Server {
 	}
 	s := &Server{
 		cfg: cfg, slots: make(chan int, cfg.MaxSessions), pending: make(chan struct{}, cfg.MaxHandshakes),
+		overflow: make(chan struct{}, 16),
 		conns: map[*oob.Conn]struct{}{}, shaking: map[net.Conn]struct{}{},
 	}
 	for i := range cfg.MaxSessions {
@@ -172,8 +174,15 @@ func (s *Server) Serve(ln net.Listener) error {
 		case s.pending <- struct{}{}:
 			s.sessions.Add(1)
 			go s.handle(nc)
+			continue
 		default:
-			nc.Close() // far over the limit: not even a word
+		}
+		select {
+		case s.overflow <- struct{}{}:
+			s.sessions.Add(1)
+			go s.tooMany(nc)
+		default:
+			nc.Close() // far over the limits: not even a word
 			s.count(func(st *Stats) { st.Refused++ })
 		}
 	}
@@ -202,18 +211,19 @@ func (s *Server) count(f func(*Stats)) {
 func (s *Server) handle(nc net.Conn) {
 	defer s.sessions.Done()
 	client := nc.RemoteAddr().String()
+	timeout := s.cfg.HandshakeTimeout
 	s.mu.Lock()
-	if s.closing { // accepted just before Shutdown closed the listener
-		s.mu.Unlock()
-		nc.Close()
-		<-s.pending
-		return
+	if s.closing {
+		// Accepted just before Shutdown closed the listener, and not seen
+		// by it: give it Shutdown's grace here.
+		timeout = min(timeout, shutdownGrace)
+	} else {
+		s.shaking[nc] = struct{}{}
 	}
-	s.shaking[nc] = struct{}{}
 	s.stats.Pending++
 	s.mu.Unlock()
 
-	c, err := oob.Accept(nc, s.cfg.HandshakeTimeout)
+	c, err := oob.Accept(nc, timeout)
 	s.mu.Lock()
 	delete(s.shaking, nc)
 	closing := s.closing
@@ -286,13 +296,31 @@ func (s *Server) serve(c *oob.Conn, slot int) {
 // of CodeBusy in place of its session. It holds no session slot.
 func (s *Server) refuse(c *oob.Conn, client string) {
 	defer c.Close()
-	s.count(func(st *Stats) { st.Refused++; st.Pending-- })
+	defer s.count(func(st *Stats) { st.Refused++; st.Pending-- })
 	// Read the client's Params first: closing with them unread would reset
 	// the connection, and the client might lose the Error.
 	_, _ = c.Next(s.cfg.HandshakeTimeout)
 	msg := fmt.Sprintf("rdmapeer is busy: all %d of its session slots are taken (rdmapeer -max-sessions); try again later", s.cfg.MaxSessions)
 	_ = c.SendError(oob.CodeBusy, msg) // best effort: we close anyway
 	s.cfg.Logf("refused %s: busy (all %d session slots taken)", client, s.cfg.MaxSessions)
+}
+
+// tooMany answers a client that comes while MaxHandshakes connections are
+// in their handshake: busy, if it says hello at once, so that it asks
+// again later rather than taking this for something that is not rdmapeer.
+func (s *Server) tooMany(nc net.Conn) {
+	defer s.sessions.Done()
+	defer func() { <-s.overflow }()
+	defer nc.Close()
+	s.count(func(st *Stats) { st.Refused++ })
+	c := oob.NewConn(nc)
+	c.Timeout = shutdownGrace
+	if _, err := c.RecvHello(); err != nil {
+		return
+	}
+	msg := fmt.Sprintf("rdmapeer is busy: %d connections are opening at once; try again later", s.cfg.MaxHandshakes)
+	_ = c.SendError(oob.CodeBusy, msg) // best effort: we close anyway
+	s.cfg.Logf("refused %s: busy (%d connections in their handshake)", nc.RemoteAddr(), s.cfg.MaxHandshakes)
 }
 
 // reserve is the sessions' registered-memory budget.

@@ -333,18 +333,26 @@ func TestPeerHandshakeDeadline(t *testing.T) {
 }
 
 // TestPeerHandshakeLimit: over MaxHandshakes connections in their
-// handshake, a new one is closed at once.
+// handshake, a client is told the peer is busy, and a silent connection
+// is closed at once.
 func TestPeerHandshakeLimit(t *testing.T) {
-	srv, addr, _ := start(t, peer.Config{MaxHandshakes: 3, HandshakeTimeout: time.Minute})
+	srv, addr, logs := start(t, peer.Config{MaxHandshakes: 3, HandshakeTimeout: time.Minute})
 	holdIdle(t, srv, addr, 3)
+	_, err := oob.Dial(t.Context(), addr, 2*time.Second)
+	require.ErrorIs(t, err, oob.ErrBusy)
+	assert.Contains(t, err.Error(), "refused the handshake: peer: rdmapeer is busy: 3 connections are opening at once; try again later")
+	logs.wait(t, "busy (3 connections in their handshake)")
+
 	nc, err := net.Dial("tcp", addr)
 	require.NoError(t, err)
 	defer nc.Close()
+	start := time.Now()
 	require.NoError(t, nc.SetReadDeadline(time.Now().Add(5*time.Second)))
 	n, err := nc.Read(make([]byte, 1))
 	assert.Zero(t, n)
-	assert.ErrorIs(t, err, io.EOF, "closed at once, not left waiting")
-	assert.Equal(t, 1, srv.Stats().Refused)
+	assert.ErrorIs(t, err, io.EOF, "closed, not left waiting")
+	assert.Less(t, time.Since(start), 2*time.Second)
+	assert.Equal(t, 2, srv.Stats().Refused)
 }
 
 // TestPeerIdle: Session.Idle bounds a client's wait between requests;
