@@ -66,8 +66,10 @@ func DialPeer(ctx context.Context, addr string, cfg RemoteConfig) (*Pair, error)
 		if err == nil || !errors.Is(err, oob.ErrBusy) {
 			return p, err
 		}
-		wait := backoff/2 + rand.N(backoff) // jitter: clients refused together come back apart
-		if time.Now().Add(wait).After(deadline) {
+		// Jitter: clients refused together come back apart. The last try
+		// comes at the deadline.
+		wait := min(backoff/2+rand.N(backoff), time.Until(deadline))
+		if wait <= 0 {
 			return nil, fmt.Errorf("%w (still busy after %d tries over %v: RDMABENCH_TIMEOUT sets how long to keep trying)",
 				err, tries, time.Since(start).Round(time.Millisecond))
 		}

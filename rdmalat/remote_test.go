@@ -115,7 +115,7 @@ func TestDialPeerRefused(t *testing.T) {
 	require.ErrorIs(t, err, oob.ErrBusy)
 	assert.Contains(t, err.Error(), "two-node session with rdmapeer at "+addr+": peer: rdmapeer is busy: all 1 of its session slots are taken")
 	assert.Regexp(t, `\(still busy after \d+ tries over [0-9.]+m?s: RDMABENCH_TIMEOUT sets how long to keep trying\)$`, err.Error())
-	assert.Greater(t, elapsed, 500*time.Millisecond)
+	assert.GreaterOrEqual(t, elapsed, time.Second)
 	assert.Less(t, elapsed, 1500*time.Millisecond)
 	t.Logf("after %v: %v", elapsed.Round(time.Millisecond), err)
 
