@@ -90,7 +90,7 @@ type Stats struct {
 
 // Server serves rdmabench clients. Use New, then Serve, then Shutdown.
 type Server struct {
-	cfg   Config
+	cfg      Config
 	slots    chan int      // free session slots (their index picks the CPU)
 	pending  chan struct{} // bound on connections before their session slot
 	overflow chan struct{} // bound on connections over pending being told so
@@ -128,7 +128,7 @@ func New(cfg Config) *Server {
 	s := &Server{
 		cfg: cfg, slots: make(chan int, cfg.MaxSessions), pending: make(chan struct{}, cfg.MaxHandshakes),
 		overflow: make(chan struct{}, 16),
-		conns: map[*oob.Conn]struct{}{}, shaking: map[net.Conn]struct{}{},
+		conns:    map[*oob.Conn]struct{}{}, shaking: map[net.Conn]struct{}{},
 	}
 	for i := range cfg.MaxSessions {
 		s.slots <- i
