@@ -373,7 +373,7 @@ func TestNotPeer(t *testing.T) {
 			require.ErrorAs(t, err, &npe)
 			assert.Equal(t, tc.addr, npe.Addr)
 			if tc.got != "" {
-				assert.EqualError(t, err, fmt.Sprintf("oob: %s is not an rdmapeer (got %s)", tc.addr, tc.got))
+				assert.EqualError(t, err, fmt.Sprintf("%s is not an rdmapeer (got %s)", tc.addr, tc.got))
 			}
 			assert.Less(t, elapsed, 2*time.Second)
 			t.Logf("%v after %v", err, elapsed.Round(time.Millisecond))
@@ -429,7 +429,7 @@ func TestAcceptNotClient(t *testing.T) {
 
 	err = <-serverErr
 	require.ErrorIs(t, err, oob.ErrNotPeer)
-	assert.EqualError(t, err, fmt.Sprintf(`oob: %s is not an rdmabench client (got "GET / HTTP/1.1\r\nHost: nodeB\r\n\r\n")`, nc.LocalAddr()))
+	assert.EqualError(t, err, fmt.Sprintf(`%s is not an rdmabench client (got "GET / HTTP/1.1\r\nHost: nodeB\r\n\r\n")`, nc.LocalAddr()))
 
 	reply, err := io.ReadAll(nc)
 	require.NoError(t, err)
@@ -619,7 +619,7 @@ func TestDialErrors(t *testing.T) {
 	ln.Close()
 	_, err = oob.Dial(t.Context(), addr, time.Second)
 	require.Error(t, err)
-	assert.Contains(t, err.Error(), "oob: cannot reach rdmapeer at "+addr+" (is it running there?): ")
+	assert.Contains(t, err.Error(), "cannot reach rdmapeer at "+addr+" (is it running there?): connect: connection refused")
 
 	// Cancelling the context ends a handshake with a silent listener.
 	silent, err := net.Listen("tcp", "127.0.0.1:0")

@@ -70,16 +70,16 @@ func TestParseAddr(t *testing.T) {
 		{"192.168.77.1", "", "192.168.77.1:18515"},
 		{"fe80::1", "", "[fe80::1]:18515"},
 		{"[fe80::1%eth0]", "", "[fe80::1%eth0]:18515"},
-		{"", `"" is not host:port (example: nodeB:18515)`, ""},
-		{"a b", `"a b" is not host:port (example: nodeB:18515)`, ""},
-		{"nodeB:1:2", `"nodeB:1:2" is not host:port (example: nodeB:18515)`, ""},
-		{":18515", `":18515" has no host (example: nodeB:18515)`, ""},
-		{"nodeB:", `"nodeB:" has no port (example: nodeB:18515)`, ""},
-		{"nodeB:http", `"nodeB:http" has port "http", not a number from 1 to 65535 (example: nodeB:18515)`, ""},
-		{"nodeB:0", `"nodeB:0" has port "0", not a number from 1 to 65535 (example: nodeB:18515)`, ""},
-		{"nodeB:65536", `"nodeB:65536" has port "65536", not a number from 1 to 65535 (example: nodeB:18515)`, ""},
-		{"[::1]:x", `"[::1]:x" has port "x", not a number from 1 to 65535 (example: [::1]:18515)`, ""},
-		{"a b:1", `"a b:1" has no valid host (example: nodeB:18515)`, ""},
+		{"", `"" is not an address; want host:port, e.g. nodeB:18515`, ""},
+		{"a b", `"a b" is not an address; want host:port, e.g. nodeB:18515`, ""},
+		{"nodeB:1:2", `"nodeB:1:2" is not an address; want host:port, e.g. nodeB:18515`, ""},
+		{":18515", `":18515" has no host; want host:port, e.g. nodeB:18515`, ""},
+		{"nodeB:", `"nodeB:" has no port; want host:port, e.g. nodeB:18515`, ""},
+		{"nodeB:http", `"nodeB:http" has port "http", not a number from 1 to 65535; want host:port, e.g. nodeB:18515`, ""},
+		{"nodeB:0", `"nodeB:0" has port "0", not a number from 1 to 65535; want host:port, e.g. nodeB:18515`, ""},
+		{"nodeB:65536", `"nodeB:65536" has port "65536", not a number from 1 to 65535; want host:port, e.g. nodeB:18515`, ""},
+		{"[::1]:x", `"[::1]:x" has port "x", not a number from 1 to 65535; want host:port, e.g. [::1]:18515`, ""},
+		{"a b:1", `"a b:1" has no valid host; want host:port, e.g. nodeB:18515`, ""},
 	} {
 		t.Run(tc.in, func(t *testing.T) {
 			got, err := oob.ParseAddr(tc.in)
@@ -92,7 +92,7 @@ func TestParseAddr(t *testing.T) {
 				return
 			}
 			require.ErrorIs(t, err, oob.ErrAddr)
-			assert.EqualError(t, err, "oob: bad peer address: "+tc.want)
+			assert.EqualError(t, err, "peer address "+tc.want)
 		})
 	}
 }
@@ -106,7 +106,7 @@ func TestPeerFromEnv(t *testing.T) {
 	t.Setenv(oob.EnvPeer, "nodeB:")
 	_, err = oob.PeerFromEnv()
 	require.ErrorIs(t, err, oob.ErrAddr)
-	assert.EqualError(t, err, `oob: bad peer address: RDMABENCH_PEER="nodeB:" has no port (example: nodeB:18515)`)
+	assert.EqualError(t, err, `RDMABENCH_PEER="nodeB:" has no port; want host:port, e.g. RDMABENCH_PEER=nodeB:18515`)
 
 	t.Setenv(oob.EnvPeer, " nodeB ")
 	addr, err = oob.PeerFromEnv()

@@ -37,7 +37,7 @@ func NewPair(c Config, maxSize int) (*rdmalat.Pair, error) {
 		defer cancel()
 		p, err := rdmalat.DialPeer(ctx, c.Peer, rdmalat.RemoteConfig{Endpoint: ecfg, CPU: cpus[0], Timeout: c.Timeout})
 		if err != nil {
-			return nil, fmt.Errorf("%s=%s: %w", EnvPeer, c.Peer, err)
+			return nil, fmt.Errorf("%s: %w", EnvPeer, err) // DialPeer names the address
 		}
 		return p, nil
 	}

@@ -35,6 +35,7 @@ func TestFlagsDefaults(t *testing.T) {
 	assert.Equal(t, oob.DefaultLimits.MaxRoundTrips, o.maxRoundTrips)
 	assert.Equal(t, 5*time.Second, o.timeout)
 	assert.Equal(t, 10*time.Minute, o.idle)
+	assert.Equal(t, 2*time.Second, o.handshake)
 }
 
 func TestFlagsEnvAndFlags(t *testing.T) {
