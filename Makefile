@@ -45,7 +45,7 @@ vet: deps
 # is present or RDMABENCH_REQUIRE=1 promises one.
 test-host: deps
 	$(GO) test -count=1 ./...
-	CGO_ENABLED=0 $(GO) test -count=1 ./rdmalat ./testenv ./hostinfo ./oob
+	CGO_ENABLED=0 $(GO) test -count=1 ./rdmalat ./testenv ./hostinfo ./internal/oob
 
 # Every package's tests again inside the VM, on rxe0/rxe1, where nothing may
 # skip for want of a device (RDMABENCH_REQUIRE=1 there), then a smoke run of
@@ -64,7 +64,7 @@ test: vet test-host fuzz $(OUT)
 # A short fuzz of the out-of-band protocol decoder, from its seed corpus.
 FUZZTIME ?= 10s
 fuzz:
-	$(GO) test -run='^$$' -fuzz=FuzzDecode -fuzztime=$(FUZZTIME) -fuzzminimizetime=200x ./oob
+	$(GO) test -run='^$$' -fuzz=FuzzDecode -fuzztime=$(FUZZTIME) -fuzzminimizetime=200x ./internal/oob
 
 $(OUT):
 	mkdir -p $(OUT)

@@ -17,7 +17,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/rdmabench/rdmabench/oob"
+	"github.com/rdmabench/rdmabench/internal/oob"
 	"github.com/rdmabench/rdmabench/rdmalat"
 )
 

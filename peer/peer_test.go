@@ -13,7 +13,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/rdmabench/rdmabench/oob"
+	"github.com/rdmabench/rdmabench/internal/oob"
+	"github.com/rdmabench/rdmabench/internal/spec"
 	"github.com/rdmabench/rdmabench/peer"
 	"github.com/rdmabench/rdmabench/rdmalat"
 )
@@ -95,7 +96,7 @@ func dial(t *testing.T, addr string) *oob.Conn {
 	return c
 }
 
-var goodParams = oob.Params{Op: oob.OpWrite, Transport: oob.RC, Size: 4096, Inline: -1, GIDIndex: -1}
+var goodParams = oob.Params{Op: spec.Write, Transport: spec.RC, Size: 4096, Inline: -1, GIDIndex: -1}
 
 // ask sends p and returns the peer's answer as an *oob.Error.
 func ask(t *testing.T, c *oob.Conn, p oob.Params) *oob.Error {
@@ -125,10 +126,10 @@ func TestPeerRefusesParams(t *testing.T) {
 		{"zero size", with(func(p *oob.Params) { p.Size = 0 }), oob.CodeParams, oob.ErrInvalidParams, "size 0: must be 1..65536 bytes"},
 		{"idle timeout", with(func(p *oob.Params) { p.IdleTimeout = time.Hour }), oob.CodeParams, oob.ErrInvalidParams,
 			"idle timeout 1h0m0s: must be 0 (peer's default) up to 1m0s"},
-		{"op not served", with(func(p *oob.Params) { p.Op = oob.OpRead }), oob.CodeParams, oob.ErrInvalidParams,
-			"op read over RC: this rdmapeer measures write over RC only"},
-		{"transport not served", with(func(p *oob.Params) { p.Transport = oob.UC }), oob.CodeParams, oob.ErrInvalidParams,
-			"op write over UC: this rdmapeer measures write over RC only"},
+		{"op not served", with(func(p *oob.Params) { p.Op = spec.Read }), oob.CodeParams, oob.ErrInvalidParams,
+			"op read over rc: this rdmapeer measures write over RC only"},
+		{"transport not served", with(func(p *oob.Params) { p.Transport = spec.UC }), oob.CodeParams, oob.ErrInvalidParams,
+			"op write over uc: this rdmapeer measures write over RC only"},
 		{"device", goodParams, oob.CodeResource, nil, "rdmapeer (nodev0): "},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -153,7 +154,7 @@ func TestPeerRefusesParams(t *testing.T) {
 func TestPeerMemoryBudget(t *testing.T) {
 	srv, addr, _ := start(t, peer.Config{MaxMemory: 8 << 10})
 	c := dial(t, addr)
-	perr := ask(t, c, oob.Params{Op: oob.OpWrite, Transport: oob.RC, Size: 8<<10 + 1, Inline: -1, GIDIndex: -1})
+	perr := ask(t, c, oob.Params{Op: spec.Write, Transport: spec.RC, Size: 8<<10 + 1, Inline: -1, GIDIndex: -1})
 	assert.Equal(t, oob.CodeParams, perr.Code)
 	assert.Contains(t, perr.Msg, "the session would register 16386 bytes (twice its size), over this peer's limit of 8192 (rdmapeer -max-memory)")
 	assert.Zero(t, srv.Stats().Memory)

@@ -7,7 +7,8 @@ import (
 	"slices"
 	"time"
 
-	"github.com/rdmabench/rdmabench/oob"
+	"github.com/rdmabench/rdmabench/internal/oob"
+	"github.com/rdmabench/rdmabench/internal/spec"
 )
 
 // ServeConfig says how Serve answers a client: rdmapeer's side of a
@@ -143,7 +144,7 @@ func (s *servedSession) open(p oob.Params) error {
 	if err := p.Validate(s.cfg.Limits); err != nil {
 		return s.fail(oob.CodeParams, err)
 	}
-	if p.Op != oob.OpWrite || p.Transport != oob.RC {
+	if p.Op != spec.Write || p.Transport != spec.RC {
 		return s.fail(oob.CodeParams, fmt.Errorf("%w: op %v over %v: this rdmapeer measures write over RC only", oob.ErrInvalidParams, p.Op, p.Transport))
 	}
 	if s.cfg.Reserve != nil {

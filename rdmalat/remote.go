@@ -8,7 +8,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/rdmabench/rdmabench/oob"
+	"github.com/rdmabench/rdmabench/internal/oob"
+	"github.com/rdmabench/rdmabench/internal/spec"
 )
 
 // RemoteConfig says how DialPeer sets up a two-node pair.
@@ -112,7 +113,7 @@ func dialPeerOnce(ctx context.Context, addr string, cfg RemoteConfig) (_ *Pair, 
 		inline = -1
 	}
 	if err = conn.SendParams(oob.Params{
-		Op: oob.OpWrite, Transport: oob.RC, Size: uint32(ecfg.MaxSize), MTU: uint32(max(ecfg.MTU, 0)),
+		Op: spec.Write, Transport: spec.RC, Size: uint32(ecfg.MaxSize), MTU: uint32(max(ecfg.MTU, 0)),
 		Inline: int32(min(inline, 1<<31-1)), GIDIndex: -1, IdleTimeout: cfg.Timeout,
 	}); err != nil {
 		resp.close()

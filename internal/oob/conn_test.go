@@ -20,7 +20,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/rdmabench/rdmabench/oob"
+	"github.com/rdmabench/rdmabench/internal/oob"
+	"github.com/rdmabench/rdmabench/internal/spec"
 )
 
 const helperEnv = "OOB_TEST_HELPER_PEER"
@@ -190,8 +191,8 @@ func TestSession(t *testing.T) {
 		}()
 	}()
 
-	good := oob.Params{Op: oob.OpWrite, Transport: oob.RC, Size: 64, Inline: -1, GIDIndex: -1}
-	for _, p := range []oob.Params{good, {Op: oob.OpWrite, Transport: oob.RC}, good} {
+	good := oob.Params{Op: spec.Write, Transport: spec.RC, Size: 64, Inline: -1, GIDIndex: -1}
+	for _, p := range []oob.Params{good, {Op: spec.Write, Transport: spec.RC}, good} {
 		require.NoError(t, client.SendParams(p))
 		ep, err := client.RecvEndpoint()
 		if p.Size == 0 {
