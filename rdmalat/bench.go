@@ -7,6 +7,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/rdmabench/rdmabench/latency"
 )
 
 // Measure is the body of a latency benchmark: it starts a Run of size
@@ -23,10 +25,10 @@ func Measure(b *testing.B, p *Pair, size, warmup int, raw io.Writer) {
 	if err := CheckCPUFlag(); err != nil {
 		b.Fatal(err)
 	}
-	rec := NewRecorder(true)
-	var rw *RawWriter
+	rec := latency.NewRecorder(true)
+	var rw *latency.RawWriter
 	if raw != nil {
-		rw = NewRawWriter(raw)
+		rw = latency.NewRawWriter(raw)
 		rec.SetRaw(rw)
 	}
 	run, err := p.Start(size, warmup)
@@ -51,7 +53,7 @@ func Measure(b *testing.B, p *Pair, size, warmup int, raw io.Writer) {
 		}
 	}
 	s := rec.Summary()
-	Report(b, s)
+	latency.Report(b, s)
 	logWarnings(b, s.Warnings)
 }
 

@@ -8,6 +8,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/rdmabench/rdmabench/latency"
 )
 
 type logRecorder struct {
@@ -25,7 +27,7 @@ func (l *logRecorder) Logf(format string, args ...any) {
 func TestLogWarnings(t *testing.T) {
 	name := t.Name() + "/size=2"
 	t.Cleanup(func() { warned.Clear() }) // -count repeats this test with the same names
-	rec := NewRecorder(true)
+	rec := latency.NewRecorder(true)
 	for range 500 {
 		rec.Record(2000)
 	}

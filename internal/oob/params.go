@@ -2,9 +2,10 @@ package oob
 
 import (
 	"fmt"
-	"github.com/rdmabench/rdmabench/internal/spec"
 	"strings"
 	"time"
+
+	"github.com/rdmabench/rdmabench/internal/spec"
 )
 
 // Limits bound what a client may ask of a peer. A zero field means the
