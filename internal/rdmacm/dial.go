@@ -2,6 +2,9 @@ package rdmacm
 
 import (
 	"context"
+	"errors"
+	"fmt"
+	"os"
 	"net/netip"
 	"syscall"
 	"time"
@@ -47,10 +50,7 @@ func Dial(ctx context.Context, src netip.Addr, dst netip.AddrPort, cfg Config) (
 		return ev, nil
 	}
 
-	if err := rdmaResolveAddr(cm.id, src, dst, timeoutMs(deadline)); err != nil {
-		return nil, err
-	}
-	if _, err := await("rdma_resolve_addr "+dst.String(), evAddrResolved); err != nil {
+	if err := resolveAddr(ctx, cm, src, dst, deadline); err != nil {
 		return nil, err
 	}
 	c.local, c.peer = rdmaAddrs(cm.id)
@@ -117,6 +117,46 @@ func Dial(ctx context.Context, src netip.Addr, dst netip.AddrPort, cfg Config) (
 	return c, nil
 }
 
+// resolveSlice bounds one rdma_resolve_addr. The kernel's address
+// resolution can miss the neighbour update of the ARP reply it waits for
+// and then sit out its whole timeout: in the VM the first rxe1 -> rxe0
+// resolution after boot never completed within 20 s while a second one,
+// with the neighbour known, took milliseconds. Short attempts, repeated
+// until the deadline, turn that into one slice's delay.
+const resolveSlice = 500 * time.Millisecond
+
+// resolveAddr runs rdma_resolve_addr until ADDR_RESOLVED, retrying an
+// attempt that timed out while the deadline allows.
+func resolveAddr(ctx context.Context, cm *cmID, src netip.Addr, dst netip.AddrPort, deadline time.Time) error {
+	op := "rdma_resolve_addr " + dst.String()
+	start := time.Now()
+	for attempts := 1; ; attempts++ {
+		attempt := time.Now().Add(resolveSlice)
+		if attempt.After(deadline) {
+			attempt = deadline
+		}
+		if err := rdmaResolveAddr(cm.id, src, dst, timeoutMs(attempt)); err != nil {
+			return err
+		}
+		ev, err := cm.next(ctx, deadline, nil, "RDMA_CM_EVENT_ADDR_RESOLVED from "+dst.String())
+		if errors.Is(err, os.ErrDeadlineExceeded) {
+			return &Error{Op: op, Err: os.ErrDeadlineExceeded, Detail: fmt.Sprintf(
+				"not resolved after %d attempts in %v: does %v answer ARP or neighbour discovery on the network of the source address?",
+				attempts, time.Since(start).Round(time.Millisecond), dst.Addr())}
+		}
+		if err != nil {
+			return err
+		}
+		switch {
+		case ev.typ == evAddrResolved:
+			return nil
+		case ev.typ == evAddrError && ev.status == -int(syscall.ETIMEDOUT) && time.Now().Before(deadline):
+			continue
+		}
+		return eventErr(op, ev)
+	}
+}
+
 // Loopback connects two QPs of one process through l: server's QP is
 // accepted by l while client's dials l.Addr() from src (zero: any). On
 // failure both sides are cleaned up and the first error is returned.
@@ -140,8 +180,11 @@ func Loopback(ctx context.Context, l *Listener, src netip.Addr, server, client C
 	if err != nil || r.err != nil {
 		_ = cli.Close()
 		_ = r.c.Close()
-		if err == nil {
+		switch {
+		case err == nil:
 			err = r.err
+		case r.err != nil && !errors.Is(r.err, context.Canceled):
+			err = errors.Join(r.err, err) // the server's reason first
 		}
 		return nil, nil, err
 	}
