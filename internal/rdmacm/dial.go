@@ -4,8 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"net/netip"
+	"os"
 	"syscall"
 	"time"
 )
