@@ -87,6 +87,11 @@ func TestUD(t *testing.T) {
 		t.Run(p.name, func(t *testing.T) {
 			checkLeaks(t)
 			server, client := sides(t, p.cross, verbs.UD)
+			// A receive posted in INIT before connecting survives the
+			// connection (the QP may come in RESET or INIT).
+			require.NoError(t, server.qp.ToInit(verbs.InitAttr{Port: 1, QKey: 0x42}))
+			early := server.mr.SGE(bufSize/2, bufSize/2)
+			require.NoError(t, server.qp.PostRecv(1, early))
 			srv, cli := loopback(t, server, client, verbs.UD)
 			require.NotNil(t, cli.AH())
 			require.NotNil(t, srv.AH())
@@ -109,11 +114,27 @@ func TestUD(t *testing.T) {
 				assert.Equal(t, from.qp.Num(), wc.SrcQP, "the message comes from the peer's QP")
 				assert.Equal(t, sb[:n], db[grh:grh+n])
 			}
+			t.Run("early-receive", func(t *testing.T) {
+				sb := client.mr.Bytes()
+				pattern(sb[:n], 17)
+				r := cli.Remote()
+				require.NoError(t, client.qp.PostSend(&verbs.SendWR{ID: 4, Op: verbs.OpSend, Local: client.mr.SGE(0, n), Flags: verbs.FlagSignaled,
+					AH: cli.AH(), RemoteQPN: r.QPN, RemoteQKey: r.QKey}))
+				pollOne(t, client.cq)
+				wc := pollOne(t, server.cq)
+				assert.Equal(t, uint64(1), wc.WRID)
+				assert.Equal(t, sb[:n], server.mr.Bytes()[bufSize/2+grh:bufSize/2+grh+n], "the Q_Key is rdma_cm's, set by INIT->INIT")
+			})
 			t.Run("client-to-server", func(t *testing.T) { send(t, client, server, cli, 11) })
 			t.Run("server-to-client", func(t *testing.T) { send(t, server, client, srv, 13) })
 		})
 	}
 }
+
+// slack is how late a deadline may be noticed in the tests: generous,
+// because an emulated guest on a loaded host stalls for seconds and its
+// clock jumps. A hang still fails (and -timeout stops it).
+const slack = 10 * time.Second
 
 // TestDialNobodyListens: a port without a listener is refused at once, not
 // after the deadline.
@@ -124,11 +145,11 @@ func TestDialNobodyListens(t *testing.T) {
 	dst := l.Addr()
 	require.NoError(t, l.Close())
 	start := time.Now()
-	_, err := Dial(timeout(t, 5*time.Second), client.addr, dst, client.config())
+	_, err := Dial(timeout(t, 30*time.Second), client.addr, dst, client.config())
 	t.Logf("%v after %v", err, time.Since(start))
 	require.Error(t, err)
+	// ECONNREFUSED, not a deadline error: the REJ came, nothing waited.
 	assert.ErrorIs(t, err, syscall.ECONNREFUSED)
-	assert.Less(t, time.Since(start), 4*time.Second)
 	assert.Equal(t, verbs.QPReset, client.qp.State(), "the QP is left as it was")
 }
 
@@ -146,7 +167,7 @@ func TestDialNeverAccepted(t *testing.T) {
 	require.Error(t, err)
 	assert.ErrorIs(t, err, os.ErrDeadlineExceeded)
 	assert.GreaterOrEqual(t, took, d-50*time.Millisecond)
-	assert.Less(t, took, d+time.Second)
+	assert.Less(t, took, d+slack)
 	_ = server
 }
 
@@ -167,7 +188,7 @@ func TestDialUnreachable(t *testing.T) {
 	require.Error(t, err)
 	assert.ErrorIs(t, err, os.ErrDeadlineExceeded)
 	assert.ErrorContains(t, err, "does "+dst.Addr().String()+" answer ARP")
-	assert.Less(t, time.Since(start), 5*time.Second)
+	assert.Less(t, time.Since(start), 4*time.Second+slack)
 }
 
 // TestAcceptDeadline: Accept with nobody dialling returns at the deadline;
@@ -179,18 +200,18 @@ func TestAcceptDeadline(t *testing.T) {
 	start := time.Now()
 	_, err := l.Accept(timeout(t, 300*time.Millisecond), server.config())
 	assert.ErrorIs(t, err, os.ErrDeadlineExceeded)
-	assert.Less(t, time.Since(start), time.Second)
+	assert.Less(t, time.Since(start), 300*time.Millisecond+slack)
 
 	done := make(chan error, 1)
 	go func() {
-		_, err := l.Accept(timeout(t, 10*time.Second), server.config())
+		_, err := l.Accept(timeout(t, 60*time.Second), server.config())
 		done <- err
 	}()
 	time.Sleep(200 * time.Millisecond)
 	start = time.Now()
 	require.NoError(t, l.Close())
 	assert.ErrorIs(t, <-done, os.ErrClosed)
-	assert.Less(t, time.Since(start), time.Second)
+	assert.Less(t, time.Since(start), slack)
 }
 
 // TestWrongDevice: an address on another device than the QP's is refused

@@ -139,19 +139,19 @@ func resolveAddr(ctx context.Context, cm *cmID, src netip.Addr, dst netip.AddrPo
 			return err
 		}
 		ev, err := cm.next(ctx, deadline, nil, "RDMA_CM_EVENT_ADDR_RESOLVED from "+dst.String())
-		if errors.Is(err, os.ErrDeadlineExceeded) {
+		timedOut := errors.Is(err, os.ErrDeadlineExceeded) ||
+			(err == nil && ev.typ == evAddrError && ev.status == -int(syscall.ETIMEDOUT))
+		switch {
+		case timedOut && time.Now().Before(deadline):
+			continue
+		case timedOut:
 			return &Error{Op: op, Err: os.ErrDeadlineExceeded, Detail: fmt.Sprintf(
 				"not resolved after %d attempts in %v: does %v answer ARP or neighbour discovery on the network of the source address?",
 				attempts, time.Since(start).Round(time.Millisecond), dst.Addr())}
-		}
-		if err != nil {
+		case err != nil:
 			return err
-		}
-		switch {
 		case ev.typ == evAddrResolved:
 			return nil
-		case ev.typ == evAddrError && ev.status == -int(syscall.ETIMEDOUT) && time.Now().Before(deadline):
-			continue
 		}
 		return eventErr(op, ev)
 	}

@@ -42,12 +42,12 @@ func checkLeaks(t *testing.T) {
 
 // devices returns the test device and the second device (rxe0, rxe1 in the
 // VM), skipping or failing as testenv decides.
-func devices(t *testing.T) (string, string) {
+func devices(t testing.TB) (string, string) {
 	c := testenv.MustHaveRDMA(t)
 	return c.Device, testenv.MustHaveSecondDevice(t, c)
 }
 
-func open(t *testing.T, name string) *verbs.Context {
+func open(t testing.TB, name string) *verbs.Context {
 	t.Helper()
 	ctx, err := verbs.Open(name)
 	require.NoError(t, err)
@@ -55,7 +55,7 @@ func open(t *testing.T, name string) *verbs.Context {
 	return ctx
 }
 
-func newSide(t *testing.T, ctx *verbs.Context, typ verbs.QPType) *side {
+func newSide(t testing.TB, ctx *verbs.Context, typ verbs.QPType) *side {
 	t.Helper()
 	s := &side{ctx: ctx}
 	var err error
