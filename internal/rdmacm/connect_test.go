@@ -1,9 +1,12 @@
 package rdmacm
 
 import (
+	"bytes"
 	"errors"
+	"fmt"
 	"net/netip"
 	"os"
+	"os/exec"
 	"syscall"
 	"testing"
 	"time"
@@ -257,4 +260,36 @@ func TestUnsupported(t *testing.T) {
 	l := listen(t, server.addr, verbs.UD)
 	_, err = l.Accept(timeout(t, time.Second), server.config())
 	assert.ErrorIs(t, err, syscall.EINVAL)
+}
+
+// TestForeignClient: a connection request from something other than
+// rdmabench (rping of rdmacm-utils) is refused with a reason, and the
+// listener then serves an rdmabench client.
+func TestForeignClient(t *testing.T) {
+	checkLeaks(t)
+	server, client := sides(t, true, verbs.RC)
+	rping, err := exec.LookPath("rping")
+	if err != nil {
+		if os.Getenv("RDMABENCH_VM") == "1" {
+			t.Fatalf("rping (rdmacm-utils) is part of the VM but not found: %v", err)
+		}
+		t.Skipf("skipping: no rping (apt-get install rdmacm-utils): %v", err)
+	}
+	l := listen(t, server.addr, verbs.RC)
+	ctx := timeout(t, connectTimeout)
+	cmd := exec.CommandContext(ctx, rping, "-c", "-a", l.Addr().Addr().String(), "-p", fmt.Sprint(l.Addr().Port()), "-C", "1", "-v")
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	require.NoError(t, cmd.Start())
+	_, err = l.Accept(ctx, server.config())
+	rpingErr := cmd.Wait()
+	t.Logf("Accept: %v; rping: %v: %s", err, rpingErr, bytes.TrimSpace(out.Bytes()))
+	require.Error(t, err)
+	assert.ErrorIs(t, err, syscall.EPROTO)
+	assert.Error(t, rpingErr, "rping was refused")
+
+	srv, cli, err := Loopback(timeout(t, connectTimeout), l, client.addr, server.config(), client.config())
+	require.NoError(t, err)
+	require.NoError(t, cli.Close())
+	require.NoError(t, srv.Close())
 }

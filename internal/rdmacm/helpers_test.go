@@ -103,6 +103,8 @@ func loopback(t *testing.T, server, client *side, typ verbs.QPType) (srv, cli *C
 	require.NoError(t, err)
 	t.Cleanup(func() { require.NoError(t, srv.Close()) })
 	t.Cleanup(func() { require.NoError(t, cli.Close()) })
+	// Connections outlive their listener: the tests use them after this.
+	require.NoError(t, l.Close())
 	t.Logf("%s %v -> %s %v: connected in %v (client), %v (server from the request)",
 		client.ctx.Name(), cli.LocalAddr(), server.ctx.Name(), l.Addr(), cli.SetupTime().Round(time.Microsecond), srv.SetupTime().Round(time.Microsecond))
 	return srv, cli
