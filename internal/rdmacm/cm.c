@@ -157,7 +157,7 @@ const char *rb_device_name(struct rdma_cm_id *id, uint8_t *port) {
 }
 
 int rb_modify_qp(struct rdma_cm_id *id, struct ibv_qp *qp, int state, int access,
-		uint8_t rd_atomic, int *failed_call) {
+		uint8_t rd_atomic, uint32_t qkey, int *mtu, int *failed_call) {
 	struct ibv_qp_attr attr;
 	int mask = 0;
 	memset(&attr, 0, sizeof attr);
@@ -168,6 +168,13 @@ int rb_modify_qp(struct rdma_cm_id *id, struct ibv_qp *qp, int state, int access
 	}
 	if (access >= 0 && (mask & IBV_QP_ACCESS_FLAGS))
 		attr.qp_access_flags = (unsigned)access;
+	if (mask & IBV_QP_PATH_MTU) {
+		if (*mtu > 0 && *mtu < (int)attr.path_mtu)
+			attr.path_mtu = (enum ibv_mtu)*mtu;
+		*mtu = attr.path_mtu;
+	}
+	if (qkey && (mask & IBV_QP_QKEY))
+		attr.qkey = qkey;
 	if (rd_atomic && (mask & IBV_QP_MAX_DEST_RD_ATOMIC))
 		attr.max_dest_rd_atomic = rd_atomic;
 	if (rd_atomic && (mask & IBV_QP_MAX_QP_RD_ATOMIC))

@@ -50,7 +50,7 @@ int rb_addrs(struct rdma_cm_id *id, struct rb_addr *local, struct rb_addr *remot
 void rb_gids(struct rdma_cm_id *id, uint8_t sgid[16], uint8_t dgid[16]);
 const char *rb_device_name(struct rdma_cm_id *id, uint8_t *port);
 int rb_modify_qp(struct rdma_cm_id *id, struct ibv_qp *qp, int state, int access,
-		uint8_t rd_atomic, int *failed_call);
+		uint8_t rd_atomic, uint32_t qkey, int *mtu, int *failed_call);
 int rb_connect(struct rdma_cm_id *id, uint32_t qp_num, const void *priv, uint8_t len,
 		uint8_t responder_resources, uint8_t initiator_depth);
 int rb_accept(struct rdma_cm_id *id, uint32_t qp_num, const void *priv, uint8_t len,

@@ -173,11 +173,19 @@ func idDevice(id unsafe.Pointer) (string, uint8) {
 // with what it returned. access >= 0 replaces the access flags the CM
 // chose; rdAtomic > 0 replaces max_dest_rd_atomic (RTR) or max_rd_atomic
 // (RTS), as librdmacm does with the connection's responder resources and
-// initiator depth.
-func rdmaInitQPAttrModify(id, qp unsafe.Pointer, state verbs.QPState, access int, rdAtomic uint8) error {
+// initiator depth; qkey > 0 replaces the UD Q_Key; *mtu > 0 caps the path
+// MTU (RTR), and *mtu returns the one set (0 where the step sets none).
+func rdmaInitQPAttrModify(id, qp unsafe.Pointer, state verbs.QPState, access int, rdAtomic uint8, qkey uint32, mtu *verbs.MTU) error {
 	var failed C.int
-	rc := C.rb_modify_qp((*C.struct_rdma_cm_id)(id), (*C.struct_ibv_qp)(qp), C.int(state), C.int(access), C.uint8_t(rdAtomic), &failed)
+	var m C.int
+	if mtu != nil {
+		m = C.int(*mtu)
+	}
+	rc := C.rb_modify_qp((*C.struct_rdma_cm_id)(id), (*C.struct_ibv_qp)(qp), C.int(state), C.int(access), C.uint8_t(rdAtomic), C.uint32_t(qkey), &m, &failed)
 	if rc == 0 {
+		if mtu != nil {
+			*mtu = verbs.MTU(m)
+		}
 		return nil
 	}
 	op := "rdma_init_qp_attr"

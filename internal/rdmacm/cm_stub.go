@@ -31,7 +31,7 @@ func rdmaAddrs(unsafe.Pointer) (netip.AddrPort, netip.AddrPort) {
 }
 func idGIDs(unsafe.Pointer) ([16]byte, [16]byte) { return [16]byte{}, [16]byte{} }
 func idDevice(unsafe.Pointer) (string, uint8)    { return "", 0 }
-func rdmaInitQPAttrModify(unsafe.Pointer, unsafe.Pointer, verbs.QPState, int, uint8) error {
+func rdmaInitQPAttrModify(unsafe.Pointer, unsafe.Pointer, verbs.QPState, int, uint8, uint32, *verbs.MTU) error {
 	return errUnsupported
 }
 func rdmaConnect(unsafe.Pointer, uint32, []byte, uint8, uint8) error { return errUnsupported }

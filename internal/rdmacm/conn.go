@@ -27,6 +27,13 @@ type Config struct {
 	// (RC); 0 keeps rdma_cm's (remote write, plus read and atomics when the
 	// connection has responder resources).
 	Access verbs.Access
+	// MTU caps the path MTU rdma_cm chose for RC (the smaller wins); 0
+	// keeps it. Conn.PathMTU says what was set.
+	MTU verbs.MTU
+	// QKey replaces, for UD, the Q_Key rdma_cm gives the QP
+	// (RDMA_UDP_QKEY, 0x01234567); the peer learns it from PeerInfo. 0
+	// keeps rdma_cm's.
+	QKey uint32
 	// ResponderResources and InitiatorDepth are the RDMA READ and atomic
 	// operations outstanding as target and as initiator; 0 means 1.
 	ResponderResources, InitiatorDepth uint8
@@ -56,6 +63,14 @@ func (cfg *Config) portSpace(op string) (portSpace, error) {
 		Detail: fmt.Sprintf("%v over rdma_cm: librdmacm connects RC and UD only (perftest -R refuses UC too); exchange endpoint info over TCP instead", cfg.QP.Type())}
 }
 
+// qkey returns the Q_Key the QP gets.
+func (cfg *Config) qkey() uint32 {
+	if cfg.QKey == 0 {
+		return udpQKey
+	}
+	return cfg.QKey
+}
+
 func (cfg *Config) access() int {
 	if cfg.Access == 0 {
 		return -1
@@ -77,6 +92,7 @@ type Conn struct {
 	device  string
 	port    uint8
 	setup   time.Duration
+	mtu     verbs.MTU
 	// connected is set for RC, whose Close sends a disconnect request.
 	connected bool
 }
@@ -97,6 +113,10 @@ func (c *Conn) RemoteAddr() netip.AddrPort { return c.peer }
 
 // Device returns the RDMA device and port the connection uses.
 func (c *Conn) Device() (string, uint8) { return c.device, c.port }
+
+// PathMTU returns the path MTU the RC QP was given (rdma_cm's, or
+// Config.MTU if smaller); 0 for UD, whose messages the port's MTU caps.
+func (c *Conn) PathMTU() verbs.MTU { return c.mtu }
 
 // SetupTime returns how long Dial or Accept took, from the first rdma_cm
 // call (Accept: from the connection request) to the QP in RTS.
@@ -139,17 +159,18 @@ func checkDevice(op string, id unsafe.Pointer, qp *verbs.QP, addr netip.Addr) (s
 // toRTS moves a connected QP through INIT, RTR and RTS with the attributes
 // rdma_cm gives (rdma_init_qp_attr); rr and depth > 0 replace the read
 // depths, as librdmacm does on the passive side.
-func toRTS(id unsafe.Pointer, qp *verbs.QP, access int, rr, depth uint8) error {
+// mtu caps the path MTU and returns the one set.
+func toRTS(id unsafe.Pointer, qp *verbs.QP, access int, rr, depth uint8, mtu *verbs.MTU) error {
 	p := qp.CPointer()
 	if p == nil {
 		return &Error{Op: "connect QP", Err: syscall.EBADF, Detail: "the QP is closed"}
 	}
-	err := rdmaInitQPAttrModify(id, p, verbs.QPInit, access, 0)
+	err := rdmaInitQPAttrModify(id, p, verbs.QPInit, access, 0, 0, nil)
 	if err == nil {
-		err = rdmaInitQPAttrModify(id, p, verbs.QPRTR, -1, rr)
+		err = rdmaInitQPAttrModify(id, p, verbs.QPRTR, -1, rr, 0, mtu)
 	}
 	if err == nil {
-		err = rdmaInitQPAttrModify(id, p, verbs.QPRTS, -1, depth)
+		err = rdmaInitQPAttrModify(id, p, verbs.QPRTS, -1, depth, 0, nil)
 	}
 	runtime.KeepAlive(qp)
 	if err != nil {
@@ -158,14 +179,15 @@ func toRTS(id unsafe.Pointer, qp *verbs.QP, access int, rr, depth uint8) error {
 	return syncState(qp)
 }
 
-// udReady moves a UD QP to RTS: INIT with rdma_cm's port, P_Key and Q_Key,
-// then RTR and RTS, which for UD need no peer (librdmacm's own sequence).
-func udReady(id unsafe.Pointer, qp *verbs.QP) error {
+// udReady moves a UD QP to RTS: INIT with rdma_cm's port, P_Key and Q_Key
+// (qkey > 0 replaces it), then RTR and RTS, which for UD need no peer
+// (librdmacm's own sequence).
+func udReady(id unsafe.Pointer, qp *verbs.QP, qkey uint32) error {
 	p := qp.CPointer()
 	if p == nil {
 		return &Error{Op: "connect QP", Err: syscall.EBADF, Detail: "the QP is closed"}
 	}
-	err := rdmaInitQPAttrModify(id, p, verbs.QPInit, -1, 0)
+	err := rdmaInitQPAttrModify(id, p, verbs.QPInit, -1, 0, qkey, nil)
 	runtime.KeepAlive(qp)
 	if err != nil {
 		return err
@@ -177,6 +199,12 @@ func udReady(id unsafe.Pointer, qp *verbs.QP) error {
 		return err
 	}
 	return qp.ToRTS(verbs.RTSAttr{})
+}
+
+// mtuOf sets *dst to the cap and returns dst, for toRTS to fill in.
+func mtuOf(dst *verbs.MTU, cap verbs.MTU) *verbs.MTU {
+	*dst = cap
+	return dst
 }
 
 // syncState tells verbs the state the QP was moved to behind its back.

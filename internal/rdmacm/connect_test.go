@@ -42,7 +42,18 @@ func TestRC(t *testing.T) {
 		t.Run(p.name, func(t *testing.T) {
 			checkLeaks(t)
 			server, client := sides(t, p.cross, verbs.RC)
-			srv, cli := loopback(t, server, client, verbs.RC)
+			pa, err := client.ctx.QueryPort(1)
+			require.NoError(t, err)
+			wantMTU := pa.ActiveMTU // rdma_cm's path MTU is the port's
+			var srv, cli *Conn
+			if p.cross {
+				wantMTU = verbs.MTU256 // capped by Config.MTU
+				srv, cli = loopbackConfig(t, server, client, verbs.RC, func(c *Config) { c.MTU = wantMTU })
+			} else {
+				srv, cli = loopback(t, server, client, verbs.RC)
+			}
+			assert.Equal(t, wantMTU, cli.PathMTU())
+			assert.Equal(t, wantMTU, srv.PathMTU())
 
 			assert.Equal(t, verbs.QPRTS, client.qp.State())
 			assert.Equal(t, verbs.QPRTS, server.qp.State())
@@ -95,11 +106,19 @@ func TestUD(t *testing.T) {
 			require.NoError(t, server.qp.ToInit(verbs.InitAttr{Port: 1, QKey: 0x42}))
 			early := server.mr.SGE(bufSize/2, bufSize/2)
 			require.NoError(t, server.qp.PostRecv(1, early))
-			srv, cli := loopback(t, server, client, verbs.UD)
+			var srv, cli *Conn
+			if p.cross {
+				// The Q_Key perftest and rdmalat's loops use, set on both.
+				srv, cli = loopbackConfig(t, server, client, verbs.UD, func(c *Config) { c.QKey = 0x11111111 })
+				assert.Equal(t, uint32(0x11111111), cli.Remote().QKey)
+				assert.Equal(t, uint32(0x11111111), srv.Remote().QKey)
+			} else {
+				srv, cli = loopback(t, server, client, verbs.UD)
+				assert.Equal(t, uint32(udpQKey), cli.Remote().QKey)
+			}
 			require.NotNil(t, cli.AH())
 			require.NotNil(t, srv.AH())
 			assert.Equal(t, server.qp.Num(), cli.Remote().QPN)
-			assert.Equal(t, uint32(udpQKey), cli.Remote().QKey)
 			assert.Equal(t, client.qp.Num(), srv.Remote().QPN)
 
 			const n, grh = 200, 40
@@ -126,7 +145,7 @@ func TestUD(t *testing.T) {
 				pollOne(t, client.cq)
 				wc := pollOne(t, server.cq)
 				assert.Equal(t, uint64(1), wc.WRID)
-				assert.Equal(t, sb[:n], server.mr.Bytes()[bufSize/2+grh:bufSize/2+grh+n], "the Q_Key is rdma_cm's, set by INIT->INIT")
+				assert.Equal(t, sb[:n], server.mr.Bytes()[bufSize/2+grh:bufSize/2+grh+n], "the Q_Key is the connection's, set by INIT->INIT")
 			})
 			t.Run("client-to-server", func(t *testing.T) { send(t, client, server, cli, 11) })
 			t.Run("server-to-client", func(t *testing.T) { send(t, server, client, srv, 13) })

@@ -68,8 +68,8 @@ func Dial(ctx context.Context, src netip.Addr, dst netip.AddrPort, cfg Config) (
 	local.QPN, local.GID = cfg.QP.Num(), sgid
 
 	if ps == psUDP {
-		local.QKey = udpQKey
-		if err := udReady(cm.id, cfg.QP); err != nil {
+		local.QKey = cfg.qkey()
+		if err := udReady(cm.id, cfg.QP, cfg.QKey); err != nil {
 			return nil, err
 		}
 		if err := rdmaConnect(cm.id, cfg.QP.Num(), local.marshal(), 0, 0); err != nil {
@@ -82,7 +82,10 @@ func Dial(ctx context.Context, src netip.Addr, dst netip.AddrPort, cfg Config) (
 		if c.remote, err = unmarshalPeerInfo(ev.private); err != nil {
 			return nil, &Error{Op: op + " " + dst.String(), Err: syscall.EPROTO, Detail: err.Error()}
 		}
-		c.remote.QPN, c.remote.QKey = ev.qpn, ev.qkey // the SIDR reply's, authoritative
+		c.remote.QPN = ev.qpn // the SIDR reply's, authoritative
+		if c.remote.QKey == 0 {
+			c.remote.QKey = ev.qkey
+		}
 		ah := ev.ah
 		if !ev.ahGlobal {
 			ah.DGID = [16]byte{} // InfiniBand within a subnet: no GRH
@@ -102,7 +105,7 @@ func Dial(ctx context.Context, src netip.Addr, dst netip.AddrPort, cfg Config) (
 			_ = rdmaReject(cm.id, rejectData("bad private data: "+err.Error()))
 			return nil, &Error{Op: op + " " + dst.String(), Err: syscall.EPROTO, Detail: err.Error()}
 		}
-		if err := toRTS(cm.id, cfg.QP, cfg.access(), 0, 0); err != nil {
+		if err := toRTS(cm.id, cfg.QP, cfg.access(), 0, 0, mtuOf(&c.mtu, cfg.MTU)); err != nil {
 			_ = rdmaReject(cm.id, rejectData("cannot connect the QP"))
 			return nil, err
 		}

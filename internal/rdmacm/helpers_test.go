@@ -98,8 +98,17 @@ func timeout(t *testing.T, d time.Duration) context.Context {
 // address, the client dialling from its own.
 func loopback(t *testing.T, server, client *side, typ verbs.QPType) (srv, cli *Conn) {
 	t.Helper()
+	return loopbackConfig(t, server, client, typ, func(*Config) {})
+}
+
+// loopbackConfig is loopback with both Configs changed by set.
+func loopbackConfig(t *testing.T, server, client *side, typ verbs.QPType, set func(*Config)) (srv, cli *Conn) {
+	t.Helper()
 	l := listen(t, server.addr, typ)
-	srv, cli, err := Loopback(timeout(t, connectTimeout), l, client.addr, server.config(), client.config())
+	scfg, ccfg := server.config(), client.config()
+	set(&scfg)
+	set(&ccfg)
+	srv, cli, err := Loopback(timeout(t, connectTimeout), l, client.addr, scfg, ccfg)
 	require.NoError(t, err)
 	t.Cleanup(func() { require.NoError(t, srv.Close()) })
 	t.Cleanup(func() { require.NoError(t, cli.Close()) })

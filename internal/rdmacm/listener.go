@@ -150,8 +150,8 @@ func (l *Listener) accept(ctx context.Context, deadline time.Time, ev event, cfg
 	local := cfg.Local
 	local.QPN, local.GID = cfg.QP.Num(), sgid
 	if l.typ == verbs.UD {
-		local.QKey = udpQKey
-		if err := udReady(cm.id, cfg.QP); err != nil {
+		local.QKey = cfg.qkey()
+		if err := udReady(cm.id, cfg.QP, cfg.QKey); err != nil {
 			return refuse(err, "cannot ready the UD QP")
 		}
 		idx, err := gidIndex(cfg.QP.PD().Context(), c.port, sgid)
@@ -162,7 +162,7 @@ func (l *Listener) accept(ctx context.Context, deadline time.Time, ev event, cfg
 		if err != nil {
 			return refuse(err, "cannot create an address handle")
 		}
-	} else if err := toRTS(cm.id, cfg.QP, cfg.access(), cfg.ResponderResources, cfg.InitiatorDepth); err != nil {
+	} else if err := toRTS(cm.id, cfg.QP, cfg.access(), cfg.ResponderResources, cfg.InitiatorDepth, mtuOf(&c.mtu, cfg.MTU)); err != nil {
 		return refuse(err, "cannot connect the QP")
 	}
 	fail := func(err error) (*Conn, error) {
