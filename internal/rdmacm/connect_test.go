@@ -7,6 +7,7 @@ import (
 	"net/netip"
 	"os"
 	"os/exec"
+	"runtime"
 	"syscall"
 	"testing"
 	"time"
@@ -311,4 +312,26 @@ func TestForeignClient(t *testing.T) {
 	require.NoError(t, err)
 	require.NoError(t, cli.Close())
 	require.NoError(t, srv.Close())
+}
+
+// TestCleanup: a Listener dropped without Close is destroyed by the
+// runtime cleanup, the safety net (not a way to release things).
+func TestCleanup(t *testing.T) {
+	checkLeaks(t)
+	server, _ := sides(t, false, verbs.RC)
+	before := OpenObjects()
+	func() {
+		l, err := Listen(netip.AddrPortFrom(server.addr, 0), verbs.RC)
+		require.NoError(t, err)
+		assert.Equal(t, before["cm_id"]+1, OpenObjects()["cm_id"])
+		_ = l
+	}()
+	deadline := time.Now().Add(pollTimeout)
+	for OpenObjects()["cm_id"] != before["cm_id"] || OpenObjects()["event_channel"] != before["event_channel"] {
+		if time.Now().After(deadline) {
+			t.Fatalf("the dropped listener's id and channel were not destroyed: %v", OpenObjects())
+		}
+		runtime.GC()
+		time.Sleep(10 * time.Millisecond)
+	}
 }
