@@ -15,7 +15,7 @@ OUT       ?= out
 VMFLAGS   ?=
 VM        ?=
 RXEVM     := $(CURDIR)/bin/rxevm
-APT_PKGS  := qemu-system-x86 busybox-static libibverbs-dev
+APT_PKGS  := qemu-system-x86 busybox-static libibverbs-dev librdmacm-dev
 export GOTOOLCHAIN ?= local
 
 .PHONY: all deps build vet test test-host test-vm bench compare fuzz clean
