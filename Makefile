@@ -3,7 +3,8 @@
 # device when there is one, else in the VM) and summarises them.
 #
 # Variables: COUNT (benchmark repetitions, default 10), BENCH (benchmark
-# regexp), BENCHTIME, OUT (results directory), VMFLAGS (extra rxevm flags).
+# regexp), BENCHTIME, OUT (results directory), VMFLAGS (extra rxevm flags),
+# VM=1 (make bench: run in the VM even with a local device).
 
 SHELL     := /bin/bash
 GO        ?= go
@@ -12,8 +13,9 @@ BENCH     ?= RDMA
 BENCHTIME ?= 1s
 OUT       ?= out
 VMFLAGS   ?=
+VM        ?=
 RXEVM     := $(CURDIR)/bin/rxevm
-APT_PKGS  := qemu-system-x86 busybox-static libibverbs-dev
+APT_PKGS  := qemu-system-x86 busybox-static libibverbs-dev librdmacm-dev
 export GOTOOLCHAIN ?= local
 
 .PHONY: all deps build vet test test-host test-vm bench compare fuzz clean
@@ -33,6 +35,7 @@ deps:
 build: deps
 	$(GO) build ./...
 	$(GO) build -o bin/rxevm ./cmd/rxevm
+	$(GO) build -o bin/rdmainfo ./cmd/rdmainfo
 
 vet: deps
 	$(GO) vet ./...
@@ -42,7 +45,7 @@ vet: deps
 # is present or RDMABENCH_REQUIRE=1 promises one.
 test-host: deps
 	$(GO) test -count=1 ./...
-	CGO_ENABLED=0 $(GO) test -count=1 ./rdmalat ./testenv ./hostinfo ./oob
+	CGO_ENABLED=0 $(GO) test -count=1 ./latency ./internal/spec ./internal/oob ./rdmalat ./testenv ./hostinfo
 
 # Every package's tests again inside the VM, on rxe0/rxe1, where nothing may
 # skip for want of a device (RDMABENCH_REQUIRE=1 there), then a smoke run of
@@ -61,21 +64,22 @@ test: vet test-host fuzz $(OUT)
 # A short fuzz of the out-of-band protocol decoder, from its seed corpus.
 FUZZTIME ?= 10s
 fuzz:
-	$(GO) test -run='^$$' -fuzz=FuzzDecode -fuzztime=$(FUZZTIME) -fuzzminimizetime=200x ./oob
+	$(GO) test -run='^$$' -fuzz=FuzzDecode -fuzztime=$(FUZZTIME) -fuzzminimizetime=200x ./internal/oob
 
 $(OUT):
 	mkdir -p $(OUT)
 
 # The main job: benchmark results in $(OUT)/bench.txt and their summary.
-# With a local RDMA device the benchmarks run here; without one, in the VM.
+# rdmainfo -place decides where (and says why): on a usable local RDMA
+# device, else in the soft-RoCE VM; it fails when an RDMABENCH_ variable
+# names a device, port or peer that cannot be used here. VM=1: the VM.
+# -cpu=1: every round trip runs at GOMAXPROCS 1 (rdmalat), and then the
+# names say so (no -N suffix).
 bench: build $(OUT)
-	@if $(GO) run ./cmd/rdmahas >/dev/null 2>&1; then \
-		echo "running on the local RDMA device"; exec=""; \
-	else \
-		echo "no local RDMA device: running in the soft-RoCE VM (bin/rxevm)"; exec="-exec $(RXEVM) $(VMFLAGS)"; \
-	fi; \
+	@place=$$(bin/rdmainfo -place $(if $(filter-out 0,$(VM)),-vm)) || exit 1; \
+	exec=""; [ "$$place" = vm ] && exec="-exec $(RXEVM) $(VMFLAGS)"; \
 	set -o pipefail; \
-	$(GO) test -run='^$$' -bench='$(BENCH)' -benchtime=$(BENCHTIME) -count=$(COUNT) -timeout=60m $$exec . | tee $(OUT)/bench.txt
+	$(GO) test -run='^$$' -bench='$(BENCH)' -benchtime=$(BENCHTIME) -count=$(COUNT) -cpu=1 -timeout=60m $$exec . | tee $(OUT)/bench.txt
 	$(GO) tool benchstat $(OUT)/bench.txt
 
 # perftest's ib_write_lat and BenchmarkRDMAWrite side by side, interleaved,

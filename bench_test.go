@@ -18,6 +18,9 @@ import (
 // connection is built once, here in the parent, for every size and -count
 // repetition; the configuration lines print before the first result.
 func BenchmarkRDMAWrite(b *testing.B) {
+	if err := rdmalat.CheckCPUFlag(); err != nil {
+		b.Fatal(err) // before the connection is built
+	}
 	c := testenv.MustLoad(b)
 	pair, c := testenv.MustPair(b, slices.Max(c.Sizes))
 	if err := testenv.PrintConfig(os.Stdout, pair, c); err != nil {
@@ -36,13 +39,10 @@ func samplesFile(b *testing.B, c testenv.Config) io.Writer {
 	if c.SamplesDir == "" {
 		return nil
 	}
-	if err := os.MkdirAll(c.SamplesDir, 0o755); err != nil {
-		b.Fatal(err)
-	}
 	base := strings.NewReplacer("/", "_", "=", "-").Replace(b.Name())
-	f, err := os.CreateTemp(c.SamplesDir, base+".*.txt")
+	f, err := os.CreateTemp(c.SamplesDir, base+".*.txt") // the directory was checked by MustPair
 	if err != nil {
-		b.Fatal(err)
+		b.Fatalf("%s=%s: %v", testenv.EnvSamplesDir, c.SamplesDir, err)
 	}
 	b.Cleanup(func() { f.Close() })
 	return f

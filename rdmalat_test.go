@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/rdmabench/rdmabench/latency"
 	"github.com/rdmabench/rdmabench/rdmalat"
 	"github.com/rdmabench/rdmabench/testenv"
 )
@@ -34,12 +35,12 @@ func loopback(t *testing.T, peerDevice string, maxSize int, timeout time.Duratio
 // each took a plausible time and that the responder answered every one.
 // More than 256 round trips wrap the one-byte counter, which the C loop
 // checks in order on both sides.
-func runRoundTrips(t *testing.T, p *rdmalat.Pair, size, warmup, n int) *rdmalat.Recorder {
+func runRoundTrips(t *testing.T, p *rdmalat.Pair, size, warmup, n int) *latency.Recorder {
 	t.Helper()
 	run, err := p.Start(size, warmup)
 	require.NoError(t, err)
 	defer run.Close()
-	rec := rdmalat.NewRecorder(true)
+	rec := latency.NewRecorder(true)
 	for range n {
 		rtt, err := run.Next()
 		require.NoError(t, err)

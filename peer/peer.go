@@ -17,7 +17,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/rdmabench/rdmabench/oob"
+	"github.com/rdmabench/rdmabench/internal/oob"
 	"github.com/rdmabench/rdmabench/rdmalat"
 )
 
@@ -29,11 +29,25 @@ const (
 	// registers twice its size).
 	DefaultMaxMemory = DefaultMaxSessions * 2 * (8 << 20)
 	// DefaultIdle bounds the wait for a client's next request between
-	// runs.
-	DefaultIdle = 10 * time.Minute
+	// runs (rdmalat.ServeConfig.Idle 0); rdmalat.NoIdleLimit: no bound.
+	DefaultIdle = rdmalat.DefaultIdle
+	// DefaultMaxHandshakes bounds the connections that have not finished
+	// the handshake. They hold no session slot, so idle or stray
+	// connections cannot keep clients out; a real client's handshake
+	// takes one round trip.
+	DefaultMaxHandshakes = 64
+	// DefaultHandshakeTimeout is how long a connection may take to send
+	// its Hello (and, when refused as busy, its Params) before it is
+	// dropped.
+	DefaultHandshakeTimeout = 2 * time.Second
+	// shutdownGrace is how long Shutdown lets handshakes in progress
+	// finish, so that a client connecting then is told why it is turned
+	// away rather than seeing its connection close.
+	shutdownGrace = 100 * time.Millisecond
 )
 
-// Config configures a Server. Zero fields take defaults.
+// Config configures a Server. Zero fields take defaults; none of them can
+// be unlimited (Session.Idle can: rdmalat.NoIdleLimit).
 type Config struct {
 	// Session is what every session is served with: device, port, GID,
 	// limits, idle bounds. Its CPU, Reserve and Report are set by the
@@ -44,8 +58,16 @@ type Config struct {
 	// pinned.
 	CPUs []int
 	// MaxSessions bounds the sessions served at once; a client over it is
-	// answered with an Error of oob.CodeBusy. Default DefaultMaxSessions.
+	// answered with an Error of oob.CodeBusy. A connection takes a slot
+	// once its handshake is done. Default DefaultMaxSessions.
 	MaxSessions int
+	// MaxHandshakes bounds the connections not yet through the handshake
+	// (and those being told "busy"); more are closed at once. Default
+	// DefaultMaxHandshakes.
+	MaxHandshakes int
+	// HandshakeTimeout bounds the wait for a new connection's Hello.
+	// Default DefaultHandshakeTimeout.
+	HandshakeTimeout time.Duration
 	// MaxMemory bounds the bytes registered by all sessions together.
 	// Default DefaultMaxMemory.
 	MaxMemory int64
@@ -60,20 +82,23 @@ type Config struct {
 type Stats struct {
 	Sessions int   // sessions (and connections without any) that ended
 	Failed   int   // of which ended with an error
-	Refused  int   // connections refused: busy or not a client
-	Active   int   // session slots taken now (a connection holds one from accept to close)
+	Refused  int   // connections refused: busy, over MaxHandshakes, not a client, or silent
+	Active   int   // session slots taken now (a connection holds one from its handshake to its close)
+	Pending  int   // connections now in their handshake or being refused
 	Memory   int64 // bytes registered now
 }
 
 // Server serves rdmabench clients. Use New, then Serve, then Shutdown.
 type Server struct {
-	cfg   Config
-	slots chan int      // free session slots (their index picks the CPU)
-	extra chan struct{} // bound on connections being refused at once
+	cfg      Config
+	slots    chan int      // free session slots (their index picks the CPU)
+	pending  chan struct{} // bound on connections before their session slot
+	overflow chan struct{} // bound on connections over pending being told so
 
 	mu       sync.Mutex
 	ln       net.Listener
-	conns    map[*oob.Conn]struct{}
+	conns    map[*oob.Conn]struct{} // connections in a session slot
+	shaking  map[net.Conn]struct{}  // connections in their handshake
 	closing  bool
 	memory   int64
 	stats    Stats
@@ -94,10 +119,17 @@ func New(cfg Config) *Server {
 	if cfg.Logf == nil {
 		cfg.Logf = log.Printf
 	}
-	if cfg.Session.Idle == 0 {
-		cfg.Session.Idle = DefaultIdle
+	if cfg.MaxHandshakes <= 0 {
+		cfg.MaxHandshakes = DefaultMaxHandshakes
 	}
-	s := &Server{cfg: cfg, slots: make(chan int, cfg.MaxSessions), extra: make(chan struct{}, 16), conns: map[*oob.Conn]struct{}{}}
+	if cfg.HandshakeTimeout <= 0 {
+		cfg.HandshakeTimeout = DefaultHandshakeTimeout
+	}
+	s := &Server{
+		cfg: cfg, slots: make(chan int, cfg.MaxSessions), pending: make(chan struct{}, cfg.MaxHandshakes),
+		overflow: make(chan struct{}, 16),
+		conns:    map[*oob.Conn]struct{}{}, shaking: map[net.Conn]struct{}{},
+	}
 	for i := range cfg.MaxSessions {
 		s.slots <- i
 	}
@@ -139,19 +171,19 @@ func (s *Server) Serve(ln net.Listener) error {
 		}
 		delay = 0
 		select {
-		case slot := <-s.slots:
-			s.count(func(st *Stats) { st.Active++ })
+		case s.pending <- struct{}{}:
 			s.sessions.Add(1)
-			go s.serve(nc, slot)
+			go s.handle(nc)
+			continue
 		default:
-			select {
-			case s.extra <- struct{}{}:
-				s.sessions.Add(1)
-				go s.refuse(nc)
-			default:
-				nc.Close() // far over the limit: not even a word
-				s.count(func(st *Stats) { st.Refused++ })
-			}
+		}
+		select {
+		case s.overflow <- struct{}{}:
+			s.sessions.Add(1)
+			go s.tooMany(nc)
+		default:
+			nc.Close() // far over the limits: not even a word
+			s.count(func(st *Stats) { st.Refused++ })
 		}
 	}
 }
@@ -173,42 +205,83 @@ func (s *Server) count(f func(*Stats)) {
 	s.mu.Unlock()
 }
 
-// track adds c to the connections Shutdown closes; false if shutting down.
-func (s *Server) track(c *oob.Conn) bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.closing {
-		return false
-	}
-	s.conns[c] = struct{}{}
-	return true
-}
-
-func (s *Server) untrack(c *oob.Conn) {
-	s.mu.Lock()
-	delete(s.conns, c)
-	s.mu.Unlock()
-}
-
-// serve runs one connection in session slot slot.
-func (s *Server) serve(nc net.Conn, slot int) {
+// handle runs one connection: the handshake, bounded by HandshakeTimeout
+// and holding no session slot, then a session in a free slot, or a
+// refusal when none is free.
+func (s *Server) handle(nc net.Conn) {
 	defer s.sessions.Done()
-	defer func() {
-		s.slots <- slot
-		s.count(func(st *Stats) { st.Active-- })
-	}()
 	client := nc.RemoteAddr().String()
-	c, err := oob.Accept(nc, s.cfg.Timeout)
-	if err != nil {
-		s.count(func(st *Stats) { st.Refused++ })
-		s.cfg.Logf("rejected %s: %v", client, err)
+	timeout := s.cfg.HandshakeTimeout
+	s.mu.Lock()
+	if s.closing {
+		// Accepted just before Shutdown closed the listener, and not seen
+		// by it: give it Shutdown's grace here.
+		timeout = min(timeout, shutdownGrace)
+	} else {
+		s.shaking[nc] = struct{}{}
+	}
+	s.stats.Pending++
+	s.mu.Unlock()
+
+	c, err := oob.Accept(nc, timeout)
+	s.mu.Lock()
+	delete(s.shaking, nc)
+	closing := s.closing
+	slot := -1
+	if err == nil && !closing {
+		select {
+		case slot = <-s.slots:
+			// Taken, counted and tracked under s.mu, so that Shutdown
+			// sees every connection in a slot.
+			s.conns[c] = struct{}{}
+			s.stats.Active++
+			s.stats.Pending--
+		default:
+		}
+	}
+	if slot < 0 && (err != nil || closing) {
+		s.stats.Pending--
+		s.stats.Refused++
+	}
+	s.mu.Unlock()
+	switch {
+	case err != nil:
+		<-s.pending
+		switch {
+		case closing:
+		case strings.Contains(err.Error(), client): // oob named it
+			s.cfg.Logf("rejected: %v", err)
+		default:
+			s.cfg.Logf("rejected %s: %v", client, err)
+		}
+		return
+	case closing:
+		// Shutdown came during the handshake: say so, as it does to the
+		// connections it finds in a session.
+		_ = c.SendError(oob.CodeInternal, "rdmapeer is shutting down") // best effort: we close anyway
+		c.Close()
+		<-s.pending
+		return
+	case slot < 0:
+		s.refuse(c, client)
+		<-s.pending
 		return
 	}
-	defer c.Close()
-	if !s.track(c) {
-		return
-	}
-	defer s.untrack(c)
+	<-s.pending
+	s.serve(c, slot)
+}
+
+// serve runs the session of c, which holds session slot slot.
+func (s *Server) serve(c *oob.Conn, slot int) {
+	defer func() {
+		s.mu.Lock()
+		delete(s.conns, c)
+		s.stats.Active--
+		s.mu.Unlock()
+		c.Close()
+		s.slots <- slot
+	}()
+	c.Timeout = s.cfg.Timeout
 	cfg := s.cfg.Session
 	cfg.CPU = -1
 	if len(s.cfg.CPUs) > 0 {
@@ -219,25 +292,35 @@ func (s *Server) serve(nc net.Conn, slot int) {
 	_ = rdmalat.Serve(c, cfg) // reported, session by session, through report
 }
 
-// refuse answers a client over the session limit: a handshake, so that it
-// learns who answers, then an Error of CodeBusy in place of its session.
-func (s *Server) refuse(nc net.Conn) {
-	defer s.sessions.Done()
-	defer func() { <-s.extra }()
-	s.count(func(st *Stats) { st.Refused++ })
-	client := nc.RemoteAddr().String()
-	c, err := oob.Accept(nc, s.cfg.Timeout)
-	if err != nil {
-		s.cfg.Logf("rejected %s: %v", client, err)
-		return
-	}
+// refuse answers a client that finds every session slot taken: an Error
+// of CodeBusy in place of its session. It holds no session slot.
+func (s *Server) refuse(c *oob.Conn, client string) {
 	defer c.Close()
+	defer s.count(func(st *Stats) { st.Refused++; st.Pending-- })
 	// Read the client's Params first: closing with them unread would reset
 	// the connection, and the client might lose the Error.
-	_, _ = c.Next(s.cfg.Timeout)
+	_, _ = c.Next(s.cfg.HandshakeTimeout)
 	msg := fmt.Sprintf("rdmapeer is busy: all %d of its session slots are taken (rdmapeer -max-sessions); try again later", s.cfg.MaxSessions)
 	_ = c.SendError(oob.CodeBusy, msg) // best effort: we close anyway
 	s.cfg.Logf("refused %s: busy (all %d session slots taken)", client, s.cfg.MaxSessions)
+}
+
+// tooMany answers a client that comes while MaxHandshakes connections are
+// in their handshake: busy, if it says hello at once, so that it asks
+// again later rather than taking this for something that is not rdmapeer.
+func (s *Server) tooMany(nc net.Conn) {
+	defer s.sessions.Done()
+	defer func() { <-s.overflow }()
+	defer nc.Close()
+	s.count(func(st *Stats) { st.Refused++ })
+	c := oob.NewConn(nc)
+	c.Timeout = shutdownGrace
+	if _, err := c.RecvHello(); err != nil {
+		return
+	}
+	msg := fmt.Sprintf("rdmapeer is busy: %d connections are opening at once; try again later", s.cfg.MaxHandshakes)
+	_ = c.SendError(oob.CodeBusy, msg) // best effort: we close anyway
+	s.cfg.Logf("refused %s: busy (%d connections in their handshake)", nc.RemoteAddr(), s.cfg.MaxHandshakes)
 }
 
 // reserve is the sessions' registered-memory budget.
@@ -312,6 +395,8 @@ func (s *Server) Stats() Stats {
 // Shutdown stops accepting, tells every client the peer is going away (an
 // Error, which ends a client's run at once), closes their connections,
 // which stops their loops and frees their sessions, and waits for that.
+// A client in its handshake is told too once the handshake is done;
+// connections still silent after a short grace are closed.
 func (s *Server) Shutdown() {
 	s.mu.Lock()
 	s.closing = true
@@ -322,10 +407,19 @@ func (s *Server) Shutdown() {
 	for c := range s.conns {
 		conns = append(conns, c)
 	}
+	shaking := len(s.shaking)
 	s.mu.Unlock()
 	for _, c := range conns {
 		_ = c.SendError(oob.CodeInternal, "rdmapeer is shutting down") // best effort: we close anyway
 		c.Close()
+	}
+	if shaking > 0 {
+		time.Sleep(shutdownGrace)
+		s.mu.Lock()
+		for nc := range s.shaking {
+			nc.Close() // its handshake fails at once; it was silent
+		}
+		s.mu.Unlock()
 	}
 	s.sessions.Wait()
 }

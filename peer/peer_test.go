@@ -13,7 +13,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/rdmabench/rdmabench/oob"
+	"github.com/rdmabench/rdmabench/internal/oob"
+	"github.com/rdmabench/rdmabench/internal/spec"
 	"github.com/rdmabench/rdmabench/peer"
 	"github.com/rdmabench/rdmabench/rdmalat"
 )
@@ -95,7 +96,7 @@ func dial(t *testing.T, addr string) *oob.Conn {
 	return c
 }
 
-var goodParams = oob.Params{Op: oob.OpWrite, Transport: oob.RC, Size: 4096, Inline: -1, GIDIndex: -1}
+var goodParams = oob.Params{Op: spec.Write, Transport: spec.RC, Size: 4096, Inline: -1, GIDIndex: -1}
 
 // ask sends p and returns the peer's answer as an *oob.Error.
 func ask(t *testing.T, c *oob.Conn, p oob.Params) *oob.Error {
@@ -125,10 +126,10 @@ func TestPeerRefusesParams(t *testing.T) {
 		{"zero size", with(func(p *oob.Params) { p.Size = 0 }), oob.CodeParams, oob.ErrInvalidParams, "size 0: must be 1..65536 bytes"},
 		{"idle timeout", with(func(p *oob.Params) { p.IdleTimeout = time.Hour }), oob.CodeParams, oob.ErrInvalidParams,
 			"idle timeout 1h0m0s: must be 0 (peer's default) up to 1m0s"},
-		{"op not served", with(func(p *oob.Params) { p.Op = oob.OpRead }), oob.CodeParams, oob.ErrInvalidParams,
-			"op read over RC: this rdmapeer measures write over RC only"},
-		{"transport not served", with(func(p *oob.Params) { p.Transport = oob.UC }), oob.CodeParams, oob.ErrInvalidParams,
-			"op write over UC: this rdmapeer measures write over RC only"},
+		{"op not served", with(func(p *oob.Params) { p.Op = spec.Read }), oob.CodeParams, oob.ErrInvalidParams,
+			"op read over rc: this rdmapeer measures write over RC only"},
+		{"transport not served", with(func(p *oob.Params) { p.Transport = spec.UC }), oob.CodeParams, oob.ErrInvalidParams,
+			"op write over uc: this rdmapeer measures write over RC only"},
 		{"device", goodParams, oob.CodeResource, nil, "rdmapeer (nodev0): "},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -153,7 +154,7 @@ func TestPeerRefusesParams(t *testing.T) {
 func TestPeerMemoryBudget(t *testing.T) {
 	srv, addr, _ := start(t, peer.Config{MaxMemory: 8 << 10})
 	c := dial(t, addr)
-	perr := ask(t, c, oob.Params{Op: oob.OpWrite, Transport: oob.RC, Size: 8<<10 + 1, Inline: -1, GIDIndex: -1})
+	perr := ask(t, c, oob.Params{Op: spec.Write, Transport: spec.RC, Size: 8<<10 + 1, Inline: -1, GIDIndex: -1})
 	assert.Equal(t, oob.CodeParams, perr.Code)
 	assert.Contains(t, perr.Msg, "the session would register 16386 bytes (twice its size), over this peer's limit of 8192 (rdmapeer -max-memory)")
 	assert.Zero(t, srv.Stats().Memory)
@@ -164,6 +165,7 @@ func TestPeerMemoryBudget(t *testing.T) {
 func TestPeerBusy(t *testing.T) {
 	srv, addr, logs := start(t, peer.Config{MaxSessions: 2})
 	a, b := dial(t, addr), dial(t, addr) // idle: each holds a slot
+	waitActive(t, srv, 2)                // taken once the server's side of the handshake is done
 	c := dial(t, addr)
 	perr := ask(t, c, goodParams)
 	assert.Equal(t, oob.CodeBusy, perr.Code)
@@ -198,7 +200,7 @@ func TestPeerNotClient(t *testing.T) {
 	m, err := oob.Decode(reply)
 	require.NoError(t, err)
 	assert.Equal(t, oob.TypeError, m.Type())
-	logs.wait(t, "rejected "+nc.LocalAddr().String()+`: oob: `+nc.LocalAddr().String()+` is not an rdmabench client (got "GET / HTTP/1.1`)
+	logs.wait(t, "rejected: "+nc.LocalAddr().String()+` is not an rdmabench client (got "GET / HTTP/1.1`)
 	assert.Equal(t, 1, srv.Stats().Refused)
 
 	c := dial(t, addr) // the slot is free again
@@ -266,4 +268,107 @@ func TestFormatReport(t *testing.T) {
 	} {
 		assert.Equal(t, tc.want, peer.FormatReport(tc.r))
 	}
+}
+
+// waitActive waits up to 5 s for n session slots to be taken.
+func waitActive(t *testing.T, srv *peer.Server, n int) {
+	t.Helper()
+	for deadline := time.Now().Add(5 * time.Second); srv.Stats().Active != n; {
+		require.True(t, time.Now().Before(deadline), "active %d, want %d", srv.Stats().Active, n)
+		time.Sleep(time.Millisecond)
+	}
+}
+
+// holdIdle opens n TCP connections to addr that never send a Hello, and
+// waits until the server has all of them in their handshake.
+func holdIdle(t *testing.T, srv *peer.Server, addr string, n int) []net.Conn {
+	t.Helper()
+	conns := make([]net.Conn, n)
+	for i := range conns {
+		nc, err := net.Dial("tcp", addr)
+		require.NoError(t, err)
+		t.Cleanup(func() { nc.Close() })
+		conns[i] = nc
+	}
+	for deadline := time.Now().Add(5 * time.Second); srv.Stats().Pending != n; {
+		require.True(t, time.Now().Before(deadline), "pending %d, want %d", srv.Stats().Pending, n)
+		time.Sleep(time.Millisecond)
+	}
+	return conns
+}
+
+// TestPeerIdleConnsHoldNoSlot: 20 connections that never send a Hello
+// take no session slot: with 4 slots, a client is still served, and so
+// are 4 at once.
+func TestPeerIdleConnsHoldNoSlot(t *testing.T) {
+	srv, addr, _ := start(t, peer.Config{MaxSessions: 4, HandshakeTimeout: time.Minute})
+	holdIdle(t, srv, addr, 20)
+	assert.Zero(t, srv.Stats().Active)
+	var cs []*oob.Conn
+	for range 4 {
+		cs = append(cs, dial(t, addr))
+	}
+	waitActive(t, srv, 4)
+	for _, c := range cs {
+		perr := ask(t, c, goodParams)
+		assert.Equal(t, oob.CodeResource, perr.Code, "served (and failed on the missing device), not busy: %v", perr)
+	}
+	assert.Equal(t, 20, srv.Stats().Pending)
+}
+
+// TestPeerHandshakeDeadline: a connection that sends nothing is dropped
+// after HandshakeTimeout, and logged.
+func TestPeerHandshakeDeadline(t *testing.T) {
+	srv, addr, logs := start(t, peer.Config{HandshakeTimeout: 200 * time.Millisecond})
+	nc := holdIdle(t, srv, addr, 1)[0]
+	start := time.Now()
+	require.NoError(t, nc.SetReadDeadline(time.Now().Add(5*time.Second)))
+	_, err := io.ReadAll(nc) // the server's Error, then EOF
+	require.NoError(t, err, "closed by the server, not by our deadline")
+	elapsed := time.Since(start)
+	assert.Less(t, elapsed, 2*time.Second)
+	logs.wait(t, "rejected: "+nc.LocalAddr().String()+" is not an rdmabench client (got no answer within 200ms)")
+	assert.Equal(t, 1, srv.Stats().Refused)
+	assert.Zero(t, srv.Stats().Pending)
+	t.Logf("dropped after %v", elapsed.Round(time.Millisecond))
+}
+
+// TestPeerHandshakeLimit: over MaxHandshakes connections in their
+// handshake, a client is told the peer is busy, and a silent connection
+// is closed at once.
+func TestPeerHandshakeLimit(t *testing.T) {
+	srv, addr, logs := start(t, peer.Config{MaxHandshakes: 3, HandshakeTimeout: time.Minute})
+	holdIdle(t, srv, addr, 3)
+	_, err := oob.Dial(t.Context(), addr, 2*time.Second)
+	require.ErrorIs(t, err, oob.ErrBusy)
+	assert.Contains(t, err.Error(), "refused the handshake: peer: rdmapeer is busy: 3 connections are opening at once; try again later")
+	logs.wait(t, "busy (3 connections in their handshake)")
+
+	nc, err := net.Dial("tcp", addr)
+	require.NoError(t, err)
+	defer nc.Close()
+	start := time.Now()
+	require.NoError(t, nc.SetReadDeadline(time.Now().Add(5*time.Second)))
+	n, err := nc.Read(make([]byte, 1))
+	assert.Zero(t, n)
+	assert.ErrorIs(t, err, io.EOF, "closed, not left waiting")
+	assert.Less(t, time.Since(start), 2*time.Second)
+	assert.Equal(t, 2, srv.Stats().Refused)
+}
+
+// TestPeerIdle: Session.Idle bounds a client's wait between requests;
+// rdmalat.NoIdleLimit lets it wait.
+func TestPeerIdle(t *testing.T) {
+	_, addr, logs := start(t, peer.Config{Session: rdmalat.ServeConfig{Idle: 100 * time.Millisecond}})
+	c := dial(t, addr)
+	line := logs.wait(t, "session "+c.NetConn().LocalAddr().String()+" ")
+	assert.Contains(t, line, "no session duration=")
+	assert.Contains(t, line, "result=error: oob: no request (Params or Run) from peer ")
+
+	srv, addr, logs := start(t, peer.Config{Session: rdmalat.ServeConfig{Idle: rdmalat.NoIdleLimit}})
+	c = dial(t, addr)
+	time.Sleep(300 * time.Millisecond)
+	assert.Equal(t, 1, srv.Stats().Active, "still waiting for the client")
+	require.NoError(t, c.Close())
+	assert.Contains(t, logs.wait(t, "session "+c.NetConn().LocalAddr().String()+" "), "result=ok")
 }

@@ -1,8 +1,14 @@
 package rdmalat
 
 import (
+	"flag"
+	"fmt"
 	"io"
+	"strings"
+	"sync"
 	"testing"
+
+	"github.com/rdmabench/rdmabench/latency"
 )
 
 // Measure is the body of a latency benchmark: it starts a Run of size
@@ -18,10 +24,13 @@ import (
 //	b.Run("size=64", func(b *testing.B) { rdmalat.Measure(b, pair, 64, 1000, nil) })
 func Measure(b *testing.B, p *Pair, size, warmup int, raw io.Writer) {
 	b.Helper()
-	rec := NewRecorder(p.Local.Op().Halved())
-	var rw *RawWriter
+	if err := CheckCPUFlag(); err != nil {
+		b.Fatal(err)
+	}
+	rec := latency.NewRecorder(p.Local.Op().Halved())
+	var rw *latency.RawWriter
 	if raw != nil {
-		rw = NewRawWriter(raw)
+		rw = latency.NewRawWriter(raw)
 		rec.SetRaw(rw)
 	}
 	run, err := p.Start(size, warmup)
@@ -45,5 +54,52 @@ func Measure(b *testing.B, p *Pair, size, warmup int, raw io.Writer) {
 			b.Fatal(err)
 		}
 	}
-	Report(b, rec.Summary())
+	s := rec.Summary()
+	latency.Report(b, s)
+	logWarnings(b, s.Warnings)
+}
+
+// warned holds the benchmarks whose summary warnings were logged: a
+// benchmark function runs once per -count repetition, and the same
+// warning ten times over hides the results.
+var warned sync.Map
+
+// logWarnings logs a benchmark's summary warnings (a percentile left out
+// for too few samples, samples over the histogram's range) through b.Log,
+// the first time that benchmark has any. b.Log, never stdout: what a leaf
+// benchmark prints there lands on its result line.
+func logWarnings(b logger, warnings []string) {
+	if len(warnings) == 0 {
+		return
+	}
+	if _, seen := warned.LoadOrStore(b.Name(), true); seen {
+		return
+	}
+	b.Logf("%s (shown once per benchmark; more samples with -benchtime, e.g. -benchtime=100000x)", strings.Join(warnings, "; "))
+}
+
+// logger is the part of *testing.B that logWarnings needs.
+type logger interface {
+	Name() string
+	Logf(format string, args ...any)
+}
+
+// CheckCPUFlag refuses go test's -cpu with more than one value. Every Run
+// measures at GOMAXPROCS 1 (see quietScheduler), so -cpu 1,4 would run the
+// same measurement twice under two names (BenchmarkX and BenchmarkX-4).
+func CheckCPUFlag() error {
+	f := flag.Lookup("test.cpu")
+	if f == nil {
+		return nil
+	}
+	var n int
+	for v := range strings.SplitSeq(f.Value.String(), ",") {
+		if strings.TrimSpace(v) != "" {
+			n++
+		}
+	}
+	if n > 1 {
+		return fmt.Errorf("-cpu %s: the RDMA benchmarks measure at GOMAXPROCS 1 whatever -cpu says, so each value would repeat the same run under another name; drop -cpu (or give -cpu 1 for names without the -N suffix) and use -count for repetitions", f.Value.String())
+	}
+	return nil
 }

@@ -10,6 +10,7 @@ import (
 	"time"
 	"unsafe"
 
+	"github.com/rdmabench/rdmabench/latency"
 	"github.com/rdmabench/rdmabench/verbs"
 )
 
@@ -101,7 +102,7 @@ func measureGoLoop(b *testing.B, p *Pair, size, warmup int) {
 	for range warmup {
 		roundTrip()
 	}
-	rec := NewRecorder(true)
+	rec := latency.NewRecorder(true)
 	b.ReportAllocs()
 	for b.Loop() {
 		rec.Record(roundTrip())
@@ -113,7 +114,7 @@ func measureGoLoop(b *testing.B, p *Pair, size, warmup int) {
 	if answered != uint64(warmup)+uint64(rec.Count()) {
 		b.Fatalf("responder answered %d of %d", answered, warmup+int(rec.Count()))
 	}
-	Report(b, rec.Summary())
+	latency.Report(b, rec.Summary())
 }
 
 // loadByte is an atomic load of one byte (sync/atomic has none): the

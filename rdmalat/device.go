@@ -10,6 +10,9 @@ import (
 
 func pickPort(ctx *verbs.Context, attr verbs.DeviceAttr, want int) (uint8, verbs.PortAttr, error) {
 	if want > 0 {
+		if want > int(attr.PhysPortCount) { // libibverbs says only "invalid argument"
+			return 0, verbs.PortAttr{}, fmt.Errorf("rdmalat: %s has ports 1..%d, not port %d", ctx.Name(), attr.PhysPortCount, want)
+		}
 		pa, err := ctx.QueryPort(uint8(want))
 		if err != nil {
 			return 0, pa, err

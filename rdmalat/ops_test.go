@@ -12,6 +12,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/rdmabench/rdmabench/internal/spec"
+	"github.com/rdmabench/rdmabench/latency"
 	"github.com/rdmabench/rdmabench/rdmalat"
 	"github.com/rdmabench/rdmabench/testenv"
 )
@@ -83,12 +84,12 @@ func newPair(t *testing.T, v variant, peerDevice string, maxSize int) *rdmalat.P
 
 // runSamples runs n samples after warmup and returns them; Close checks
 // that the responder answered every round trip (ping-pong operations).
-func runSamples(t *testing.T, p *rdmalat.Pair, size, warmup, n int) (*rdmalat.Recorder, uint64) {
+func runSamples(t *testing.T, p *rdmalat.Pair, size, warmup, n int) (*latency.Recorder, uint64) {
 	t.Helper()
 	run, err := p.Start(size, warmup)
 	require.NoError(t, err)
 	defer run.Close()
-	rec := rdmalat.NewRecorder(p.Local.Op().Halved())
+	rec := latency.NewRecorder(p.Local.Op().Halved())
 	allocs := testing.AllocsPerRun(n, func() {
 		rtt, err := run.Next()
 		if err != nil {
@@ -119,13 +120,9 @@ func TestEveryOperation(t *testing.T) {
 	}
 }
 
-func quantile(s rdmalat.Summary, p rdmalat.PPM) float64 {
-	for _, q := range s.Percentiles {
-		if q.P == p {
-			return q.Value
-		}
-	}
-	return 0
+func quantile(s latency.Summary, p latency.PPM) float64 {
+	v, _ := s.Percentile(p)
+	return v
 }
 
 func TestOperationsCrossDevice(t *testing.T) {

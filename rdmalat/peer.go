@@ -7,7 +7,8 @@ import (
 	"slices"
 	"time"
 
-	"github.com/rdmabench/rdmabench/oob"
+	"github.com/rdmabench/rdmabench/internal/oob"
+	"github.com/rdmabench/rdmabench/internal/spec"
 )
 
 // ServeConfig says how Serve answers a client: rdmapeer's side of a
@@ -20,8 +21,8 @@ type ServeConfig struct {
 	CPU      int    // CPU to pin the answering thread to; -1: not pinned
 	Limits   oob.Limits
 	// Idle bounds the wait for the client's next request, between runs
-	// and between sessions; 0: no bound (TCP keep-alive still notices a
-	// vanished host).
+	// and between sessions; 0: DefaultIdle; NoIdleLimit (any negative
+	// value): no bound (TCP keep-alive still notices a vanished host).
 	Idle time.Duration
 	// Timeout is the RDMA loop's idle timeout when the client's Params
 	// carry none; 0: 5 s.
@@ -34,6 +35,13 @@ type ServeConfig struct {
 	// and once for a connection that ends before its first Params.
 	Report func(SessionReport)
 }
+
+// DefaultIdle is ServeConfig.Idle's default.
+const DefaultIdle = 10 * time.Minute
+
+// NoIdleLimit as ServeConfig.Idle lets a client wait as long as it likes
+// between requests.
+const NoIdleLimit time.Duration = -1
 
 // SessionReport describes one session served by Serve.
 type SessionReport struct {
@@ -65,6 +73,12 @@ type SessionReport struct {
 func Serve(conn *oob.Conn, cfg ServeConfig) error {
 	if cfg.Timeout <= 0 {
 		cfg.Timeout = 5 * time.Second
+	}
+	switch {
+	case cfg.Idle == 0:
+		cfg.Idle = DefaultIdle
+	case cfg.Idle < 0:
+		cfg.Idle = 0 // conn.Next: no limit
 	}
 	s := &servedSession{conn: conn, cfg: cfg, client: "client", start: time.Now()}
 	if a := conn.NetConn().RemoteAddr(); a != nil {
@@ -130,7 +144,7 @@ func (s *servedSession) open(p oob.Params) error {
 	if err := p.Validate(s.cfg.Limits); err != nil {
 		return s.fail(oob.CodeParams, err)
 	}
-	if p.Op != oob.OpWrite || p.Transport != oob.RC {
+	if p.Op != spec.Write || p.Transport != spec.RC {
 		return s.fail(oob.CodeParams, fmt.Errorf("%w: op %v over %v: this rdmapeer measures write over RC only", oob.ErrInvalidParams, p.Op, p.Transport))
 	}
 	if s.cfg.Reserve != nil {

@@ -4,9 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math/rand/v2"
+	"strings"
 	"time"
 
-	"github.com/rdmabench/rdmabench/oob"
+	"github.com/rdmabench/rdmabench/internal/oob"
+	"github.com/rdmabench/rdmabench/internal/spec"
 )
 
 // RemoteConfig says how DialPeer sets up a two-node pair.
@@ -38,7 +41,11 @@ type RemoteConfig struct {
 // (oob.ErrNotPeer), a different protocol version (oob.ErrVersion), a peer
 // at its limits (oob.ErrBusy) or refusing the parameters
 // (oob.ErrInvalidParams), and device failures on either side.
-func DialPeer(ctx context.Context, addr string, cfg RemoteConfig) (_ *Pair, err error) {
+//
+// A peer that answers "busy" (all its session slots, or its registered
+// memory, taken by other sessions) is asked again, with backoff, for up to
+// cfg.Timeout in all; the error then says how long it tried.
+func DialPeer(ctx context.Context, addr string, cfg RemoteConfig) (*Pair, error) {
 	if cfg.Timeout <= 0 {
 		cfg.Timeout = 5 * time.Second
 	}
@@ -52,16 +59,53 @@ func DialPeer(ctx context.Context, addr string, cfg RemoteConfig) (_ *Pair, err 
 	if ecfg.Op != OpWrite {
 		return nil, fmt.Errorf("rdmalat: two-node mode measures %v only, not %v", OpWrite, ecfg.Op)
 	}
+	start := time.Now()
+	deadline := start.Add(cfg.Timeout)
+	backoff := busyBackoff
+	for tries := 1; ; tries++ {
+		p, err := dialPeerOnce(ctx, addr, cfg)
+		if err == nil || !errors.Is(err, oob.ErrBusy) {
+			return p, err
+		}
+		// Jitter: clients refused together come back apart. The last try
+		// comes at the deadline.
+		wait := min(backoff/2+rand.N(backoff), time.Until(deadline))
+		if wait <= 0 {
+			return nil, fmt.Errorf("%w (still busy after %d tries over %v: RDMABENCH_TIMEOUT sets how long to keep trying)",
+				err, tries, time.Since(start).Round(time.Millisecond))
+		}
+		t := time.NewTimer(wait)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return nil, fmt.Errorf("%w (gave up after %d tries over %v: %w)", err, tries, time.Since(start).Round(time.Millisecond), context.Cause(ctx))
+		case <-t.C:
+		}
+		backoff = min(2*backoff, maxBusyBackoff)
+	}
+}
+
+// The first and the longest wait before asking a busy peer again.
+const (
+	busyBackoff    = 20 * time.Millisecond
+	maxBusyBackoff = time.Second
+)
+
+// dialPeerOnce is one try of DialPeer, with cfg checked. A dial error
+// names the address itself (oob.Dial); a session error is wrapped here
+// with it, once.
+func dialPeerOnce(ctx context.Context, addr string, cfg RemoteConfig) (_ *Pair, err error) {
+	ecfg := cfg.Endpoint
 	conn, err := oob.Dial(ctx, addr, cfg.Timeout)
 	if err != nil {
-		return nil, fmt.Errorf("rdmalat: two-node: %w", err)
+		return nil, err
 	}
 	resp := &remoteResponder{conn: conn, addr: addr}
 	p := &Pair{Mode: "two-node", CPUs: [2]int{cfg.CPU, -1}, Timeout: cfg.Timeout, Responder: resp}
 	defer func() {
 		if err != nil {
 			p.Close()
-			err = fmt.Errorf("rdmalat: two-node session with rdmapeer at %s: %w", addr, err)
+			err = sessionErr(addr, err)
 		}
 	}()
 	inline := ecfg.Inline
@@ -69,7 +113,7 @@ func DialPeer(ctx context.Context, addr string, cfg RemoteConfig) (_ *Pair, err 
 		inline = -1
 	}
 	if err = conn.SendParams(oob.Params{
-		Op: oob.OpWrite, Transport: oob.RC, Size: uint32(ecfg.MaxSize), MTU: uint32(max(ecfg.MTU, 0)),
+		Op: spec.Write, Transport: spec.RC, Size: uint32(ecfg.MaxSize), MTU: uint32(max(ecfg.MTU, 0)),
 		Inline: int32(min(inline, 1<<31-1)), GIDIndex: -1, IdleTimeout: cfg.Timeout,
 	}); err != nil {
 		resp.close()
@@ -156,7 +200,7 @@ func (r *remoteResponder) Start(size int, abort func(error)) error {
 		return r.end(err)
 	}
 	r.w = r.conn.Watch(func(err error) {
-		abort(fmt.Errorf("rdmalat: two-node run: %w", err))
+		abort(fmt.Errorf("two-node run: %w", err))
 	})
 	return nil
 }
@@ -191,11 +235,22 @@ func (r *remoteResponder) Stop() (uint64, error) {
 
 // end ends the session after err and returns err with the peer named.
 func (r *remoteResponder) end(err error) error {
+	err = sessionErr(r.addr, err)
 	if r.ended == nil {
-		r.ended = fmt.Errorf("rdmalat: the session with rdmapeer at %s has ended: %w", r.addr, err)
+		r.ended = fmt.Errorf("%w (the session has ended)", err)
 	}
 	r.conn.Close()
-	return fmt.Errorf("rdmalat: rdmapeer at %s: %w", r.addr, err)
+	return err
+}
+
+// sessionErr adds to err that it ended the session with the rdmapeer at
+// addr, naming addr only when err does not already (oob's errors name
+// the other side).
+func sessionErr(addr string, err error) error {
+	if strings.Contains(err.Error(), addr) {
+		return fmt.Errorf("two-node session: %w", err)
+	}
+	return fmt.Errorf("two-node session with rdmapeer at %s: %w", addr, err)
 }
 
 // close ends the session: the peer sees the connection close between runs

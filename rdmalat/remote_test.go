@@ -12,7 +12,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/rdmabench/rdmabench/oob"
+	"github.com/rdmabench/rdmabench/internal/oob"
 	"github.com/rdmabench/rdmabench/peer"
 	"github.com/rdmabench/rdmabench/rdmalat"
 )
@@ -48,11 +48,11 @@ func TestDialPeerErrors(t *testing.T) {
 		is   error
 		want string
 	}{
-		{"malformed", "nodeB:", oob.ErrAddr, `oob: bad peer address: "nodeB:" has no port (example: nodeB:18515)`},
+		{"malformed", "nodeB:", oob.ErrAddr, `peer address "nodeB:" has no port; want host:port, e.g. nodeB:18515`},
 		{"bad port", "nodeB:70000", oob.ErrAddr, `has port "70000", not a number from 1 to 65535`},
-		{"nothing listening", closedAddr, nil, "rdmalat: two-node: oob: cannot reach rdmapeer at " + closedAddr + " (is it running there?): "},
+		{"nothing listening", closedAddr, nil, "cannot reach rdmapeer at " + closedAddr + " (is it running there?): connect: connection refused"},
 		{"silent", silent.Addr().String(), oob.ErrNotPeer, "is not an rdmapeer (got no answer within 300ms)"},
-		{"web server", webAddr, oob.ErrNotPeer, "oob: " + webAddr + " is not an rdmapeer (got "},
+		{"web server", webAddr, oob.ErrNotPeer, webAddr + " is not an rdmapeer (got "},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			start := time.Now()
@@ -93,13 +93,17 @@ func TestDialPeerRefused(t *testing.T) {
 	})
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
-	go srv.Serve(ln)
-	defer srv.Shutdown()
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve(ln) }()
+	defer func() { // Shutdown does not wait for Serve: wait here, or its goroutine outlives the test
+		srv.Shutdown()
+		assert.ErrorIs(t, <-served, peer.ErrServerClosed)
+	}()
 	addr := ln.Addr().String()
 
 	_, err = rdmalat.DialPeer(t.Context(), addr, remoteConfig(2*time.Second))
 	require.ErrorIs(t, err, oob.ErrInvalidParams)
-	assert.Contains(t, err.Error(), "rdmalat: two-node session with rdmapeer at "+addr+": peer: rdmapeer (nodev0): oob: invalid params: size 4096: over the peer's limit of 1024 bytes")
+	assert.Contains(t, err.Error(), "two-node session with rdmapeer at "+addr+": peer: rdmapeer (nodev0): oob: invalid params: size 4096: over the peer's limit of 1024 bytes")
 
 	for srv.Stats().Active != 0 { // the refused session's slot is free again
 		time.Sleep(time.Millisecond)
@@ -107,8 +111,40 @@ func TestDialPeerRefused(t *testing.T) {
 	holder, err := oob.Dial(t.Context(), addr, 2*time.Second) // holds the one slot
 	require.NoError(t, err)
 	defer holder.Close()
-	require.Equal(t, 1, srv.Stats().Active)
-	_, err = rdmalat.DialPeer(t.Context(), addr, remoteConfig(2*time.Second))
+	waitActive(t, srv, 1)
+	// Busy is asked again, with backoff, for the timeout in all.
+	start := time.Now()
+	_, err = rdmalat.DialPeer(t.Context(), addr, remoteConfig(time.Second))
+	elapsed := time.Since(start)
 	require.ErrorIs(t, err, oob.ErrBusy)
-	assert.Contains(t, err.Error(), "peer: rdmapeer is busy: all 1 of its session slots are taken")
+	assert.Contains(t, err.Error(), "two-node session with rdmapeer at "+addr+": peer: rdmapeer is busy: all 1 of its session slots are taken")
+	assert.Regexp(t, `\(still busy after \d+ tries over [0-9.]+m?s: RDMABENCH_TIMEOUT sets how long to keep trying\)$`, err.Error())
+	assert.GreaterOrEqual(t, elapsed, time.Second)
+	assert.Less(t, elapsed, 1500*time.Millisecond)
+	t.Logf("after %v: %v", elapsed.Round(time.Millisecond), err)
+
+	// A slot freed while the client waits: served on a later try (here
+	// failing on the missing device, not on busy).
+	go func() {
+		time.Sleep(300 * time.Millisecond)
+		holder.Close()
+	}()
+	start = time.Now()
+	_, err = rdmalat.DialPeer(t.Context(), addr, remoteConfig(3*time.Second))
+	elapsed = time.Since(start)
+	require.Error(t, err)
+	assert.NotErrorIs(t, err, oob.ErrBusy)
+	assert.Contains(t, err.Error(), "peer: rdmapeer (nodev0): ")
+	assert.Greater(t, elapsed, 300*time.Millisecond)
+	assert.Less(t, elapsed, 2*time.Second)
+	t.Logf("served after %v: %v", elapsed.Round(time.Millisecond), err)
+}
+
+// waitActive waits up to 5 s for n of srv's session slots to be taken.
+func waitActive(t *testing.T, srv *peer.Server, n int) {
+	t.Helper()
+	for deadline := time.Now().Add(5 * time.Second); srv.Stats().Active != n; {
+		require.True(t, time.Now().Before(deadline), "active %d, want %d", srv.Stats().Active, n)
+		time.Sleep(time.Millisecond)
+	}
 }

@@ -3,8 +3,10 @@ package rdmalat
 import (
 	"errors"
 	"fmt"
+	"os"
 	"runtime"
 	"runtime/debug"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -207,6 +209,16 @@ func (r *Run) Close() error {
 var quietMu sync.Mutex
 var quietRuns, savedProcs int
 
+// Whether GOMAXPROCS was the runtime's automatic choice when the process
+// started (unset in the environment, automatic updates not turned off),
+// and its value then. Under go test, testing sets GOMAXPROCS explicitly
+// before every test and benchmark; restoring the automatic setting there
+// gives back the same value, and testing sets it again before the next.
+var (
+	startProcs = runtime.GOMAXPROCS(0)
+	startAuto  = os.Getenv("GOMAXPROCS") == "" && !strings.Contains(os.Getenv("GODEBUG"), "updatemaxprocs=0")
+)
+
 // quietScheduler lowers GOMAXPROCS to 1 while any Run is open, and the
 // returned function restores it when the last one closes. The measured
 // loops run in C on locked threads and hold no P; with more Ps, the
@@ -227,8 +239,25 @@ func quietScheduler() func() {
 			quietMu.Lock()
 			defer quietMu.Unlock()
 			if quietRuns--; quietRuns == 0 {
-				runtime.GOMAXPROCS(savedProcs)
+				restoreProcs(savedProcs)
 			}
 		})
 	}
+}
+
+// restoreProcs puts GOMAXPROCS back to saved. runtime.GOMAXPROCS(n) also
+// turns off the runtime's automatic updates (Go 1.25+: GOMAXPROCS follows
+// CPU affinity and cgroup limits), so where the setting was automatic and
+// still had its automatic value, it is handed back to the runtime instead.
+func restoreProcs(saved int) {
+	if startAuto && saved == startProcs {
+		runtime.SetDefaultGOMAXPROCS()
+		if runtime.GOMAXPROCS(0) == saved {
+			return
+		}
+		// The default moved (affinity changed since start): whoever set
+		// saved expects it back (testing checks that a benchmark leaves
+		// GOMAXPROCS as it found it).
+	}
+	runtime.GOMAXPROCS(saved)
 }

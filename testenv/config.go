@@ -52,7 +52,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/rdmabench/rdmabench/oob"
+	"github.com/rdmabench/rdmabench/internal/oob"
 )
 
 // Names of the environment variables.

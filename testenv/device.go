@@ -51,10 +51,10 @@ func activeDevice(name string) error {
 var findDevice = sync.OnceValues(func() (string, error) {
 	names, err := probeDevices()
 	if err != nil {
-		return "", fmt.Errorf("no RDMA device: %w", err)
+		return "", fmt.Errorf("%w: %w", ErrNoDevice, err)
 	}
 	if len(names) == 0 {
-		return "", errors.New("no RDMA device: ibv_get_device_list found none (on a machine without RDMA, run the tests in the soft-RoCE VM: make test)")
+		return "", fmt.Errorf("%w: ibv_get_device_list found none (on a machine without RDMA, run the tests in the soft-RoCE VM: make test)", ErrNoDevice)
 	}
 	var why []string
 	for _, n := range names {
@@ -64,8 +64,12 @@ var findDevice = sync.OnceValues(func() (string, error) {
 		}
 		return n, nil
 	}
-	return "", fmt.Errorf("no usable RDMA device: %s", strings.Join(why, "; "))
+	return "", fmt.Errorf("%w: none has an ACTIVE port: %s", ErrNoDevice, strings.Join(why, "; "))
 })
+
+// ErrNoDevice is the cause when no RDMA device is named and none here is
+// usable.
+var ErrNoDevice = errors.New("no usable RDMA device")
 
 // HasRDMA returns nil when a usable RDMA device is present, or the reason
 // there is none. It does not look at RDMABENCH_DEVICE.
@@ -119,16 +123,25 @@ func MustLoad(tb testing.TB) Config {
 	return c
 }
 
-// MustHaveRDMA returns the configuration with Device filled in. When no
+// MustHaveRDMA returns the configuration with Device filled in, after
+// Check and, with RDMABENCH_PORT set, CheckPort. When no
 // device can be used it skips tb, saying why, unless the environment
 // promised one (RDMABENCH_REQUIRE=1, RDMABENCH_DEVICE or RDMABENCH_PEER
 // set): then it fails.
 func MustHaveRDMA(tb testing.TB) Config {
 	tb.Helper()
 	c := MustLoad(tb)
+	if err := c.Check(); err != nil {
+		tb.Fatal(err)
+	}
 	dev, err := Device(c)
 	if err != nil {
 		unavailable(tb, c, err)
+	}
+	if c.Port != 0 {
+		if err := CheckPort(dev, c.Port); err != nil {
+			tb.Fatal(err) // a set variable is a promise: never a skip
+		}
 	}
 	c.Device = dev
 	return c

@@ -25,6 +25,9 @@ func NewPair(c Config, maxSize int) (*rdmalat.Pair, error) {
 		Device: c.Device, Port: c.Port, GIDIndex: c.GIDIndex, Op: rdmalat.OpWrite,
 		MaxSize: maxSize, Inline: c.Inline, MTU: c.MTU,
 	}
+	if err := c.Check(); err != nil {
+		return nil, err
+	}
 	cpus, err := c.cpus()
 	if err != nil {
 		return nil, err
@@ -34,7 +37,7 @@ func NewPair(c Config, maxSize int) (*rdmalat.Pair, error) {
 		defer cancel()
 		p, err := rdmalat.DialPeer(ctx, c.Peer, rdmalat.RemoteConfig{Endpoint: ecfg, CPU: cpus[0], Timeout: c.Timeout})
 		if err != nil {
-			return nil, fmt.Errorf("%s=%s: %w", EnvPeer, c.Peer, err)
+			return nil, fmt.Errorf("%s: %w", EnvPeer, err) // DialPeer names the address
 		}
 		return p, nil
 	}

@@ -1,6 +1,7 @@
 package verbs
 
 import (
+	"errors"
 	"fmt"
 	"sync"
 	"syscall"
@@ -154,7 +155,16 @@ func (c *Context) QueryPort(port uint8) (PortAttr, error) {
 	if err != nil {
 		return PortAttr{}, err
 	}
-	return ibvQueryPort(p, port)
+	pa, err := ibvQueryPort(p, port)
+	var e *Error
+	if errors.As(err, &e) {
+		// libibverbs' EINVAL alone does not say the port is not the device's.
+		e.Op = fmt.Sprintf("ibv_query_port %s port %d", c.name, port)
+		if errors.Is(err, syscall.EINVAL) {
+			e.Detail = "ports count from 1; ibv_devinfo -d " + c.name + " lists them"
+		}
+	}
+	return pa, err
 }
 
 // DefaultGIDCount is how many GID table entries GIDs reads when asked for

@@ -2,9 +2,11 @@ package verbs
 
 import (
 	"errors"
+	"fmt"
 	"net"
 	"os"
 	"slices"
+	"syscall"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -101,4 +103,17 @@ func TestEachDevice(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestQueryPortNotThere: a port the device lacks fails with EINVAL, and
+// the message names the device and port and says where ports are listed.
+func TestQueryPortNotThere(t *testing.T) {
+	ctx := openDevice(t)
+	attr, err := ctx.Query()
+	require.NoError(t, err)
+	port := attr.PhysPortCount + 6
+	_, err = ctx.QueryPort(port)
+	require.Error(t, err)
+	assert.ErrorIs(t, err, syscall.EINVAL)
+	assert.Equal(t, fmt.Sprintf("verbs: ibv_query_port %s port %d: invalid argument (ports count from 1; ibv_devinfo -d %s lists them)", ctx.Name(), port, ctx.Name()), err.Error())
 }

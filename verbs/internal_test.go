@@ -5,6 +5,8 @@ import (
 	"os"
 	"sync"
 	"testing"
+
+	"go.uber.org/goleak"
 )
 
 // Environment the device tests read:
@@ -101,8 +103,16 @@ func mustHavePeerDevice(t testing.TB) string {
 	return ""
 }
 
+// TestMain fails the run when a test leaves a verbs object or a goroutine
+// behind.
 func TestMain(m *testing.M) {
 	code := m.Run()
+	if err := goleak.Find(); err != nil {
+		fmt.Fprintf(os.Stderr, "verbs: goroutines left behind: %v\n", err)
+		if code == 0 {
+			code = 1
+		}
+	}
 	for kind, n := range OpenObjects() {
 		if n != 0 {
 			fmt.Fprintf(os.Stderr, "verbs: leaked %d %s object(s)\n", n, kind)

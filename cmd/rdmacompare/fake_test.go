@@ -12,6 +12,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"go.uber.org/goleak"
 )
 
 // The test binary doubles as a fake ib_write_lat and a fake benchmark
@@ -28,7 +30,7 @@ func TestMain(m *testing.M) {
 	case "fake.test":
 		os.Exit(fakeBench(os.Args[1:]))
 	}
-	os.Exit(m.Run())
+	goleak.VerifyTestMain(m) // fails the run when a test leaves a goroutine behind
 }
 
 func fakeLog(format string, args ...any) {

@@ -4,10 +4,16 @@
 // ibv_devinfo -v and show_gids in one, limited to what moves latency.
 //
 //	rdmainfo [-q] [-gids N]
+//	rdmainfo -place [-vm]
 //
 // It exits 0 when a device is usable (the one RDMABENCH_DEVICE names, or
 // any with an active port), 1 when none is; with -q it prints nothing, so
 // scripts can ask "is there RDMA here?".
+//
+// With -place it says where make bench runs: it prints "local" or "vm" on
+// stdout and why on stderr, and exits 0; it exits 1, with the reason,
+// when an RDMABENCH_ variable names a device, port or peer that cannot be
+// used here. -vm forces "vm" (make bench VM=1).
 package main
 
 import (
@@ -23,7 +29,12 @@ import (
 func main() {
 	quiet := flag.Bool("q", false, "print nothing; only the exit status says whether a device is usable")
 	ngids := flag.Int("gids", 4, "GID table entries to show per port")
+	place := flag.Bool("place", false, "print where make bench runs: local or vm")
+	forceVM := flag.Bool("vm", false, "with -place: always the VM")
 	flag.Parse()
+	if *place {
+		os.Exit(runPlace(os.Stdout, os.Stderr, *forceVM))
+	}
 	out := io.Writer(os.Stdout)
 	if *quiet {
 		out = io.Discard
@@ -45,7 +56,7 @@ func run(w io.Writer, ngids int) int {
 	for _, d := range devs {
 		describe(w, d, ngids)
 	}
-	dev, err := testenv.Device(c)
+	dev, err := testenv.Usable(c)
 	if err != nil {
 		fmt.Fprintln(w, "no usable device:", err)
 		return 1
@@ -89,4 +100,26 @@ func describe(w io.Writer, d verbs.DeviceInfo, ngids int) {
 			fmt.Fprintf(w, "    GID %d: %v %v%s\n", g.Index, g.Type, g, mark)
 		}
 	}
+}
+
+// runPlace is rdmainfo -place.
+func runPlace(stdout, stderr io.Writer, forceVM bool) int {
+	c, err := testenv.Load()
+	if err != nil {
+		fmt.Fprintln(stderr, "rdmainfo:", err)
+		return 1
+	}
+	var dev string
+	var devErr error
+	if !forceVM {
+		dev, devErr = testenv.Usable(c)
+	}
+	place, why, err := choosePlace(forceVM, c, dev, devErr)
+	if err != nil {
+		fmt.Fprintln(stderr, "make bench:", err)
+		return 1
+	}
+	fmt.Fprintln(stderr, why)
+	fmt.Fprintln(stdout, place)
+	return 0
 }

@@ -45,7 +45,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/rdmabench/rdmabench/oob"
+	"github.com/rdmabench/rdmabench/internal/oob"
 	"github.com/rdmabench/rdmabench/peer"
 	"github.com/rdmabench/rdmabench/rdmalat"
 	"github.com/rdmabench/rdmabench/testenv"
@@ -70,6 +70,7 @@ type options struct {
 	maxTimeout    time.Duration
 	timeout       time.Duration
 	idle          time.Duration
+	handshake     time.Duration
 }
 
 // parseFlags reads args, with defaults from the RDMABENCH_ variables.
@@ -96,7 +97,8 @@ func parseFlags(args []string, getenv func(string) string, stderr io.Writer) (*o
 	fs.Uint64Var(&o.maxRoundTrips, "max-round-trips", oob.DefaultLimits.MaxRoundTrips, "round trips one run may take, warm-up included")
 	fs.DurationVar(&o.maxTimeout, "max-timeout", oob.DefaultLimits.MaxIdleTimeout, "longest RDMA loop idle timeout a client may ask for (its RDMABENCH_TIMEOUT)")
 	fs.DurationVar(&o.timeout, "timeout", env.Timeout, "bound on each step of the exchange with a client, and the loops' idle timeout when a client sets none (default $RDMABENCH_TIMEOUT, else 5s)")
-	fs.DurationVar(&o.idle, "idle", peer.DefaultIdle, "longest wait for a client's next request between runs; 0: none")
+	fs.DurationVar(&o.idle, "idle", peer.DefaultIdle, "longest wait for a client's next request between runs; 0: no limit")
+	fs.DurationVar(&o.handshake, "handshake-timeout", peer.DefaultHandshakeTimeout, "how long a new connection may take to say hello before it is dropped; until then it holds no session slot")
 	if err := fs.Parse(args); err != nil {
 		return nil, err
 	}
@@ -124,8 +126,8 @@ func parseFlags(args []string, getenv func(string) string, stderr io.Writer) (*o
 	if o.maxRoundTrips < 1 {
 		return nil, errors.New("-max-round-trips 0: want at least 1")
 	}
-	if o.timeout <= 0 || o.maxTimeout <= 0 || o.idle < 0 {
-		return nil, errors.New("-timeout and -max-timeout must be positive, -idle 0 or positive")
+	if o.timeout <= 0 || o.maxTimeout <= 0 || o.handshake <= 0 || o.idle < 0 {
+		return nil, errors.New("-timeout, -max-timeout and -handshake-timeout must be positive, -idle 0 (no limit) or positive (example: -idle 30m)")
 	}
 	if o.cpus, err = parseCPUs(*cpu); err != nil {
 		return nil, err
@@ -232,9 +234,9 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 			Limits: oob.Limits{
 				MaxSize: uint32(o.maxSize), MaxRoundTrips: o.maxRoundTrips, MaxIdleTimeout: o.maxTimeout,
 			},
-			Idle: o.idle, Timeout: o.timeout,
+			Idle: idleLimit(o.idle), Timeout: o.timeout,
 		},
-		CPUs: o.cpus, MaxSessions: o.maxSessions, MaxMemory: o.maxMemory, Timeout: o.timeout,
+		CPUs: o.cpus, MaxSessions: o.maxSessions, MaxMemory: o.maxMemory, Timeout: o.timeout, HandshakeTimeout: o.handshake,
 		Logf: logger.Printf,
 	})
 	sigc := make(chan os.Signal, 1)
@@ -257,6 +259,15 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	logger.Printf("stopped: %d sessions (%d failed), %d connections refused; open verbs objects %v, registered bytes %d",
 		st.Sessions, st.Failed, st.Refused, openObjects(), st.Memory)
 	return status
+}
+
+// idleLimit is -idle as rdmalat.ServeConfig.Idle, where 0 means the
+// default: -idle 0 means no limit.
+func idleLimit(d time.Duration) time.Duration {
+	if d == 0 {
+		return rdmalat.NoIdleLimit
+	}
+	return d
 }
 
 // openObjects lists the verbs objects still open (none, once every session

@@ -10,7 +10,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/rdmabench/rdmabench/oob"
+	"github.com/rdmabench/rdmabench/internal/oob"
 )
 
 func getenv(kv ...string) func(string) string {
@@ -35,6 +35,7 @@ func TestFlagsDefaults(t *testing.T) {
 	assert.Equal(t, oob.DefaultLimits.MaxRoundTrips, o.maxRoundTrips)
 	assert.Equal(t, 5*time.Second, o.timeout)
 	assert.Equal(t, 10*time.Minute, o.idle)
+	assert.Equal(t, 2*time.Second, o.handshake)
 }
 
 func TestFlagsEnvAndFlags(t *testing.T) {

@@ -19,7 +19,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/rdmabench/rdmabench/oob"
+	"github.com/rdmabench/rdmabench/internal/oob"
+	"github.com/rdmabench/rdmabench/latency"
 	"github.com/rdmabench/rdmabench/peer"
 	"github.com/rdmabench/rdmabench/rdmalat"
 	"github.com/rdmabench/rdmabench/testenv"
@@ -209,12 +210,12 @@ func dialPeer(t *testing.T, addr, device string, maxSize int, timeout time.Durat
 // runRoundTrips runs warmup+n round trips of size on p and returns their
 // one-way summary and the round trips run in all (Next runs them in
 // chunks); Close checks that the peer answered every one.
-func runRoundTrips(t *testing.T, p *rdmalat.Pair, size, warmup, n int) (rdmalat.Summary, uint64) {
+func runRoundTrips(t *testing.T, p *rdmalat.Pair, size, warmup, n int) (latency.Summary, uint64) {
 	t.Helper()
 	r, err := p.Start(size, warmup)
 	require.NoError(t, err)
 	defer r.Close()
-	rec := rdmalat.NewRecorder(true)
+	rec := latency.NewRecorder(true)
 	for range n {
 		rtt, err := r.Next()
 		require.NoError(t, err)

@@ -7,6 +7,8 @@ import (
 	"os"
 	"time"
 	"unicode/utf8"
+
+	"github.com/rdmabench/rdmabench/internal/spec"
 )
 
 // Version is the protocol version this package speaks.
@@ -99,8 +101,8 @@ type Hello struct {
 // session connects one pair of queue pairs and runs any number of Runs on
 // them, each of its own size and length.
 type Params struct {
-	Op        Op
-	Transport Transport
+	Op        spec.Op
+	Transport spec.Transport
 	// Size is the largest message of the session in bytes: the peer
 	// registers a buffer of twice this (a send half and a receive half).
 	Size     uint32
@@ -428,8 +430,8 @@ func (m Params) appendPayload(e *encoder) {
 
 func (Params) decodePayload(d *decoder) Message {
 	var m Params
-	m.Op = Op(d.u8("op"))
-	m.Transport = Transport(d.u8("transport"))
+	m.Op = spec.Op(d.u8("op"))
+	m.Transport = spec.Transport(d.u8("transport"))
 	m.Size = d.u32("size")
 	m.MTU = d.u32("mtu")
 	m.Inline = int32(d.u32("inline"))

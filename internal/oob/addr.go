@@ -18,11 +18,13 @@ const EnvPeer = "RDMABENCH_PEER"
 // ParseAddr checks a peer address and returns it as host:port. It accepts
 // host:port (a bracketed IPv6 host is fine) with a numeric port from 1 to
 // 65535, or a bare host or IP address, which gets DefaultPort. The error
-// matches ErrAddr and shows what a valid value looks like.
+// matches ErrAddr and shows what to type instead, e.g.
+// `peer address "nodeB:" has no port; want host:port, e.g. nodeB:18515`.
 func ParseAddr(s string) (string, error) {
 	addr, err := parseAddr(s)
 	if err != nil {
-		return "", fmt.Errorf("%w: %q %s", ErrAddr, s, err)
+		err.(*addrError).value = fmt.Sprintf("peer address %q", s)
+		return "", err
 	}
 	return addr, nil
 }
@@ -32,8 +34,8 @@ func ParseAddr(s string) (string, error) {
 func PeerFromEnv() (string, error) { return PeerFrom(os.Getenv) }
 
 // PeerFrom is PeerFromEnv reading the environment through getenv. A set but
-// malformed value is an error naming the variable, e.g.
-// `RDMABENCH_PEER="nodeB:" has no port (example: nodeB:18515)`.
+// malformed value is an error (matching ErrAddr) naming the variable, e.g.
+// `RDMABENCH_PEER="nodeB:" has no port; want host:port, e.g. RDMABENCH_PEER=nodeB:18515`.
 func PeerFrom(getenv func(string) string) (string, error) {
 	v := strings.TrimSpace(getenv(EnvPeer))
 	if v == "" {
@@ -41,20 +43,26 @@ func PeerFrom(getenv func(string) string) (string, error) {
 	}
 	addr, err := parseAddr(v)
 	if err != nil {
-		return "", fmt.Errorf("%w: %s=%q %s", ErrAddr, EnvPeer, v, err)
+		ae := err.(*addrError)
+		ae.value = fmt.Sprintf("%s=%q", EnvPeer, v)
+		ae.example = EnvPeer + "=" + ae.example
+		return "", ae
 	}
 	return addr, nil
 }
 
-// addrError is the tail of an address error, after the quoted value.
+// addrError is a malformed peer address. It matches ErrAddr.
 type addrError struct {
+	value   string // what was given, quoted, e.g. `RDMABENCH_PEER="nodeB:"`
 	why     string
 	example string
 }
 
 func (e *addrError) Error() string {
-	return fmt.Sprintf("%s (example: %s)", e.why, e.example)
+	return fmt.Sprintf("%s %s; want host:port, e.g. %s", e.value, e.why, e.example)
 }
+
+func (e *addrError) Is(target error) bool { return target == ErrAddr }
 
 func example(host string) string {
 	if host == "" {
@@ -63,6 +71,7 @@ func example(host string) string {
 	return net.JoinHostPort(host, strconv.Itoa(DefaultPort))
 }
 
+// parseAddr returns an *addrError with no value set.
 func parseAddr(s string) (string, error) {
 	host, port, err := net.SplitHostPort(s)
 	if err != nil {
@@ -76,19 +85,19 @@ func parseAddr(s string) (string, error) {
 		if strings.ContainsAny(h, " /[]:") {
 			h = ""
 		}
-		return "", &addrError{"is not host:port", example(h)}
+		return "", &addrError{why: "is not an address", example: example(h)}
 	}
 	switch {
 	case host == "":
-		return "", &addrError{"has no host", example("")}
+		return "", &addrError{why: "has no host", example: example("")}
 	case strings.ContainsAny(host, " /"):
-		return "", &addrError{"has no valid host", example("")}
+		return "", &addrError{why: "has no valid host", example: example("")}
 	case port == "":
-		return "", &addrError{"has no port", example(host)}
+		return "", &addrError{why: "has no port", example: example(host)}
 	}
 	n, err := strconv.ParseUint(port, 10, 16)
 	if err != nil || n == 0 {
-		return "", &addrError{fmt.Sprintf("has port %q, not a number from 1 to 65535", port), example(host)}
+		return "", &addrError{why: fmt.Sprintf("has port %q, not a number from 1 to 65535", port), example: example(host)}
 	}
 	return s, nil
 }

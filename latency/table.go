@@ -1,4 +1,4 @@
-package rdmalat
+package latency
 
 import (
 	"fmt"

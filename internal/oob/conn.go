@@ -132,7 +132,13 @@ func Dial(ctx context.Context, addr string, timeout time.Duration) (*Conn, error
 	d := net.Dialer{Timeout: timeout, KeepAliveConfig: KeepAlive}
 	nc, err := d.DialContext(ctx, "tcp", addr)
 	if err != nil {
-		return nil, fmt.Errorf("oob: cannot reach rdmapeer at %s (is it running there?): %w", addr, err)
+		// The net error names the address again ("dial tcp ADDR: "): keep
+		// only its cause, still wrapped for errors.Is.
+		var oe *net.OpError
+		if errors.As(err, &oe) && oe.Err != nil && ctx.Err() == nil {
+			err = oe.Err
+		}
+		return nil, fmt.Errorf("cannot reach rdmapeer at %s (is it running there?): %w", addr, err)
 	}
 	c := NewConn(nc)
 	c.Timeout = timeout
@@ -190,7 +196,7 @@ type NotPeerError struct {
 }
 
 func (e *NotPeerError) Error() string {
-	return fmt.Sprintf("oob: %s is not %s (got %s)", e.Addr, e.What, e.Got)
+	return fmt.Sprintf("%s is not %s (got %s)", e.Addr, e.What, e.Got)
 }
 
 func (e *NotPeerError) Is(target error) bool { return target == ErrNotPeer }

@@ -4,54 +4,9 @@ import (
 	"fmt"
 	"strings"
 	"time"
+
+	"github.com/rdmabench/rdmabench/internal/spec"
 )
-
-// Op is the RDMA operation a session measures.
-type Op uint8
-
-// Operations, with perftest's tool for each.
-const (
-	OpWrite       Op = 1 // RDMA WRITE, ib_write_lat
-	OpRead        Op = 2 // RDMA READ, ib_read_lat
-	OpSend        Op = 3 // SEND/RECV, ib_send_lat
-	OpWriteImm    Op = 4 // RDMA WRITE with immediate, ib_write_lat --write_with_imm
-	OpAtomicFAdd  Op = 5 // FETCH_AND_ADD, ib_atomic_lat
-	OpAtomicCSwap Op = 6 // CMP_AND_SWAP, ib_atomic_lat -A CMP_AND_SWAP
-)
-
-var opNames = [...]string{OpWrite: "write", OpRead: "read", OpSend: "send",
-	OpWriteImm: "write_imm", OpAtomicFAdd: "atomic_fadd", OpAtomicCSwap: "atomic_cswap"}
-
-func (o Op) String() string {
-	if int(o) < len(opNames) && opNames[o] != "" {
-		return opNames[o]
-	}
-	return fmt.Sprintf("Op(%d)", uint8(o))
-}
-
-func (o Op) atomic() bool { return o == OpAtomicFAdd || o == OpAtomicCSwap }
-
-// Transport is the queue pair type.
-type Transport uint8
-
-// Transports.
-const (
-	RC Transport = 1 // reliable connected
-	UC Transport = 2 // unreliable connected
-	UD Transport = 3 // unreliable datagram
-)
-
-func (t Transport) String() string {
-	switch t {
-	case RC:
-		return "RC"
-	case UC:
-		return "UC"
-	case UD:
-		return "UD"
-	}
-	return fmt.Sprintf("Transport(%d)", uint8(t))
-}
 
 // Limits bound what a client may ask of a peer. A zero field means the
 // DefaultLimits value.
@@ -110,28 +65,24 @@ func (p Params) Validate(limits Limits) error {
 	var bad []string
 	add := func(format string, args ...any) { bad = append(bad, fmt.Sprintf(format, args...)) }
 
-	opOK := int(p.Op) < len(opNames) && opNames[p.Op] != ""
-	if !opOK {
-		add("unknown op %d", uint8(p.Op))
-	}
-	switch p.Transport {
-	case RC:
-	case UC:
-		if p.Op == OpRead || p.Op.atomic() {
-			add("op %v needs transport RC, not UC", p.Op)
+	switch {
+	case !p.Op.Valid() || !p.Transport.Valid():
+		if !p.Op.Valid() {
+			add("unknown op %d", uint8(p.Op))
 		}
-	case UD:
-		if opOK && p.Op != OpSend {
-			add("op %v needs transport RC or UC, not UD (UD carries send only)", p.Op)
+		if !p.Transport.Valid() {
+			add("unknown transport %d", uint8(p.Transport))
 		}
 	default:
-		add("unknown transport %d", uint8(p.Transport))
+		if err := p.Transport.Carries(p.Op); err != nil {
+			add("%v", err)
+		}
 	}
 	switch {
 	case p.Size == 0:
 		add("size 0: must be 1..%d bytes", l.MaxSize)
-	case p.Op.atomic() && p.Size != 8:
-		add("size %d: atomic ops move exactly 8 bytes", p.Size)
+	case p.Op.Atomic() && p.Size != spec.AtomicSize:
+		add("size %d: atomic ops move exactly %d bytes", p.Size, spec.AtomicSize)
 	case p.Size > l.MaxSize:
 		add("size %d: over the peer's limit of %d bytes", p.Size, l.MaxSize)
 	}
@@ -140,7 +91,7 @@ func (p Params) Validate(limits Limits) error {
 	default:
 		add("mtu %d: must be 0 (the port's active MTU), 256, 512, 1024, 2048 or 4096", p.MTU)
 	}
-	if p.Transport == UD && p.MTU != 0 && p.Size > p.MTU {
+	if p.Transport == spec.UD && p.MTU != 0 && p.Size > p.MTU {
 		add("size %d: a UD message must fit in one MTU (%d bytes)", p.Size, p.MTU)
 	}
 	if p.Inline < -1 {

@@ -5,7 +5,7 @@ import (
 	"errors"
 	"testing"
 
-	"github.com/rdmabench/rdmabench/oob"
+	"github.com/rdmabench/rdmabench/internal/oob"
 )
 
 // FuzzDecode: decoding never panics, every failure is ErrMalformed, and

@@ -20,7 +20,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/rdmabench/rdmabench/oob"
+	"github.com/rdmabench/rdmabench/internal/oob"
+	"github.com/rdmabench/rdmabench/internal/spec"
 )
 
 const helperEnv = "OOB_TEST_HELPER_PEER"
@@ -190,8 +191,8 @@ func TestSession(t *testing.T) {
 		}()
 	}()
 
-	good := oob.Params{Op: oob.OpWrite, Transport: oob.RC, Size: 64, Inline: -1, GIDIndex: -1}
-	for _, p := range []oob.Params{good, {Op: oob.OpWrite, Transport: oob.RC}, good} {
+	good := oob.Params{Op: spec.Write, Transport: spec.RC, Size: 64, Inline: -1, GIDIndex: -1}
+	for _, p := range []oob.Params{good, {Op: spec.Write, Transport: spec.RC}, good} {
 		require.NoError(t, client.SendParams(p))
 		ep, err := client.RecvEndpoint()
 		if p.Size == 0 {
@@ -373,7 +374,7 @@ func TestNotPeer(t *testing.T) {
 			require.ErrorAs(t, err, &npe)
 			assert.Equal(t, tc.addr, npe.Addr)
 			if tc.got != "" {
-				assert.EqualError(t, err, fmt.Sprintf("oob: %s is not an rdmapeer (got %s)", tc.addr, tc.got))
+				assert.EqualError(t, err, fmt.Sprintf("%s is not an rdmapeer (got %s)", tc.addr, tc.got))
 			}
 			assert.Less(t, elapsed, 2*time.Second)
 			t.Logf("%v after %v", err, elapsed.Round(time.Millisecond))
@@ -429,7 +430,7 @@ func TestAcceptNotClient(t *testing.T) {
 
 	err = <-serverErr
 	require.ErrorIs(t, err, oob.ErrNotPeer)
-	assert.EqualError(t, err, fmt.Sprintf(`oob: %s is not an rdmabench client (got "GET / HTTP/1.1\r\nHost: nodeB\r\n\r\n")`, nc.LocalAddr()))
+	assert.EqualError(t, err, fmt.Sprintf(`%s is not an rdmabench client (got "GET / HTTP/1.1\r\nHost: nodeB\r\n\r\n")`, nc.LocalAddr()))
 
 	reply, err := io.ReadAll(nc)
 	require.NoError(t, err)
@@ -619,7 +620,7 @@ func TestDialErrors(t *testing.T) {
 	ln.Close()
 	_, err = oob.Dial(t.Context(), addr, time.Second)
 	require.Error(t, err)
-	assert.Contains(t, err.Error(), "oob: cannot reach rdmapeer at "+addr+" (is it running there?): ")
+	assert.Contains(t, err.Error(), "cannot reach rdmapeer at "+addr+" (is it running there?): connect: connection refused")
 
 	// Cancelling the context ends a handshake with a silent listener.
 	silent, err := net.Listen("tcp", "127.0.0.1:0")

@@ -1,4 +1,4 @@
-package rdmalat
+package latency
 
 // Metric units, as testing.B.ReportMetric reports them. benchstat tidies a
 // unit whose part before the first '/' holds the token "ns" into seconds

@@ -7,11 +7,12 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/rdmabench/rdmabench/oob"
+	"github.com/rdmabench/rdmabench/internal/oob"
+	"github.com/rdmabench/rdmabench/internal/spec"
 )
 
 func TestParamsValidate(t *testing.T) {
-	ok := oob.Params{Op: oob.OpWrite, Transport: oob.RC, Size: 2}
+	ok := oob.Params{Op: spec.Write, Transport: spec.RC, Size: 2}
 	with := func(f func(p *oob.Params)) oob.Params { p := ok; f(&p); return p }
 	small := oob.Limits{MaxSize: 4096, MaxRoundTrips: 10000, MaxInline: 256, MaxGIDIndex: 15, MaxIdleTimeout: time.Minute}
 
@@ -23,8 +24,8 @@ func TestParamsValidate(t *testing.T) {
 	}{
 		{"valid", ok, oob.DefaultLimits, ""},
 		{"zero limits mean defaults", with(func(p *oob.Params) { p.Size = 8 << 20 }), oob.Limits{}, ""},
-		{"valid send UD", with(func(p *oob.Params) { p.Op, p.Transport, p.MTU, p.Size = oob.OpSend, oob.UD, 1024, 1024 }), oob.DefaultLimits, ""},
-		{"valid atomic", with(func(p *oob.Params) { p.Op, p.Size = oob.OpAtomicFAdd, 8 }), oob.DefaultLimits, ""},
+		{"valid send UD", with(func(p *oob.Params) { p.Op, p.Transport, p.MTU, p.Size = spec.Send, spec.UD, 1024, 1024 }), oob.DefaultLimits, ""},
+		{"valid atomic", with(func(p *oob.Params) { p.Op, p.Size = spec.FetchAdd, 8 }), oob.DefaultLimits, ""},
 		{"valid edges", with(func(p *oob.Params) {
 			p.Size, p.Inline, p.GIDIndex, p.IdleTimeout = 4096, 256, 15, time.Minute
 		}), small, ""},
@@ -36,11 +37,11 @@ func TestParamsValidate(t *testing.T) {
 		{"unknown op", with(func(p *oob.Params) { p.Op = 0 }), oob.DefaultLimits, "unknown op 0"},
 		{"unknown op high", with(func(p *oob.Params) { p.Op = 200 }), oob.DefaultLimits, "unknown op 200"},
 		{"unknown transport", with(func(p *oob.Params) { p.Transport = 4 }), oob.DefaultLimits, "unknown transport 4"},
-		{"read on UC", with(func(p *oob.Params) { p.Op, p.Transport = oob.OpRead, oob.UC }), oob.DefaultLimits, "op read needs transport RC, not UC"},
-		{"write on UD", with(func(p *oob.Params) { p.Transport = oob.UD }), oob.DefaultLimits, "op write needs transport RC or UC, not UD (UD carries send only)"},
-		{"atomic size", with(func(p *oob.Params) { p.Op, p.Size = oob.OpAtomicCSwap, 2 }), oob.DefaultLimits, "size 2: atomic ops move exactly 8 bytes"},
+		{"read on UC", with(func(p *oob.Params) { p.Op, p.Transport = spec.Read, spec.UC }), oob.DefaultLimits, "read over uc: UC has no RDMA READ or atomics; use rc"},
+		{"write on UD", with(func(p *oob.Params) { p.Transport = spec.UD }), oob.DefaultLimits, "write over ud: UD carries sends only; use rc or uc, or op send"},
+		{"atomic size", with(func(p *oob.Params) { p.Op, p.Size = spec.CompareSwap, 2 }), oob.DefaultLimits, "size 2: atomic ops move exactly 8 bytes"},
 		{"bad MTU", with(func(p *oob.Params) { p.MTU = 1500 }), oob.DefaultLimits, "mtu 1500: must be 0 (the port's active MTU), 256, 512, 1024, 2048 or 4096"},
-		{"UD over MTU", with(func(p *oob.Params) { p.Op, p.Transport, p.MTU, p.Size = oob.OpSend, oob.UD, 1024, 1025 }), oob.DefaultLimits, "size 1025: a UD message must fit in one MTU (1024 bytes)"},
+		{"UD over MTU", with(func(p *oob.Params) { p.Op, p.Transport, p.MTU, p.Size = spec.Send, spec.UD, 1024, 1025 }), oob.DefaultLimits, "size 1025: a UD message must fit in one MTU (1024 bytes)"},
 		{"inline", with(func(p *oob.Params) { p.Inline = 257 }), small, "inline 257: over the peer's limit of 256 bytes"},
 		{"gid index low", with(func(p *oob.Params) { p.GIDIndex = -2 }), small, "gid index -2: must be -1 (peer's choice) or 0..15"},
 		{"gid index high", with(func(p *oob.Params) { p.GIDIndex = 16 }), small, "gid index 16: must be -1 (peer's choice) or 0..15"},
@@ -70,16 +71,16 @@ func TestParseAddr(t *testing.T) {
 		{"192.168.77.1", "", "192.168.77.1:18515"},
 		{"fe80::1", "", "[fe80::1]:18515"},
 		{"[fe80::1%eth0]", "", "[fe80::1%eth0]:18515"},
-		{"", `"" is not host:port (example: nodeB:18515)`, ""},
-		{"a b", `"a b" is not host:port (example: nodeB:18515)`, ""},
-		{"nodeB:1:2", `"nodeB:1:2" is not host:port (example: nodeB:18515)`, ""},
-		{":18515", `":18515" has no host (example: nodeB:18515)`, ""},
-		{"nodeB:", `"nodeB:" has no port (example: nodeB:18515)`, ""},
-		{"nodeB:http", `"nodeB:http" has port "http", not a number from 1 to 65535 (example: nodeB:18515)`, ""},
-		{"nodeB:0", `"nodeB:0" has port "0", not a number from 1 to 65535 (example: nodeB:18515)`, ""},
-		{"nodeB:65536", `"nodeB:65536" has port "65536", not a number from 1 to 65535 (example: nodeB:18515)`, ""},
-		{"[::1]:x", `"[::1]:x" has port "x", not a number from 1 to 65535 (example: [::1]:18515)`, ""},
-		{"a b:1", `"a b:1" has no valid host (example: nodeB:18515)`, ""},
+		{"", `"" is not an address; want host:port, e.g. nodeB:18515`, ""},
+		{"a b", `"a b" is not an address; want host:port, e.g. nodeB:18515`, ""},
+		{"nodeB:1:2", `"nodeB:1:2" is not an address; want host:port, e.g. nodeB:18515`, ""},
+		{":18515", `":18515" has no host; want host:port, e.g. nodeB:18515`, ""},
+		{"nodeB:", `"nodeB:" has no port; want host:port, e.g. nodeB:18515`, ""},
+		{"nodeB:http", `"nodeB:http" has port "http", not a number from 1 to 65535; want host:port, e.g. nodeB:18515`, ""},
+		{"nodeB:0", `"nodeB:0" has port "0", not a number from 1 to 65535; want host:port, e.g. nodeB:18515`, ""},
+		{"nodeB:65536", `"nodeB:65536" has port "65536", not a number from 1 to 65535; want host:port, e.g. nodeB:18515`, ""},
+		{"[::1]:x", `"[::1]:x" has port "x", not a number from 1 to 65535; want host:port, e.g. [::1]:18515`, ""},
+		{"a b:1", `"a b:1" has no valid host; want host:port, e.g. nodeB:18515`, ""},
 	} {
 		t.Run(tc.in, func(t *testing.T) {
 			got, err := oob.ParseAddr(tc.in)
@@ -92,7 +93,7 @@ func TestParseAddr(t *testing.T) {
 				return
 			}
 			require.ErrorIs(t, err, oob.ErrAddr)
-			assert.EqualError(t, err, "oob: bad peer address: "+tc.want)
+			assert.EqualError(t, err, "peer address "+tc.want)
 		})
 	}
 }
@@ -106,7 +107,7 @@ func TestPeerFromEnv(t *testing.T) {
 	t.Setenv(oob.EnvPeer, "nodeB:")
 	_, err = oob.PeerFromEnv()
 	require.ErrorIs(t, err, oob.ErrAddr)
-	assert.EqualError(t, err, `oob: bad peer address: RDMABENCH_PEER="nodeB:" has no port (example: nodeB:18515)`)
+	assert.EqualError(t, err, `RDMABENCH_PEER="nodeB:" has no port; want host:port, e.g. RDMABENCH_PEER=nodeB:18515`)
 
 	t.Setenv(oob.EnvPeer, " nodeB ")
 	addr, err = oob.PeerFromEnv()

@@ -1,0 +1,46 @@
+package main
+
+import (
+	"fmt"
+	"net"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/rdmabench/rdmabench/rdmalat"
+)
+
+// TestIdleFlag: -idle 0 means no limit, as its help says; the config's
+// zero would mean the default.
+func TestIdleFlag(t *testing.T) {
+	assert.Equal(t, rdmalat.NoIdleLimit, idleLimit(0))
+	assert.Equal(t, 10*time.Minute, idleLimit(10*time.Minute))
+}
+
+// TestTwoNodeIdleConnections: 20 TCP connections that never send a Hello
+// hold none of rdmapeer's 4 session slots: a real client is served while
+// they are all open. (Under TCG a session takes seconds, so the handshake
+// deadline is long here; peer's host tests check the 2 s drop.)
+func TestTwoNodeIdleConnections(t *testing.T) {
+	dev, peerDev := twoNodeDevices(t)
+	pp := startPeer(t, peerDev, "-max-sessions", "4", "-handshake-timeout", "2m")
+	for range 20 {
+		nc, err := net.Dial("tcp", pp.addr)
+		require.NoError(t, err)
+		defer nc.Close()
+	}
+	start := time.Now()
+	p := dialPeer(t, pp.addr, dev, 4096, 5*time.Second)
+	dialed := time.Since(start)
+	s, ran := runRoundTrips(t, p, 64, 20, 200)
+	assert.Equal(t, int64(200), s.Count)
+	require.NoError(t, p.Close())
+	line := pp.log.wait(t, 10*time.Second, "session ", "result=")
+	assert.Contains(t, line, fmt.Sprintf("runs=1 round-trips=%d ", ran))
+	assert.Contains(t, line, "result=ok")
+	assert.NotContains(t, pp.log.String(), "busy")
+	assert.NotContains(t, pp.log.String(), "rejected", "the 20 were all still open")
+	t.Logf("dial with 20 idle connections open: %v; session of %d round trips: %v", dialed.Round(time.Millisecond), ran, time.Since(start).Round(time.Millisecond))
+}
