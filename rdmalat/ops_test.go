@@ -284,7 +284,7 @@ func cpuPerOp(t *testing.T, p *rdmalat.Pair, size, n int) (cpu, wall time.Durati
 // half of each round trip each, and round trips of a scheduler time
 // slice); with events the initiator sleeps while the responder answers,
 // and uses far less CPU time per round trip (measured in the VM on a
-// loaded host: 24-25 ms polling, 0.9-3.5 ms with events). (Measured
+// loaded host: 24-32 ms polling, 0.3-3.5 ms with events). (Measured
 // on the initiator's thread, getrusage RUSAGE_THREAD. On separate CPUs
 // the saving on rxe is smaller: rxe's "device" is kernel code run by the
 // posting thread, so each side's own message costs CPU in both modes, and
@@ -306,7 +306,9 @@ func TestEventsSaveCPU(t *testing.T) {
 	ec, ew, es := cpuPerOp(t, shared(true), 2, 100)
 	t.Logf("one CPU for both sides: polling %v CPU of %v per round trip, %.2f sleeps; events %v CPU of %v, %.2f sleeps", pc, pw, ps, ec, ew, es)
 	assert.Greater(t, float64(pc), 0.4*float64(pw), "polling spins for its share of the CPU")
-	assert.Greater(t, es, ps+0.2, "events sleep while the peer answers; polling hardly ever")
+	// Sleeps (voluntary switches) are only logged: waking the responder on
+	// the shared CPU often preempts the initiator, which then finds its
+	// answer waiting without sleeping.
 	assert.Less(t, float64(ec), float64(pc)/3, "events use far less CPU per round trip")
 }
 
