@@ -12,10 +12,12 @@ import (
 )
 
 // Measure is the body of a latency benchmark: it starts a Run of size
-// bytes on p (warm-up first, excluded), records one round trip per b.Loop
-// iteration, and reports the one-way latency metrics (see Report) after the
-// loop. With raw non-nil every sample is also written to it, in order. It
-// allocates nothing per iteration. Call it inside a sub-benchmark, with the
+// bytes on p (warm-up first, excluded), records one sample per b.Loop
+// iteration, and reports the latency metrics (see Report) after the loop:
+// one-way (RTT/2) for the ping-pong operations, whole for READ and
+// atomics, as perftest reports them (spec.Op.Halved). With raw non-nil
+// every sample is also written to it, in order. It allocates nothing per
+// iteration. Call it inside a sub-benchmark, with the
 // pair built once in the parent:
 //
 //	pair, _ := testenv.MustPair(b, 4096)
@@ -25,7 +27,7 @@ func Measure(b *testing.B, p *Pair, size, warmup int, raw io.Writer) {
 	if err := CheckCPUFlag(); err != nil {
 		b.Fatal(err)
 	}
-	rec := latency.NewRecorder(true)
+	rec := latency.NewRecorder(p.Local.Op().Halved())
 	var rw *latency.RawWriter
 	if raw != nil {
 		rw = latency.NewRawWriter(raw)

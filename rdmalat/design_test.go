@@ -69,7 +69,7 @@ func measureGoLoop(b *testing.B, p *Pair, size, warmup int) {
 		wr.Flags |= verbs.FlagInline
 	}
 	post := &buf[size-1]
-	pollByte := &buf[ep.cfg.MaxSize+size-1]
+	pollByte := &buf[ep.lay.recv+size-1]
 	wc := make([]verbs.WorkCompletion, 1)
 	var cnt uint8
 	roundTrip := func() int64 {
@@ -80,7 +80,7 @@ func measureGoLoop(b *testing.B, p *Pair, size, warmup int) {
 			b.Fatal(err)
 		}
 		for {
-			n, err := ep.cq.Poll(wc)
+			n, err := ep.sendCQ.Poll(wc)
 			if err != nil {
 				b.Fatal(err)
 			}

@@ -5,69 +5,113 @@ import (
 	"fmt"
 	"math/rand/v2"
 
+	"github.com/rdmabench/rdmabench/internal/loops"
+	"github.com/rdmabench/rdmabench/internal/spec"
 	"github.com/rdmabench/rdmabench/verbs"
 )
 
-// Op is the RDMA operation a latency engine measures.
-type Op uint8
+// Op is the RDMA operation a latency engine measures: spec's one
+// definition.
+type Op = spec.Op
 
-const (
-	OpWrite Op = iota + 1 // RDMA WRITE ping-pong (ib_write_lat)
-)
+// Transport is the queue pair type: spec's one definition.
+type Transport = spec.Transport
 
-func (o Op) String() string {
-	switch o {
-	case OpWrite:
-		return "write"
-	}
-	return fmt.Sprintf("Op(%d)", uint8(o))
-}
-
-// access returns the remote access the operation needs on the responder's
-// buffer, and no more.
-func (o Op) access() verbs.Access {
-	switch o {
-	case OpWrite:
-		return verbs.AccessLocalWrite | verbs.AccessRemoteWrite
-	}
-	return verbs.AccessLocalWrite
-}
+// OpWrite is spec.Write, for callers written before the other operations.
+const OpWrite = spec.Write
 
 // EndpointConfig says how to build an Endpoint. Zero fields take defaults.
 type EndpointConfig struct {
-	Device   string // required
-	Port     int    // 0: first active port
-	GIDIndex int    // -1: best GID (perftest's choice); ignored on InfiniBand
-	Op       Op     // decides the remote access granted on the buffer
-	MaxSize  int    // largest message; the buffer holds two of them
-	Inline   int    // largest inline message; -1: the device's limit; 0: never inline
-	MTU      int    // bytes; 0: the port's active MTU
+	Device    string         // required
+	Port      int            // 0: first active port
+	GIDIndex  int            // -1: best GID (perftest's choice); ignored on InfiniBand
+	Op        spec.Op        // 0: write. Decides the remote access granted on the buffer
+	Transport spec.Transport // 0: RC
+	// Events waits for completions on completion channels (perftest -e)
+	// instead of busy-polling; every operation but write.
+	Events  bool
+	MaxSize int // largest message; the buffer holds two of them
+	Inline  int // largest inline message; -1: the device's limit; 0: never inline (read and atomics never are)
+	MTU     int // bytes; 0: the port's active MTU
 }
 
 // Endpoint is one side of a latency measurement: an open device, a
-// protection domain, a completion queue, one RC queue pair and a registered
-// buffer of two halves, the first sent from and the second written into by
-// the peer.
+// protection domain, a send completion queue (and a receive one for the
+// operations that receive, as perftest), completion channels for events,
+// one queue pair of the configured transport, and a registered buffer of
+// two halves: the first sent from (and where READs and atomics' old values
+// land), the second written into or received into by the peer.
 type Endpoint struct {
-	cfg      EndpointConfig
-	ctx      *verbs.Context
-	devAttr  verbs.DeviceAttr
-	port     uint8
-	portAttr verbs.PortAttr
-	gid      verbs.GID
-	pd       *verbs.PD
-	cq       *verbs.CQ
-	qp       *verbs.QP
-	mr       *verbs.MR
-	psn      uint32
-	remote   *PeerInfo
-	mtu      verbs.MTU
-	inline   int // requested inline limit; the QP's may be larger (rxe rounds 0 up to 16)
+	cfg             EndpointConfig
+	ctx             *verbs.Context
+	devAttr         verbs.DeviceAttr
+	port            uint8
+	portAttr        verbs.PortAttr
+	gid             verbs.GID
+	pd              *verbs.PD
+	sendCh, recvCh  *verbs.CompChannel // events only; recvCh only where the op receives
+	sendCQ, recvCQ  *verbs.CQ          // recvCQ is sendCQ where the op does not receive
+	qp              *verbs.QP
+	mr              *verbs.MR
+	ah              *verbs.AH // UD: the peer's address, once connected
+	lay             layout
+	rxDepth, posted int // receives kept posted, and posted now
+	psn             uint32
+	remote          *PeerInfo
+	mtu             verbs.MTU
+	inline          int // requested inline limit; the QP's may be larger (rxe rounds 0 up to 16)
 }
+
+// layout places the two halves in the buffer, each cache-line aligned (so
+// an atomic's 8-byte word is aligned): the send half at 0, the receive
+// half after it. On UD a receive starts with the 40-byte GRH: the
+// receive half begins one cache line later and the GRH fills the end of
+// that line, so the payload is cache-line aligned, as perftest places it.
+type layout struct {
+	send, recv int // offsets of the send half and of received payloads
+	recvLen    int // length of each receive work request, GRH included; 0: zero-length
+	total      int
+}
+
+const cacheLine = 64
+
+func layoutFor(op spec.Op, t spec.Transport, maxSize int) layout {
+	half := (maxSize + cacheLine - 1) / cacheLine * cacheLine
+	l := layout{recv: half, total: 2 * half}
+	if t == spec.UD {
+		l.recv += cacheLine
+		l.total += cacheLine
+	}
+	switch op {
+	case spec.Send, spec.SendImm:
+		l.recvLen = maxSize
+		if t == spec.UD {
+			l.recvLen += spec.GRH
+		}
+	}
+	return l
+}
+
+// remoteAccess is the access the operation needs on the responder's
+// buffer and queue pair, and no more.
+func remoteAccess(op spec.Op) verbs.Access {
+	switch {
+	case op == spec.Write || op == spec.WriteImm:
+		return verbs.AccessRemoteWrite
+	case op == spec.Read:
+		return verbs.AccessRemoteRead
+	case op.Atomic():
+		return verbs.AccessRemoteAtomic
+	}
+	return 0 // send: the receiver posts its own buffers
+}
+
+var qpTypes = map[spec.Transport]verbs.QPType{spec.RC: verbs.RC, spec.UC: verbs.UC, spec.UD: verbs.UD}
 
 // PeerInfo is what one endpoint must know of the other to connect to it and
 // write into its buffer: what perftest exchanges as
-// "LID:out_reads:QPN:PSN:rkey:vaddr:SRQN:GID".
+// "LID:out_reads:QPN:PSN:rkey:vaddr:SRQN:GID". UD needs no more: the QPN
+// and GID address its sends, and the Q_Key is fixed (loops.UDQKey).
 type PeerInfo struct {
 	LID  uint16
 	QPN  uint32
@@ -75,23 +119,43 @@ type PeerInfo struct {
 	GID  [16]byte
 	MTU  int    // bytes: the sender's port MTU (or its configured one)
 	RKey uint32 // of the receive half of the buffer
-	Addr uint64 // start of the receive half
+	Addr uint64 // start of the receive half (8-byte aligned: atomics' word)
 	Size int    // length of the receive half
+}
+
+// checkConfig fills in the defaults and says why cfg cannot be built.
+func checkConfig(cfg *EndpointConfig) error {
+	if cfg.Device == "" {
+		return errors.New("rdmalat: no device named (set RDMABENCH_DEVICE)")
+	}
+	if cfg.Op == 0 {
+		cfg.Op = spec.Write
+	}
+	if cfg.Transport == 0 {
+		cfg.Transport = spec.RC
+	}
+	if err := cfg.Transport.Carries(cfg.Op); err != nil {
+		return fmt.Errorf("rdmalat: %w", err)
+	}
+	if cfg.Events && !cfg.Op.Events() {
+		return fmt.Errorf("rdmalat: events (perftest -e) with %v: its receiver polls memory and has no completion to wait for; use write_imm, or no events", cfg.Op)
+	}
+	if cfg.MaxSize < 1 {
+		return fmt.Errorf("rdmalat: message size %d: want at least 1 byte", cfg.MaxSize)
+	}
+	if cfg.Op.Atomic() && cfg.MaxSize < spec.AtomicSize {
+		return fmt.Errorf("rdmalat: message size %d: %v moves %d bytes", cfg.MaxSize, cfg.Op, spec.AtomicSize)
+	}
+	return nil
 }
 
 // NewEndpoint opens cfg.Device and builds an endpoint in the INIT state.
 // Close releases everything.
 func NewEndpoint(cfg EndpointConfig) (_ *Endpoint, err error) {
-	if cfg.Device == "" {
-		return nil, errors.New("rdmalat: no device named (set RDMABENCH_DEVICE)")
+	if err := checkConfig(&cfg); err != nil {
+		return nil, err
 	}
-	if cfg.MaxSize < 1 {
-		return nil, fmt.Errorf("rdmalat: message size %d: want at least 1 byte", cfg.MaxSize)
-	}
-	if cfg.Op == 0 {
-		cfg.Op = OpWrite
-	}
-	e := &Endpoint{cfg: cfg, psn: rand.Uint32() & 0xffffff}
+	e := &Endpoint{cfg: cfg, psn: rand.Uint32() & 0xffffff, lay: layoutFor(cfg.Op, cfg.Transport, cfg.MaxSize)}
 	defer func() {
 		if err != nil {
 			e.Close()
@@ -102,6 +166,9 @@ func NewEndpoint(cfg EndpointConfig) (_ *Endpoint, err error) {
 	}
 	if e.devAttr, err = e.ctx.Query(); err != nil {
 		return nil, err
+	}
+	if cfg.Op.Atomic() && e.devAttr.AtomicCap == verbs.AtomicNone {
+		return nil, fmt.Errorf("rdmalat: %s has no atomic operations (atomic_cap %v): %v cannot run there", cfg.Device, e.devAttr.AtomicCap, cfg.Op)
 	}
 	if e.port, e.portAttr, err = pickPort(e.ctx, e.devAttr, cfg.Port); err != nil {
 		return nil, err
@@ -115,95 +182,65 @@ func NewEndpoint(cfg EndpointConfig) (_ *Endpoint, err error) {
 	if e.pd, err = e.ctx.AllocPD(); err != nil {
 		return nil, err
 	}
-	if e.cq, err = e.ctx.CreateCQ(16, nil); err != nil {
+	if err = e.createCQs(); err != nil {
 		return nil, err
 	}
-	if e.mr, err = e.pd.AllocMR(2*cfg.MaxSize, cfg.Op.access()); err != nil {
+	access := remoteAccess(cfg.Op)
+	if e.mr, err = e.pd.AllocMR(e.lay.total, verbs.AccessLocalWrite|access); err != nil {
 		return nil, err
 	}
-	inline := cfg.Inline
-	if inline < 0 {
-		inline = e.devAttr.MaxInlineData
+	e.inline = cfg.Inline
+	if e.inline < 0 {
+		e.inline = e.devAttr.MaxInlineData
 	}
-	e.inline = inline
+	if !cfg.Op.Inline() {
+		e.inline = 0 // READ and atomics move no data from the send queue
+	}
+	recvWR := uint32(1)
+	if cfg.Op.Receives() {
+		recvWR = uint32(e.rxDepth)
+	}
 	if e.qp, err = e.pd.CreateQP(verbs.QPConfig{
-		Type: verbs.RC, SendCQ: e.cq, RecvCQ: e.cq,
-		MaxSendWR: 4, MaxRecvWR: 4, MaxSendSGE: 1, MaxRecvSGE: 1,
-		MaxInlineData: uint32(inline),
+		Type: qpTypes[cfg.Transport], SendCQ: e.sendCQ, RecvCQ: e.recvCQ,
+		MaxSendWR: 4, MaxRecvWR: recvWR, MaxSendSGE: 1, MaxRecvSGE: 1,
+		MaxInlineData: uint32(e.inline),
 	}); err != nil {
 		return nil, err
 	}
-	if err = e.qp.ToInit(verbs.InitAttr{Port: e.port, Access: cfg.Op.access()}); err != nil {
+	if err = e.qp.ToInit(verbs.InitAttr{Port: e.port, Access: access, QKey: loops.UDQKey}); err != nil {
 		return nil, err
 	}
 	return e, nil
 }
 
-func pickPort(ctx *verbs.Context, attr verbs.DeviceAttr, want int) (uint8, verbs.PortAttr, error) {
-	if want > 0 {
-		if want > int(attr.PhysPortCount) { // libibverbs says only "invalid argument"
-			return 0, verbs.PortAttr{}, fmt.Errorf("rdmalat: %s has ports 1..%d, not port %d", ctx.Name(), attr.PhysPortCount, want)
+// createCQs creates the completion channels (events) and queues: one CQ
+// for the operations that only send, a send and a receive CQ (each with
+// its channel) for those that receive, sized for rxDepth receives.
+func (e *Endpoint) createCQs() (err error) {
+	recv := e.cfg.Op.Receives()
+	if recv {
+		e.rxDepth = min(loops.DefaultRxDepth, max(e.devAttr.MaxQPWR, 1))
+	}
+	if e.cfg.Events {
+		if e.sendCh, err = e.ctx.CreateCompChannel(); err != nil {
+			return err
 		}
-		pa, err := ctx.QueryPort(uint8(want))
-		if err != nil {
-			return 0, pa, err
+		if recv {
+			if e.recvCh, err = e.ctx.CreateCompChannel(); err != nil {
+				return err
+			}
 		}
-		if pa.State != verbs.PortActive {
-			return 0, pa, fmt.Errorf("rdmalat: %s port %d is %v, not ACTIVE (check the link; ibv_devinfo shows it)", ctx.Name(), want, pa.State)
+	}
+	if e.sendCQ, err = e.ctx.CreateCQ(16, e.sendCh); err != nil {
+		return err
+	}
+	e.recvCQ = e.sendCQ
+	if recv {
+		if e.recvCQ, err = e.ctx.CreateCQ(e.rxDepth+16, e.recvCh); err != nil {
+			return err
 		}
-		return uint8(want), pa, nil
 	}
-	var states []string
-	for p := 1; p <= int(attr.PhysPortCount); p++ {
-		pa, err := ctx.QueryPort(uint8(p))
-		if err != nil {
-			return 0, pa, err
-		}
-		if pa.State == verbs.PortActive {
-			return uint8(p), pa, nil
-		}
-		states = append(states, fmt.Sprintf("port %d %v", p, pa.State))
-	}
-	return 0, verbs.PortAttr{}, fmt.Errorf("rdmalat: %s has no ACTIVE port (%v): bring a link up or choose another device", ctx.Name(), states)
-}
-
-func pickGID(ctx *verbs.Context, port uint8, pa verbs.PortAttr, index int) (verbs.GID, error) {
-	if index >= 0 {
-		g, err := ctx.GID(port, index)
-		if err != nil {
-			return g, fmt.Errorf("rdmalat: %s port %d GID index %d (RDMABENCH_GID_INDEX): %w", ctx.Name(), port, index, err)
-		}
-		if g.IsZero() && pa.LinkLayer == verbs.LinkLayerEthernet {
-			return g, fmt.Errorf("rdmalat: %s port %d GID index %d (RDMABENCH_GID_INDEX) is empty: pick a filled entry (ibv_devinfo -v lists them)", ctx.Name(), port, index)
-		}
-		return g, nil
-	}
-	gids, err := ctx.GIDs(port, 8)
-	if err != nil {
-		return verbs.GID{}, err
-	}
-	if pa.LinkLayer != verbs.LinkLayerEthernet && len(gids) > 0 {
-		return gids[0], nil // InfiniBand routes by LID; GID 0 serves a GRH when one is used
-	}
-	g, err := verbs.BestGID(gids)
-	if err != nil {
-		return g, fmt.Errorf("rdmalat: %s port %d: %w (on RoCE, the netdev needs an IP address)", ctx.Name(), port, err)
-	}
-	return g, nil
-}
-
-func pickMTU(pa verbs.PortAttr, want int) (verbs.MTU, error) {
-	if want == 0 {
-		return pa.ActiveMTU, nil
-	}
-	m, err := verbs.ParseMTU(want)
-	if err != nil {
-		return 0, err
-	}
-	if m > pa.ActiveMTU {
-		return 0, fmt.Errorf("MTU %d (RDMABENCH_MTU) is above the port's active MTU %v", want, pa.ActiveMTU)
-	}
-	return m, nil
+	return nil
 }
 
 // Info returns what the peer needs to connect to this endpoint.
@@ -215,22 +252,24 @@ func (e *Endpoint) Info() PeerInfo {
 		GID:  e.gid.Raw,
 		MTU:  e.mtu.Bytes(),
 		RKey: e.mr.RKey(),
-		Addr: e.mr.Addr() + uint64(e.cfg.MaxSize),
+		Addr: e.mr.Addr() + uint64(e.lay.recv),
 		Size: e.cfg.MaxSize,
 	}
 }
 
-// Connect moves the queue pair to RTS, connected to the remote endpoint.
-// The path MTU is the smaller of the two sides' MTUs.
+// Connect moves the queue pair to RTS, connected to the remote endpoint
+// (UD: ready to send to it, through an address handle made here). The
+// path MTU is the smaller of the two sides' MTUs.
 func (e *Endpoint) Connect(remote PeerInfo) error {
 	mtu := e.mtu
 	if rm, err := verbs.ParseMTU(remote.MTU); err == nil && rm < mtu {
 		mtu = rm
 	}
+	grh := e.portAttr.LinkLayer == verbs.LinkLayerEthernet || remote.GID != [16]byte{}
 	if err := e.qp.ToRTR(verbs.RTRAttr{
 		Port: e.port, MTU: mtu, DestQPN: remote.QPN, RQPSN: remote.PSN,
 		DLID: remote.LID, DGID: remote.GID, GIDIndex: e.gid.Index,
-		UseGRH:          e.portAttr.LinkLayer == verbs.LinkLayerEthernet || remote.GID != [16]byte{},
+		UseGRH:          grh,
 		MaxDestRdAtomic: 1,
 	}); err != nil {
 		return err
@@ -238,10 +277,26 @@ func (e *Endpoint) Connect(remote PeerInfo) error {
 	if err := e.qp.ToRTS(verbs.RTSAttr{SQPSN: e.psn, MaxRdAtomic: 1}); err != nil {
 		return err
 	}
+	if e.cfg.Transport == spec.UD {
+		ah, err := e.pd.CreateAH(verbs.AHAttr{Port: e.port, DLID: remote.LID, DGID: remote.GID, SGIDIndex: e.gid.Index})
+		if err != nil {
+			return fmt.Errorf("rdmalat: address handle for the peer's UD QP %#x: %w", remote.QPN, err)
+		}
+		e.ah = ah
+	}
 	e.remote = &remote
 	e.mtu = mtu
 	return nil
 }
+
+// Op, Transport and Events return what the endpoint measures.
+func (e *Endpoint) Op() spec.Op { return e.cfg.Op }
+
+// Transport returns the queue pair's transport.
+func (e *Endpoint) Transport() spec.Transport { return e.cfg.Transport }
+
+// Events reports whether completions are waited for on channels.
+func (e *Endpoint) Events() bool { return e.cfg.Events }
 
 // DeviceInfo describes an endpoint's device for configuration lines.
 type DeviceInfo struct {
@@ -277,15 +332,20 @@ func (e *Endpoint) InlineMax() int {
 // MaxSize returns the largest message size the endpoint's buffer holds.
 func (e *Endpoint) MaxSize() int { return e.cfg.MaxSize }
 
-// Close releases the endpoint's queue pair, buffer, completion queue,
-// protection domain and device, in that order. It is idempotent.
+// Close releases the endpoint's queue pair, address handle, buffer,
+// completion queues and channels, protection domain and device, in that
+// order. It is idempotent.
 func (e *Endpoint) Close() error {
 	if e == nil {
 		return nil
 	}
 	var errs []error
 	// Each Close is nil-safe, so a half-built endpoint closes the same way.
-	for _, c := range []interface{ Close() error }{e.qp, e.mr, e.cq, e.pd, e.ctx} {
+	closers := []interface{ Close() error }{e.qp, e.ah, e.mr, e.sendCQ}
+	if e.recvCQ != e.sendCQ {
+		closers = append(closers, e.recvCQ)
+	}
+	for _, c := range append(closers, e.sendCh, e.recvCh, e.pd, e.ctx) {
 		errs = append(errs, c.Close())
 	}
 	return errors.Join(errs...)

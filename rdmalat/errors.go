@@ -1,23 +1,15 @@
 package rdmalat
 
-import (
-	"errors"
-	"syscall"
-)
+import "github.com/rdmabench/rdmabench/internal/loops"
 
 var (
 	// ErrTimeout: a wait on the peer or on a completion lasted longer than
 	// the configured timeout.
-	ErrTimeout = errors.New("rdmalat: timed out")
-	// ErrOrder: a round trip's counter did not arrive in order.
-	ErrOrder = errors.New("rdmalat: round trip out of order")
+	ErrTimeout = loops.ErrTimeout
+	// ErrOrder: what arrived is not what was sent: a round trip's counter
+	// out of order, a wrong immediate, a UD message from another QP, an
+	// atomic's old value other than the word's previous one.
+	ErrOrder = loops.ErrOrder
 	// ErrStopped: the loop was told to stop.
-	ErrStopped = errors.New("rdmalat: stopped")
+	ErrStopped = loops.ErrStopped
 )
-
-func errnoErr(n int) error {
-	if n < 0 {
-		n = -n
-	}
-	return syscall.Errno(n)
-}

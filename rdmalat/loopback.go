@@ -112,6 +112,9 @@ type pongResult struct {
 }
 
 func (r *localResponder) Start(size int, abort func(error)) error {
+	if r.ep.cfg.Op.OneSided() {
+		return nil // READ and atomics: this side's CPU does nothing
+	}
 	loop, err := newCLoop(r.ep, r.initiator, size, r.timeout)
 	if err != nil {
 		return err

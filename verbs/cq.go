@@ -53,6 +53,12 @@ func (c *Context) CreateCompChannel() (*CompChannel, error) {
 // event is pending.
 func (ch *CompChannel) Fd() int { return ch.fd }
 
+// CPointer returns the struct ibv_comp_channel *, or nil once closed. It is
+// valid until Close; call runtime.KeepAlive(ch) after the last use. C code
+// that takes events from it must ack each one (ibv_ack_cq_events) before
+// the CQ closes.
+func (ch *CompChannel) CPointer() unsafe.Pointer { return ch.live() }
+
 // Close destroys the channel (ibv_destroy_comp_channel). It fails with
 // ErrInUse while CQs attached to it are open. Idempotent and nil-safe.
 func (ch *CompChannel) Close() error {

@@ -1,0 +1,235 @@
+//go:build cgo && linux
+
+package loops
+
+/*
+#cgo CFLAGS: -O2 -Wall -Wextra -Werror
+#cgo LDFLAGS: -libverbs
+#cgo noescape rb_setup
+#cgo nocallback rb_setup
+#cgo noescape rb_fill_recv
+#cgo nocallback rb_fill_recv
+#cgo noescape rb_arm
+#cgo nocallback rb_arm
+#include <stdlib.h>
+#include "loops.h"
+*/
+import "C"
+
+import (
+	"fmt"
+	"runtime"
+	"sync/atomic"
+	"syscall"
+	"time"
+	"unsafe"
+
+	"github.com/rdmabench/rdmabench/internal/spec"
+)
+
+// Loop is one side's loop, its state in C memory: C keeps pointers to it
+// for the whole of a responder's run, and Go raises its stop flag while C
+// reads it. The verbs objects it was built from must stay open until Free.
+type Loop struct {
+	l   *C.rb_loop
+	cfg Config // keeps the verbs objects reachable while C uses them
+}
+
+// New builds a loop for cfg: the work requests, the receives topped up to
+// cfg.RxDepth and, with events, the CQs armed once. The side's buffer is
+// zeroed first (perftest zeroes its buffers: a stale counter in the polled
+// byte would end a wait early).
+func New(cfg Config) (*Loop, error) {
+	if err := cfg.check(); err != nil {
+		return nil, err
+	}
+	buf := cfg.MR.Bytes()
+	clear(buf)
+	var p C.rb_params
+	p.qp = (*C.struct_ibv_qp)(cfg.QP.CPointer())
+	p.scq = (*C.struct_ibv_cq)(cfg.SendCQ.CPointer())
+	if cfg.RecvCQ != nil {
+		p.rcq = (*C.struct_ibv_cq)(cfg.RecvCQ.CPointer())
+	}
+	if cfg.Events {
+		p.events = 1
+		p.sch = (*C.struct_ibv_comp_channel)(cfg.SendChannel.CPointer())
+		if cfg.RecvChannel != nil {
+			p.rch = (*C.struct_ibv_comp_channel)(cfg.RecvChannel.CPointer())
+		}
+	}
+	p.op = C.int32_t(cfg.Op)
+	if cfg.Transport == spec.UD {
+		p.ud = 1
+		p.ah = (*C.struct_ibv_ah)(cfg.AH.CPointer())
+		p.rqpn = C.uint32_t(cfg.RemoteQPN)
+		p.qkey = UDQKey
+	}
+	if cfg.Inline && cfg.Op.Inline() {
+		p.inl = 1
+	}
+	p.base = (*C.uint8_t)(unsafe.Pointer(&buf[0]))
+	p.lkey = C.uint32_t(cfg.MR.LKey())
+	p.send_off, p.recv_off = C.uint32_t(cfg.Send), C.uint32_t(cfg.Recv)
+	p.recv_len, p.size = C.uint32_t(cfg.RecvLen), C.uint32_t(cfg.Size)
+	p.raddr, p.rkey = C.uint64_t(cfg.RemoteAddr), C.uint32_t(cfg.RKey)
+	if cfg.Op.Receives() {
+		p.rx_depth, p.posted = C.int32_t(cfg.RxDepth), C.int32_t(cfg.Posted)
+	}
+	p.idle_ns = C.int64_t(cfg.Timeout.Nanoseconds())
+	lp := &Loop{l: (*C.rb_loop)(C.calloc(1, C.size_t(unsafe.Sizeof(C.rb_loop{})))), cfg: cfg}
+	C.rb_setup(lp.l, &p)
+	var rc C.int
+	if cfg.Op.Receives() {
+		rc = C.rb_fill_recv(lp.l)
+	}
+	if rc == C.RB_OK && cfg.Events {
+		rc = C.rb_arm(lp.l)
+	}
+	runtime.KeepAlive(lp)
+	if err := lp.err(rc); err != nil {
+		// The receives posted so far stay on the QP: Posted says how many.
+		return lp, fmt.Errorf("setting up the %v loop: %w", cfg.Op, err)
+	}
+	return lp, nil
+}
+
+// The C loops switch on spec.Op's values (RB_OP_*): if either side
+// changes, these fail to compile (a constant index out of range).
+var (
+	_ = [1]struct{}{}[C.RB_OP_WRITE-spec.Write]
+	_ = [1]struct{}{}[C.RB_OP_READ-spec.Read]
+	_ = [1]struct{}{}[C.RB_OP_SEND-spec.Send]
+	_ = [1]struct{}{}[C.RB_OP_WRITE_IMM-spec.WriteImm]
+	_ = [1]struct{}{}[C.RB_OP_FETCH_ADD-spec.FetchAdd]
+	_ = [1]struct{}{}[C.RB_OP_COMPARE_SWAP-spec.CompareSwap]
+	_ = [1]struct{}{}[C.RB_OP_SEND_IMM-spec.SendImm]
+)
+
+// SkewCounter adds d to the counter the loop sends next, and
+// ExpectSource changes the QPN every UD receive must come from: for tests
+// that prove the loops' checks fail when what arrives is not what they
+// expect. Call either before the loop runs.
+func (lp *Loop) SkewCounter(d uint64) { lp.l.cnt += C.uint64_t(d) }
+
+// ExpectSource: see SkewCounter.
+func (lp *Loop) ExpectSource(qpn uint32) { lp.l.src_qpn = C.uint32_t(qpn) }
+
+// Posted returns the receives outstanding on the queue pair: pass it as
+// Config.Posted to the next loop on the same queue pair.
+func (lp *Loop) Posted() int {
+	if lp == nil || lp.l == nil {
+		return 0
+	}
+	return int(lp.l.posted)
+}
+
+// Stop ends the loop at once, wherever it waits.
+func (lp *Loop) Stop() { atomic.StoreInt32((*int32)(unsafe.Pointer(&lp.l.stop)), C.RB_STOP_NOW) }
+
+// Finish ends the loop at its next wait for the peer: an answer already
+// posted completes and is counted first.
+func (lp *Loop) Finish() {
+	atomic.CompareAndSwapInt32((*int32)(unsafe.Pointer(&lp.l.stop)), 0, C.RB_STOP_FINISH)
+}
+
+// Free releases the loop's C memory. The loop must have returned.
+func (lp *Loop) Free() {
+	if lp != nil && lp.l != nil {
+		C.free(unsafe.Pointer(lp.l))
+		lp.l = nil
+	}
+}
+
+// Ping runs len(rtt) samples as the initiator. It allocates nothing.
+func (lp *Loop) Ping(rtt []int64) error {
+	if len(rtt) == 0 {
+		return nil
+	}
+	p := (*C.int64_t)(unsafe.Pointer(&rtt[0]))
+	n := C.int(len(rtt))
+	var rc C.int
+	switch lp.cfg.Op {
+	case spec.Write:
+		rc = pingWrite(lp.l, p, n)
+	case spec.WriteImm, spec.Send, spec.SendImm:
+		rc = pingRecv(lp.l, p, n)
+	case spec.Read:
+		rc = pingRead(lp.l, p, n)
+	case spec.FetchAdd, spec.CompareSwap:
+		rc = pingAtomic(lp.l, p, n)
+	}
+	runtime.KeepAlive(lp)
+	return lp.err(rc)
+}
+
+// Pong answers the initiator until stopped or max round trips (0: until
+// stopped). A stop is the normal end and returns nil. The one-sided
+// operations have no responder loop: their responder's CPU does nothing.
+func (lp *Loop) Pong(max uint64) (uint64, error) {
+	var done C.uint64_t
+	rc := C.int(C.RB_NO_LOOP)
+	switch lp.cfg.Op {
+	case spec.Write:
+		rc = pongWrite(lp.l, C.uint64_t(max), &done)
+	case spec.WriteImm, spec.Send, spec.SendImm:
+		rc = pongRecv(lp.l, C.uint64_t(max), &done)
+	}
+	runtime.KeepAlive(lp)
+	if rc == C.RB_STOPPED {
+		rc = C.RB_OK
+	}
+	return uint64(done), lp.err(rc)
+}
+
+var eventSteps = map[C.uint64_t]string{C.RB_EV_GET: "ibv_get_cq_event", C.RB_EV_POLL: "poll on the completion channel", C.RB_EV_NOTIFY: "ibv_req_notify_cq"}
+
+func (lp *Loop) err(rc C.int) error {
+	l := lp.l
+	timeout := time.Duration(l.idle_ns)
+	switch rc {
+	case C.RB_OK:
+		return nil
+	case C.RB_STOPPED:
+		return ErrStopped
+	case C.RB_TIMEOUT_CQ:
+		return fmt.Errorf("%w: no send completion within %v (RDMABENCH_TIMEOUT): the peer's QP may be gone or the path broken", ErrTimeout, timeout)
+	case C.RB_TIMEOUT_PEER:
+		return fmt.Errorf("%w: no answer from the peer within %v (RDMABENCH_TIMEOUT): it stopped or died", ErrTimeout, timeout)
+	case C.RB_POST:
+		return fmt.Errorf("rdmalat: ibv_post_send: %w", errno(l.err))
+	case C.RB_POST_RECV:
+		return fmt.Errorf("rdmalat: ibv_post_recv: %w", errno(l.err))
+	case C.RB_POLL:
+		return fmt.Errorf("rdmalat: ibv_poll_cq returned %d", int(l.err))
+	case C.RB_WC:
+		return fmt.Errorf("rdmalat: %v work completion failed: %s", lp.cfg.Op, C.GoString(C.ibv_wc_status_str(uint32(l.err))))
+	case C.RB_EVENT:
+		return fmt.Errorf("rdmalat: waiting for a completion event: %s: %w", eventSteps[l.got], errno(l.err))
+	case C.RB_ORDER:
+		return fmt.Errorf("%w: got counter %d, want %d", ErrOrder, uint64(l.got), uint64(l.want))
+	case C.RB_NO_IMM:
+		return fmt.Errorf("%w: a receive completion (opcode %d) carried no immediate data", ErrOrder, uint64(l.got))
+	case C.RB_SOURCE:
+		return fmt.Errorf("%w: a UD message came from QP %#x, not from the peer's QP %#x", ErrOrder, uint64(l.got), uint64(l.want))
+	case C.RB_ATOMIC:
+		return fmt.Errorf("%w: %v returned old value %d, want %d: the remote word changed under the test or the operation did not apply", ErrOrder, lp.cfg.Op, uint64(l.got), uint64(l.want))
+	case C.RB_NO_LOOP:
+		return fmt.Errorf("rdmalat: %v is one-sided: its responder runs no loop", lp.cfg.Op)
+	}
+	return fmt.Errorf("rdmalat: C loop returned %d", int(rc))
+}
+
+func errno(n C.int32_t) error {
+	if n < 0 {
+		n = -n
+	}
+	return syscall.Errno(n)
+}
+
+// ClockCost returns the cost in nanoseconds of one clock read in the
+// measured loops (clock_gettime(CLOCK_MONOTONIC)), the only measurement
+// work done there per sample, averaged over n reads.
+func ClockCost(n int) float64 {
+	return float64(C.rb_clock_cost(C.int(n))) / float64(n)
+}

@@ -1,0 +1,63 @@
+// RDMA WRITE ping-pong (ib_write_lat) over RC or UC: each side busy-polls
+// the last byte of its own buffer for the peer's write, then writes the
+// next counter into the peer. Write with immediate, whose receiver waits
+// on a receive completion instead, runs the receive-driven loop (send.c).
+#include "loops.h"
+
+// rb_wait_byte spins until the polled byte leaves its previous value, then
+// checks that it is the expected counter: the loop measures what it claims
+// only if every round trip's counter arrives, in order.
+static inline int rb_wait_byte(rb_loop *l, uint8_t want) {
+	uint8_t prev = (uint8_t)(want - 1), v;
+	int64_t deadline = 0;
+	uint32_t spins = 0;
+	int rc;
+	while ((v = __atomic_load_n(l->poll, __ATOMIC_ACQUIRE)) == prev)
+		if ((++spins & 1023) == 0 && (rc = rb_check(l, &deadline, RB_TIMEOUT_PEER, RB_STOP_FINISH)))
+			return rc;
+	if (v != want) {
+		l->got = v;
+		l->want = want;
+		return RB_ORDER;
+	}
+	return RB_OK;
+}
+
+// rb_write_ping is ib_write_lat's client turn rotated: write the next
+// counter into the peer, poll the send completion, spin until the peer's
+// answer lands.
+int rb_write_ping(rb_loop *l, int64_t *rtt, int n) {
+	int64_t t0 = rb_now();
+	for (int i = 0; i < n; i++) {
+		uint8_t c = (uint8_t)(l->cnt + 1);
+		int rc = rb_send_next(l, c);
+		if (rc)
+			return rc;
+		l->cnt = c;
+		if ((rc = rb_wait_byte(l, c)))
+			return rc;
+		int64_t t1 = rb_now();
+		rtt[i] = t1 - t0;
+		t0 = t1;
+	}
+	return RB_OK;
+}
+
+// rb_write_pong waits for the initiator's counter and writes the same
+// counter back. The stop flag is also read once per round trip, so that an
+// initiator that keeps writing cannot keep a stopped responder going.
+int rb_write_pong(rb_loop *l, uint64_t max, uint64_t *done) {
+	for (;;) {
+		if (__atomic_load_n(&l->stop, __ATOMIC_RELAXED))
+			return RB_STOPPED;
+		uint8_t c = (uint8_t)(l->cnt + 1);
+		int rc = rb_wait_byte(l, c);
+		if (rc)
+			return rc;
+		if ((rc = rb_send_next(l, c)))
+			return rc;
+		l->cnt = c;
+		if (++*done == max)
+			return RB_OK;
+	}
+}

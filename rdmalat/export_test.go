@@ -1,0 +1,63 @@
+package rdmalat
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/rdmabench/rdmabench/verbs"
+)
+
+// Hooks for the black-box tests of every operation (ops_test.go), which
+// need to look at both sides' buffers of a loopback pair.
+
+func responderEndpoint(p *Pair) *Endpoint { return p.Responder.(*localResponder).ep }
+
+// PeerReceiveHalf returns the loopback responder's receive half: what the
+// initiator's READ reads and its atomics change (the first 8 bytes).
+func PeerReceiveHalf(p *Pair) []byte {
+	e := responderEndpoint(p)
+	return e.mr.Bytes()[e.lay.recv : e.lay.recv+e.cfg.MaxSize]
+}
+
+// LocalSendHalf returns the initiator's send half: where READ data and
+// atomics' old values land.
+func LocalSendHalf(p *Pair) []byte {
+	e := p.Local
+	return e.mr.Bytes()[e.lay.send : e.lay.send+e.cfg.MaxSize]
+}
+
+// SkewCounter makes the run's next counter d higher than the responder
+// expects; ExpectSource makes the initiator expect UD answers from qpn.
+func SkewCounter(r *Run, d uint64)    { r.loop.l.SkewCounter(d) }
+func ExpectSource(r *Run, qpn uint32) { r.loop.l.ExpectSource(qpn) }
+func ResponderQPN(p *Pair) uint32     { return responderEndpoint(p).qp.Num() }
+func InitiatorBuffer(p *Pair) []byte  { return p.Local.mr.Bytes() }
+func ReceiveOffset(e *Endpoint) int   { return e.lay.recv }
+func ReceivesPosted(e *Endpoint) int  { return e.posted }
+
+// CompareSwap posts one COMPARE_AND_SWAP from the initiator to the
+// responder's word, outside any loop, and returns the old value.
+func CompareSwap(p *Pair, compare, swap uint64) (uint64, error) {
+	e := p.Local
+	wr := verbs.SendWR{Op: verbs.OpAtomicCmpSwap, Local: e.mr.SGE(e.lay.send, 8),
+		RemoteAddr: p.Remote.Addr, RKey: p.Remote.RKey, CompareAdd: compare, Swap: swap, Flags: verbs.FlagSignaled}
+	if err := e.qp.PostSend(&wr); err != nil {
+		return 0, err
+	}
+	wc := make([]verbs.WorkCompletion, 1)
+	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); {
+		n, err := e.sendCQ.Poll(wc)
+		if err != nil {
+			return 0, err
+		}
+		if n == 1 {
+			if wc[0].Status != verbs.WCSuccess {
+				return 0, fmt.Errorf("compare and swap: %v", wc[0].Status)
+			}
+			return binary.LittleEndian.Uint64(e.mr.Bytes()[e.lay.send:]), nil // rxe returns host order
+		}
+	}
+	return 0, errors.New("compare and swap: no completion within 5s")
+}
