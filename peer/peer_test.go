@@ -16,7 +16,6 @@ import (
 	"github.com/rdmabench/rdmabench/internal/oob"
 	"github.com/rdmabench/rdmabench/internal/spec"
 	"github.com/rdmabench/rdmabench/peer"
-	"github.com/rdmabench/rdmabench/rdmalat"
 )
 
 // These tests need no RDMA device: everything they check happens before a
@@ -110,7 +109,7 @@ func ask(t *testing.T, c *oob.Conn, p oob.Params) *oob.Error {
 
 func TestPeerRefusesParams(t *testing.T) {
 	_, addr, logs := start(t, peer.Config{
-		Session:   rdmalat.ServeConfig{Limits: oob.Limits{MaxSize: 64 << 10, MaxIdleTimeout: time.Minute}},
+		Session:   peer.ServeConfig{Limits: oob.Limits{MaxSize: 64 << 10, MaxIdleTimeout: time.Minute}},
 		MaxMemory: 1 << 20,
 	})
 	with := func(f func(p *oob.Params)) oob.Params { p := goodParams; f(&p); return p }
@@ -235,7 +234,7 @@ func TestPeerProtocolErrors(t *testing.T) {
 // TestPeerShutdown: Shutdown tells connected clients and closes them.
 func TestPeerShutdown(t *testing.T) {
 	logs := &logLines{added: make(chan struct{}, 1)}
-	srv := peer.New(peer.Config{Session: rdmalat.ServeConfig{Device: "nodev0"}, Logf: logs.logf})
+	srv := peer.New(peer.Config{Session: peer.ServeConfig{Device: "nodev0"}, Logf: logs.logf})
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
 	done := make(chan error, 1)
@@ -256,14 +255,14 @@ func TestPeerShutdown(t *testing.T) {
 
 func TestFormatReport(t *testing.T) {
 	for _, tc := range []struct {
-		r    rdmalat.SessionReport
+		r    peer.SessionReport
 		want string
 	}{
-		{rdmalat.SessionReport{Client: "10.0.0.1:4711", Params: goodParams, Device: "rxe1", Sizes: []int{2, 4096}, Runs: 20, RoundTrips: 123456, Duration: 2345678 * time.Microsecond},
+		{peer.SessionReport{Client: "10.0.0.1:4711", Params: goodParams, Device: "rxe1", Sizes: []int{2, 4096}, Runs: 20, RoundTrips: 123456, Duration: 2345678 * time.Microsecond},
 			"session 10.0.0.1:4711 device=rxe1 op=write max-size=4096 sizes=2,4096 runs=20 round-trips=123456 duration=2.346s result=ok"},
-		{rdmalat.SessionReport{Client: "10.0.0.1:4712", Params: goodParams, Device: "rxe1", Duration: time.Millisecond, Err: errors.New("boom")},
+		{peer.SessionReport{Client: "10.0.0.1:4712", Params: goodParams, Device: "rxe1", Duration: time.Millisecond, Err: errors.New("boom")},
 			"session 10.0.0.1:4712 device=rxe1 op=write max-size=4096 sizes=none runs=0 round-trips=0 duration=1ms result=error: boom"},
-		{rdmalat.SessionReport{Client: "10.0.0.1:4713", Duration: 3 * time.Second},
+		{peer.SessionReport{Client: "10.0.0.1:4713", Duration: 3 * time.Second},
 			"session 10.0.0.1:4713 no session duration=3s result=ok"},
 	} {
 		assert.Equal(t, tc.want, peer.FormatReport(tc.r))
@@ -357,15 +356,15 @@ func TestPeerHandshakeLimit(t *testing.T) {
 }
 
 // TestPeerIdle: Session.Idle bounds a client's wait between requests;
-// rdmalat.NoIdleLimit lets it wait.
+// peer.NoIdleLimit lets it wait.
 func TestPeerIdle(t *testing.T) {
-	_, addr, logs := start(t, peer.Config{Session: rdmalat.ServeConfig{Idle: 100 * time.Millisecond}})
+	_, addr, logs := start(t, peer.Config{Session: peer.ServeConfig{Idle: 100 * time.Millisecond}})
 	c := dial(t, addr)
 	line := logs.wait(t, "session "+c.NetConn().LocalAddr().String()+" ")
 	assert.Contains(t, line, "no session duration=")
 	assert.Contains(t, line, "result=error: oob: no request (Params or Run) from peer ")
 
-	srv, addr, logs := start(t, peer.Config{Session: rdmalat.ServeConfig{Idle: rdmalat.NoIdleLimit}})
+	srv, addr, logs := start(t, peer.Config{Session: peer.ServeConfig{Idle: peer.NoIdleLimit}})
 	c = dial(t, addr)
 	time.Sleep(300 * time.Millisecond)
 	assert.Equal(t, 1, srv.Stats().Active, "still waiting for the client")

@@ -6,7 +6,6 @@ import (
 	"io"
 	"strings"
 	"sync"
-	"testing"
 
 	"github.com/rdmabench/rdmabench/latency"
 )
@@ -22,7 +21,7 @@ import (
 //
 //	pair, _ := testenv.MustPair(b, 4096)
 //	b.Run("size=64", func(b *testing.B) { rdmalat.Measure(b, pair, 64, 1000, nil) })
-func Measure(b *testing.B, p *Pair, size, warmup int, raw io.Writer) {
+func Measure(b B, p *Pair, size, warmup int, raw io.Writer) {
 	b.Helper()
 	if err := CheckCPUFlag(); err != nil {
 		b.Fatal(err)
@@ -57,6 +56,19 @@ func Measure(b *testing.B, p *Pair, size, warmup int, raw io.Writer) {
 	s := rec.Summary()
 	latency.Report(b, s)
 	logWarnings(b, s.Warnings)
+}
+
+// B is the part of *testing.B that Measure uses. It is an interface so
+// that this package does not import testing: rdmapeer links rdmalat, and
+// a server has no business carrying the test framework.
+type B interface {
+	Helper()
+	Fatal(args ...any)
+	Loop() bool
+	ReportAllocs()
+	ReportMetric(n float64, unit string)
+	Name() string
+	Logf(format string, args ...any)
 }
 
 // warned holds the benchmarks whose summary warnings were logged: a

@@ -139,12 +139,12 @@ func dialPeerOnce(ctx context.Context, addr string, cfg RemoteConfig) (_ *Pair, 
 		_ = conn.SendErr(err) // best effort: we close anyway
 		return nil, err
 	}
-	p.Remote = peerInfo(pe)
+	p.Remote = PeerInfoFromWire(pe)
 	if err = local.Connect(p.Remote); err != nil {
 		_ = conn.SendError(oob.CodeResource, "the client could not connect to this peer's queue pair: "+err.Error()) // best effort
 		return nil, err
 	}
-	if err = conn.SendEndpoint(local.oobEndpoint()); err != nil {
+	if err = conn.SendEndpoint(local.Wire()); err != nil {
 		return nil, err
 	}
 	if err = conn.RecvBarrier(0); err != nil {
@@ -157,13 +157,13 @@ func dialPeerOnce(ctx context.Context, addr string, cfg RemoteConfig) (_ *Pair, 
 	return p, nil
 }
 
-// peerInfo is what an endpoint needs of the other side's oob.Endpoint.
-func peerInfo(e oob.Endpoint) PeerInfo {
+// PeerInfoFromWire is what an endpoint needs of the other side's oob.Endpoint.
+func PeerInfoFromWire(e oob.Endpoint) PeerInfo {
 	return PeerInfo{LID: e.LID, QPN: e.QPN, PSN: e.PSN, GID: e.GID, MTU: int(e.MTU), RKey: e.RKey, Addr: e.Addr, Size: int(e.Size)}
 }
 
-// oobEndpoint describes e for the other side.
-func (e *Endpoint) oobEndpoint() oob.Endpoint {
+// Wire describes e for the other side of a two-node session.
+func (e *Endpoint) Wire() oob.Endpoint {
 	info, dev := e.Info(), e.Device()
 	return oob.Endpoint{
 		Device: dev.Name, Firmware: dev.Firmware, LinkLayer: dev.LinkLayer, Port: uint8(dev.Port),
