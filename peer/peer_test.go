@@ -125,10 +125,13 @@ func TestPeerRefusesParams(t *testing.T) {
 		{"zero size", with(func(p *oob.Params) { p.Size = 0 }), oob.CodeParams, oob.ErrInvalidParams, "size 0: must be 1..65536 bytes"},
 		{"idle timeout", with(func(p *oob.Params) { p.IdleTimeout = time.Hour }), oob.CodeParams, oob.ErrInvalidParams,
 			"idle timeout 1h0m0s: must be 0 (peer's default) up to 1m0s"},
-		{"op not served", with(func(p *oob.Params) { p.Op = spec.Read }), oob.CodeParams, oob.ErrInvalidParams,
-			"op read over rc: this rdmapeer measures write over RC only"},
-		{"transport not served", with(func(p *oob.Params) { p.Transport = spec.UC }), oob.CodeParams, oob.ErrInvalidParams,
-			"op write over uc: this rdmapeer measures write over RC only"},
+		{"read over uc", with(func(p *oob.Params) { p.Op, p.Transport = spec.Read, spec.UC }), oob.CodeParams, oob.ErrInvalidParams,
+			"read over uc: UC has no RDMA READ or atomics; use rc"},
+		{"events with write", with(func(p *oob.Params) { p.Flags = oob.FlagEvents }), oob.CodeParams, oob.ErrInvalidParams,
+			"events with write: perftest has no events mode"},
+		{"rdma_cm", with(func(p *oob.Params) { p.Op, p.Flags = spec.Send, oob.FlagCM }), oob.CodeParams, oob.ErrInvalidParams,
+			"rdma_cm: this rdmapeer connects queue pairs over TCP only"},
+		{"every op reaches the device", with(func(p *oob.Params) { p.Op, p.Transport, p.Size = spec.FetchAdd, spec.RC, 8 }), oob.CodeResource, nil, "rdmapeer (nodev0): "},
 		{"device", goodParams, oob.CodeResource, nil, "rdmapeer (nodev0): "},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/rdmabench/rdmabench/internal/oob"
-	"github.com/rdmabench/rdmabench/internal/spec"
 	"github.com/rdmabench/rdmabench/rdmalat"
 )
 
@@ -142,8 +141,8 @@ func (s *servedSession) open(p oob.Params) error {
 	if err := p.Validate(s.cfg.Limits); err != nil {
 		return s.fail(oob.CodeParams, err)
 	}
-	if p.Op != spec.Write || p.Transport != spec.RC {
-		return s.fail(oob.CodeParams, fmt.Errorf("%w: op %v over %v: this rdmapeer measures write over RC only", oob.ErrInvalidParams, p.Op, p.Transport))
+	if p.Flags&oob.FlagCM != 0 {
+		return s.fail(oob.CodeParams, fmt.Errorf("%w: rdma_cm: this rdmapeer connects queue pairs over TCP only", oob.ErrInvalidParams))
 	}
 	if s.cfg.Reserve != nil {
 		release, err := s.cfg.Reserve(2 * int(p.Size))
@@ -168,7 +167,8 @@ func (s *servedSession) open(p oob.Params) error {
 		timeout = s.cfg.Timeout
 	}
 	ep, err := rdmalat.NewEndpoint(rdmalat.EndpointConfig{
-		Device: s.cfg.Device, Port: s.cfg.Port, GIDIndex: gid, Op: spec.Write,
+		Device: s.cfg.Device, Port: s.cfg.Port, GIDIndex: gid,
+		Op: p.Op, Transport: p.Transport, Events: p.Flags&oob.FlagEvents != 0,
 		MaxSize: int(p.Size), Inline: int(p.Inline), MTU: int(p.MTU),
 	})
 	if err != nil {

@@ -19,7 +19,7 @@ import (
 // iteration. Call it inside a sub-benchmark, with the
 // pair built once in the parent:
 //
-//	pair, _ := testenv.MustPair(b, 4096)
+//	pair, _ := testenv.MustPair(b, rdmalat.OpWrite, 4096)
 //	b.Run("size=64", func(b *testing.B) { rdmalat.Measure(b, pair, 64, 1000, nil) })
 func Measure(b B, p *Pair, size, warmup int, raw io.Writer) {
 	b.Helper()

@@ -12,17 +12,19 @@ import (
 	"time"
 
 	"github.com/rdmabench/rdmabench/hostinfo"
+	"github.com/rdmabench/rdmabench/internal/spec"
 	"github.com/rdmabench/rdmabench/rdmalat"
 )
 
 // NewPair builds the pair the configuration asks for: a loopback pair in
 // this process, or, with RDMABENCH_PEER set, a session with that rdmapeer
 // (rdmalat.DialPeer; the dial and each step of the exchange are bounded by
-// RDMABENCH_TIMEOUT). maxSize is the largest message the pair's buffers
-// must hold.
-func NewPair(c Config, maxSize int) (*rdmalat.Pair, error) {
+// RDMABENCH_TIMEOUT). The pair measures op over c.Transport, with events
+// when c.Events; maxSize is the largest message its buffers must hold.
+func NewPair(c Config, op spec.Op, maxSize int) (*rdmalat.Pair, error) {
 	ecfg := rdmalat.EndpointConfig{
-		Device: c.Device, Port: c.Port, GIDIndex: c.GIDIndex, Op: rdmalat.OpWrite,
+		Device: c.Device, Port: c.Port, GIDIndex: c.GIDIndex,
+		Op: op, Transport: c.Transport, Events: c.Events,
 		MaxSize: maxSize, Inline: c.Inline, MTU: c.MTU,
 	}
 	if err := c.Check(); err != nil {
@@ -70,14 +72,23 @@ func (c Config) cpus() ([2]int, error) {
 	return def, nil
 }
 
-// MustPair returns the pair for tb with the skip-or-fail rules of
-// MustHaveRDMA, closed when tb's cleanups run. In a benchmark, call it in
-// the parent before b.Run so that every size and -count repetition shares
-// one connection.
-func MustPair(tb testing.TB, maxSize int) (*rdmalat.Pair, Config) {
+// MustPair returns the pair that measures op, with the skip-or-fail rules
+// of MustHaveRDMA, closed when tb's cleanups run. In a benchmark, call it
+// in the parent before b.Run so that every size and -count repetition
+// shares one connection. An op that RDMABENCH_TRANSPORT cannot carry, or
+// RDMABENCH_EVENTS with plain WRITE, skips tb with the reason: the
+// variables choose a variant for the whole run, and each benchmark runs
+// where the variant applies.
+func MustPair(tb testing.TB, op spec.Op, maxSize int) (*rdmalat.Pair, Config) {
 	tb.Helper()
 	c := MustHaveRDMA(tb)
-	p, err := NewPair(c, maxSize)
+	if err := c.Transport.Carries(op); err != nil {
+		tb.Skipf("%s=%v: %v", EnvTransport, c.Transport, err)
+	}
+	if c.Events && !op.Events() {
+		tb.Skipf("%s=1: %v has no events mode in perftest (its receiver polls memory)", EnvEvents, op)
+	}
+	p, err := NewPair(c, op, maxSize)
 	if err != nil {
 		tb.Fatalf("setting up the RDMA pair: %v", err)
 	}
@@ -115,7 +126,8 @@ func ConfigLines(p *rdmalat.Pair, c Config) []string {
 		{"rdma-mtu", strconv.Itoa(d.MTU)},
 		{"rdma-gid-index", strconv.Itoa(d.GIDIndex)},
 		{"rdma-gid-type", d.GIDType},
-		{"rdma-transport", "rc"},
+		{"rdma-transport", p.Local.Transport().String()},
+		{"rdma-completion", completion(p.Local.Events())},
 		{"rdma-inline-max", strconv.Itoa(d.Inline)},
 		{"rdma-peer-device", p.PeerDevice.Name},
 		{"rdma-peer-fw", p.PeerDevice.Firmware},
@@ -132,6 +144,41 @@ func ConfigLines(p *rdmalat.Pair, c Config) []string {
 		out = append(out, FormatConfig(kv[0], kv[1]))
 	}
 	return out
+}
+
+func completion(events bool) string {
+	if events {
+		return "events"
+	}
+	return "poll"
+}
+
+// SizesFor returns the sizes of c.Sizes that op can be measured at over
+// c.Transport with the path MTU mtu, and a note for each one left out:
+// atomics move 8 bytes whatever RDMABENCH_SIZES says (perftest's
+// ib_atomic_lat refuses other sizes); over UD, sizes above the MTU are
+// left out of RDMABENCH_SIZES=all (perftest -a caps them the same way) but
+// an explicit one is an error, as for perftest -s.
+func (c Config) SizesFor(op spec.Op, mtu int) ([]int, []string, error) {
+	if op.Atomic() {
+		if !slices.Equal(c.Sizes, []int{spec.AtomicSize}) && !slices.Equal(c.Sizes, DefaultSizes) && !c.SizesAll {
+			return []int{spec.AtomicSize}, []string{fmt.Sprintf("%s: %v runs at %d bytes only", EnvSizes, op, spec.AtomicSize)}, nil
+		}
+		return []int{spec.AtomicSize}, nil, nil
+	}
+	var sizes []int
+	var notes []string
+	for _, size := range c.Sizes {
+		if err := spec.CheckSize(op, c.Transport, size, mtu); err != nil {
+			if c.SizesAll {
+				notes = append(notes, err.Error())
+				continue
+			}
+			return nil, nil, fmt.Errorf("%s: %w", EnvSizes, err)
+		}
+		sizes = append(sizes, size)
+	}
+	return sizes, notes, nil
 }
 
 func ifPinned(cpus []int, f func(fs.FS, []int) string) string {
