@@ -88,7 +88,9 @@ func NewPlan(o Options) (Plan, error) {
 	return p, nil
 }
 
-func (p *Plan) note(format string, args ...any) { p.Notes = append(p.Notes, fmt.Sprintf(format, args...)) }
+func (p *Plan) note(format string, args ...any) {
+	p.Notes = append(p.Notes, fmt.Sprintf(format, args...))
+}
 
 func cpuDir(cpu int) string { return "sys/devices/system/cpu/cpu" + strconv.Itoa(cpu) }
 
