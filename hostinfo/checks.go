@@ -53,7 +53,11 @@ func (f *facts) checks() []Warning {
 			"find why the kernel gave up the TSC (dmesg | grep -i tsc); boot with clocksource=tsc, or tsc=reliable in a VM whose host has an invariant TSC")
 	}
 	if v := Virtualization(f.fsys); v != "none" {
-		add("vm", fmt.Sprintf("running under a hypervisor (%s): vCPU scheduling and virtual timers and interrupts add latency, and results drift between boots", v),
+		which := " (" + v + ")"
+		if v == "hypervisor" {
+			which = "" // the CPU says there is one, not which
+		}
+		add("vm", fmt.Sprintf("running under a hypervisor%s: vCPU scheduling and virtual timers and interrupts add latency, and results drift between boots", which),
 			"compare only results taken in one boot, interleaved (make compare does); pin the vCPUs on the host; measure on bare metal for absolute figures")
 	}
 	return ws
