@@ -24,18 +24,18 @@ func noEnv(string) string { return "" }
 func fakeHost(t *testing.T) string {
 	root := t.TempDir()
 	files := map[string]string{
-		"proc/cpuinfo":                                  "model name\t: Fake CPU @ 3.00GHz\nflags\t\t: fpu tsc\n",
-		"proc/sys/kernel/osrelease":                     "6.12.0-fake",
-		"sys/devices/system/cpu/online":                 "0-1",
-		"sys/devices/system/cpu/smt/control":            "on",
-		"sys/devices/system/cpu/smt/active":             "1",
-		"sys/devices/system/cpu/cpuidle/current_driver": "intel_idle",
+		"proc/cpuinfo":                                                    "model name\t: Fake CPU @ 3.00GHz\nflags\t\t: fpu tsc\n",
+		"proc/sys/kernel/osrelease":                                       "6.12.0-fake",
+		"sys/devices/system/cpu/online":                                   "0-1",
+		"sys/devices/system/cpu/smt/control":                              "on",
+		"sys/devices/system/cpu/smt/active":                               "1",
+		"sys/devices/system/cpu/cpuidle/current_driver":                   "intel_idle",
 		"sys/devices/system/clocksource/clocksource0/current_clocksource": "hpet",
-		"sys/class/infiniband/mlx5_0/ports/1/state":                      "4: ACTIVE",
-		"sys/class/infiniband/mlx5_0/device/numa_node":                   "-1",
-		"sys/class/infiniband/mlx5_0/device/msi_irqs/33":                 "msix",
-		"proc/irq/33/smp_affinity_list":                                  "0-1",
-		"proc/irq/33/effective_affinity_list":                            "1",
+		"sys/class/infiniband/mlx5_0/ports/1/state":                       "4: ACTIVE",
+		"sys/class/infiniband/mlx5_0/device/numa_node":                    "-1",
+		"sys/class/infiniband/mlx5_0/device/msi_irqs/33":                  "msix",
+		"proc/irq/33/smp_affinity_list":                                   "0-1",
+		"proc/irq/33/effective_affinity_list":                             "1",
 	}
 	for _, c := range []string{"0", "1"} {
 		d := "sys/devices/system/cpu/cpu" + c + "/"
