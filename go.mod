@@ -7,6 +7,7 @@ require (
 	github.com/stretchr/testify v1.12.1
 	golang.org/x/perf v0.0.0-20260908200009-22c9c6c9d4da
 	golang.org/x/sys v0.50.0
+	gonum.org/v1/plot v0.17.0
 )
 
 require (
@@ -20,7 +21,6 @@ require (
 	go.yaml.in/yaml/v3 v3.0.5 // indirect
 	golang.org/x/image v0.46.0 // indirect
 	golang.org/x/text v0.42.0 // indirect
-	gonum.org/v1/plot v0.17.0 // indirect
 )
 
 tool golang.org/x/perf/cmd/benchstat
