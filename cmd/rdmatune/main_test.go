@@ -127,7 +127,7 @@ func startHold(t *testing.T, args ...string) (*exec.Cmd, *bytes.Buffer) {
 	ready := filepath.Join(t.TempDir(), "ready")
 	args = append(args, "hold", "--", os.Args[0], "child", ready)
 	cmd := exec.Command(os.Args[0], args...)
-	cmd.Env = append(os.Environ(), "RDMATUNE_TEST_MAIN=1")
+	cmd.Env = helperEnv()
 	var log bytes.Buffer
 	cmd.Stderr = &log
 	require.NoError(t, cmd.Start())
@@ -142,6 +142,20 @@ func startHold(t *testing.T, args ...string) (*exec.Cmd, *bytes.Buffer) {
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
+}
+
+// helperEnv is the environment of the test binary run as rdmatune: this
+// one's, without the RDMABENCH_ variables that name a device or CPUs (the
+// VM sets RDMABENCH_DEVICE=rxe0, which a fake root lacks); tests pass
+// -device and -cpus instead.
+func helperEnv() []string {
+	var env []string
+	for _, kv := range os.Environ() {
+		if !strings.HasPrefix(kv, "RDMABENCH_DEVICE=") && !strings.HasPrefix(kv, "RDMABENCH_CPUS=") {
+			env = append(env, kv)
+		}
+	}
+	return append(env, "RDMATUNE_TEST_MAIN=1")
 }
 
 func waitExit(t *testing.T, cmd *exec.Cmd) int {
@@ -181,7 +195,7 @@ func TestHoldPassesExitStatus(t *testing.T) {
 	root := fakeRoot(t)
 	state := filepath.Join(t.TempDir(), "state.json")
 	cmd := exec.Command(os.Args[0], "-root", root, "-state", state, "-cpus", "1", "hold", "--", os.Args[0], "child", "exit", "7")
-	cmd.Env = append(os.Environ(), "RDMATUNE_TEST_MAIN=1")
+	cmd.Env = helperEnv()
 	out, err := cmd.CombinedOutput()
 	assert.Equal(t, 7, exitCode(err), string(out))
 	assert.Equal(t, "powersave", read(t, root, gov))
@@ -209,7 +223,7 @@ func TestHoldRealInVM(t *testing.T) {
 	qosBefore, ok := hostinfo.PMQoSLimit(hostinfo.Root)
 	require.True(t, ok)
 	state := filepath.Join(t.TempDir(), "state.json")
-	cmd, log := startHold(t, "-state", state, "-cpus", "3", "-irqs", irq)
+	cmd, log := startHold(t, "-state", state, "-device", "rxe0", "-cpus", "3", "-irqs", irq)
 	assert.Equal(t, "0-2", read(t, "/", aff))
 	held, _ := hostinfo.PMQoSLimit(hostinfo.Root)
 	assert.Equal(t, 0, held)
