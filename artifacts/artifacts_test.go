@@ -159,3 +159,16 @@ func TestTag(t *testing.T) {
 	assert.Equal(t, "BenchmarkX/size=2", Tag("BenchmarkX/size=2"))
 	assert.Equal(t, "a_b_c", Tag("a b,c"))
 }
+
+// BenchmarkWrite measures what leaving a run's artifacts costs after its
+// measured loop: 20000 samples, every file and both plots.
+func BenchmarkWrite(b *testing.B) {
+	raw := samples(20000, 5)
+	h := FromSamples(raw)
+	dir := b.TempDir()
+	for b.Loop() {
+		if _, err := Write(dir, Run{Name: "BenchmarkX/size=2", Size: 2, Hist: h, Samples: raw}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

@@ -8,8 +8,11 @@
 //	go test -run='^$' -bench=RDMAWrite -count=5 -artifacts -outputdir new/ .
 //	go run ./cmd/rdmaplot -o compare.png old new
 //
-// OLD and NEW are directories, searched recursively, or .hlog files. The
-// histograms of one benchmark (its tag) are merged across repetitions;
+// OLD and NEW are directories, searched recursively, or files: .hlog
+// files, and raw sample files that RDMABENCH_SAMPLES_DIR leaves
+// (Benchmark*.txt, one sample in ns per line), named after their file up
+// to its first dot. The histograms of one benchmark (its tag) are merged
+// across repetitions;
 // every benchmark in both sets gets an old (dashed) and a new (solid)
 // curve in one colour; -match keeps only the names it matches. It also
 // prints p50, p99, p99.9 and max of each, old and new, and their ratio.
@@ -121,15 +124,22 @@ func run(args []string, stdout, stderr io.Writer) int {
 	return 0
 }
 
-// load reads every .hlog under path (or path itself), merging the
-// histograms of each tag; untagged ones are named after their file.
+// isRaw reports whether a file is a raw sample file of a benchmark.
+func isRaw(p string) bool {
+	base := filepath.Base(p)
+	return strings.HasPrefix(base, "Benchmark") && strings.HasSuffix(base, ".txt")
+}
+
+// load reads every .hlog and raw sample file under path (or path itself),
+// merging the histograms of each benchmark; untagged ones are named after
+// their file.
 func load(path string, re *regexp.Regexp) (map[string]*hdrhistogram.Histogram, error) {
 	var files []string
 	err := filepath.WalkDir(path, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
 		}
-		if !d.IsDir() && strings.HasSuffix(p, artifacts.HlogExt) {
+		if !d.IsDir() && (strings.HasSuffix(p, artifacts.HlogExt) || isRaw(p)) {
 			files = append(files, p)
 		}
 		return nil
@@ -138,12 +148,21 @@ func load(path string, re *regexp.Regexp) (map[string]*hdrhistogram.Histogram, e
 		return nil, err
 	}
 	if len(files) == 0 {
-		return nil, fmt.Errorf("%s: no %s files (run the benchmarks with go test -artifacts -outputdir DIR)", path, artifacts.HlogExt)
+		return nil, fmt.Errorf("%s: no %s or Benchmark*.txt files (run the benchmarks with go test -artifacts -outputdir DIR, or RDMABENCH_SAMPLES_DIR=DIR)", path, artifacts.HlogExt)
 	}
 	set := map[string]*hdrhistogram.Histogram{}
 	for _, f := range files {
-		hs, err := artifacts.ReadHlog(f)
-		if err != nil {
+		var hs []*hdrhistogram.Histogram
+		if isRaw(f) {
+			samples, err := artifacts.ReadSamples(f)
+			if err != nil {
+				return nil, err
+			}
+			h := artifacts.FromSamples(samples)
+			stem, _, _ := strings.Cut(filepath.Base(f), ".")
+			h.SetTag(stem)
+			hs = append(hs, h)
+		} else if hs, err = artifacts.ReadHlog(f); err != nil {
 			return nil, err
 		}
 		for _, h := range hs {

@@ -66,6 +66,28 @@ func TestCompare(t *testing.T) {
 	assert.False(t, bytes.Contains(b, []byte("size=2<")), "-match left size=2 out")
 }
 
+// Raw sample files, as RDMABENCH_SAMPLES_DIR leaves them (perftest -U
+// style, one-way ns with .0 or .5), are read too, named after the file.
+func TestRawSamples(t *testing.T) {
+	sets := make([]string, 2)
+	for i, base := range []int{10000, 12000} {
+		sets[i] = t.TempDir()
+		for rep := range 2 {
+			var b strings.Builder
+			for j := range 500 {
+				fmt.Fprintf(&b, "%d.5\n", base+j%50)
+			}
+			name := filepath.Join(sets[i], fmt.Sprintf("BenchmarkRDMAWrite_size-2.%d.txt", 1000+rep))
+			require.NoError(t, os.WriteFile(name, []byte(b.String()), 0o644))
+		}
+	}
+	var stdout, stderr bytes.Buffer
+	out := filepath.Join(t.TempDir(), "raw.svg")
+	require.Equal(t, 0, run([]string{"-o", out, sets[0], sets[1]}, &stdout, &stderr), stderr.String())
+	assert.Contains(t, stdout.String(), "BenchmarkRDMAWrite_size-2      1000/1000   10.03 -> 12.03 1.199x")
+	assert.FileExists(t, out)
+}
+
 func TestBadInput(t *testing.T) {
 	old := resultSet(t, 10000)
 	empty := t.TempDir()
@@ -76,7 +98,7 @@ func TestBadInput(t *testing.T) {
 	}{
 		{[]string{old}, 2, "want two result sets"},
 		{[]string{"-o", "x.jpg", old, old}, 2, "want a file name ending in .png or .svg"},
-		{[]string{"-o", filepath.Join(empty, "x.png"), old, empty}, 1, "no .hlog files"},
+		{[]string{"-o", filepath.Join(empty, "x.png"), old, empty}, 1, "no .hlog or Benchmark*.txt files"},
 		{[]string{"-o", filepath.Join(empty, "x.png"), "-match", "nothing", old, old}, 1, "no benchmark is in both sets"},
 		{[]string{"-match", "(", old, old}, 2, "-match"},
 	} {
