@@ -71,12 +71,15 @@ func tailTicks(maxX float64) plot.ConstantTicks {
 	return ticks
 }
 
-// logTicks125 labels a log axis at 1, 2 and 5 times each power of ten,
-// with unlabelled ticks between: latency ranges often span less than a
-// decade, where plain powers of ten would leave the axis bare.
+// logTicks125 marks a log axis of microseconds at 1 to 9 times each power
+// of ten and labels 1, 2 and 5 of them (only the powers of ten when the
+// axis spans more than three decades), with units: latency ranges often
+// span less than a decade, where plain powers of ten would leave the axis
+// bare.
 type logTicks125 struct{}
 
 func (logTicks125) Ticks(lo, hi float64) []plot.Tick {
+	wide := hi/lo > 1000
 	var ticks []plot.Tick
 	for e := math.Floor(math.Log10(lo)); e <= math.Ceil(math.Log10(hi)); e++ {
 		base := math.Pow(10, e)
@@ -86,13 +89,28 @@ func (logTicks125) Ticks(lo, hi float64) []plot.Tick {
 				continue
 			}
 			t := plot.Tick{Value: v}
-			if m == 1 || m == 2 || m == 5 {
-				t.Label = strconv.FormatFloat(v, 'g', -1, 64)
+			if m == 1 || (!wide && (m == 2 || m == 5)) {
+				t.Label = formatUS(v)
 			}
 			ticks = append(ticks, t)
 		}
 	}
 	return ticks
+}
+
+// formatUS writes a duration given in microseconds with its unit: "500ns",
+// "20us", "2ms", "1s".
+func formatUS(us float64) string {
+	f := func(v float64, unit string) string { return strconv.FormatFloat(v, 'g', 3, 64) + unit }
+	switch {
+	case us >= 1e6:
+		return f(us/1e6, "s")
+	case us >= 1e3:
+		return f(us/1e3, "ms")
+	case us >= 1:
+		return f(us, "us")
+	}
+	return f(us*1e3, "ns")
 }
 
 // Tail draws the percentile plot of one or more distributions, latency
@@ -104,7 +122,7 @@ func Tail(title string, series ...Series) (*plot.Plot, error) {
 	p := plot.New()
 	p.Title.Text = title
 	p.X.Label.Text = "percentile"
-	p.Y.Label.Text = "latency (us)"
+	p.Y.Label.Text = "latency"
 	p.X.Scale, p.Y.Scale = plot.LogScale{}, plot.LogScale{}
 	p.Y.Tick.Marker = logTicks125{}
 	p.Legend.Top, p.Legend.Left = true, true

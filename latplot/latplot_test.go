@@ -22,3 +22,21 @@ func TestBucketWidth(t *testing.T) {
 		assert.False(t, h.ValuesAreEquivalent(base, base+w), "v=%d w=%d", v, w)
 	}
 }
+
+func TestTicks(t *testing.T) {
+	var labels []string
+	for _, tk := range (logTicks125{}).Ticks(8, 300) {
+		if tk.Label != "" {
+			labels = append(labels, tk.Label)
+		}
+	}
+	assert.Equal(t, []string{"10us", "20us", "50us", "100us", "200us"}, labels)
+	labels = nil
+	for _, tk := range (logTicks125{}).Ticks(0.5, 3e6) {
+		if tk.Label != "" {
+			labels = append(labels, tk.Label)
+		}
+	}
+	assert.Equal(t, []string{"1us", "10us", "100us", "1ms", "10ms", "100ms", "1s"}, labels)
+	assert.Equal(t, "500ns", formatUS(0.5))
+}

@@ -28,6 +28,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
@@ -103,7 +104,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		line := fmt.Sprintf("%-30s %-11s", name, fmt.Sprintf("%d/%d", o.TotalCount(), n.TotalCount()))
 		for _, q := range []float64{50, 99, 99.9, 100} {
 			a, b := float64(o.ValueAtQuantile(q))/1000, float64(n.ValueAtQuantile(q))/1000
-			line += fmt.Sprintf(" %-24s", fmt.Sprintf("%.4g -> %.4g %.3fx", a, b, b/a))
+			line += fmt.Sprintf(" %-24s", fmt.Sprintf("%s -> %s %.3fx", us(a), us(b), b/a))
 		}
 		fmt.Fprintln(stdout, strings.TrimRight(line, " "))
 	}
@@ -204,9 +205,21 @@ func compareNames(a, b string) int {
 	return strings.Compare(a, b)
 }
 
+// short is the last part of a benchmark name, its size: after the last
+// "/" ("BenchmarkRDMAWrite/size=2"), or "_" in a raw sample file's name
+// ("BenchmarkRDMAWrite_size-2").
 func short(name string) string {
-	if i := strings.LastIndex(name, "/"); i >= 0 {
+	if i := strings.LastIndexAny(name, "/_"); i >= 0 {
 		return name[i+1:]
 	}
 	return name
+}
+
+// us formats microseconds with four significant digits, without an
+// exponent.
+func us(v float64) string {
+	if v >= 1000 {
+		return strconv.FormatFloat(v, 'f', 0, 64)
+	}
+	return strconv.FormatFloat(v, 'g', 4, 64)
 }
