@@ -1,7 +1,11 @@
 // Package hostinfo reads the parts of a Linux host that move RDMA latency:
-// the CPU frequency governor and idle states of the CPUs a benchmark runs
-// on, where an RDMA device's interrupts may land, and the kernel. Results
-// are short strings meant for benchmark configuration lines.
+// the CPU model, SMT and NUMA placement, frequency governor, boost and idle
+// states of the CPUs a benchmark runs on, the PM QoS limit in force, where
+// an RDMA device's interrupts may land, its driver and rdma-core version,
+// the clocksource, the hypervisor and the kernel. Results are short strings
+// meant for benchmark configuration lines; Collect gathers them all, in a
+// fixed order, with the Warnings about what distorts latency and what to
+// do (checks.go).
 //
 // Every function takes the file system to read as an fs.FS rooted at "/"
 // (Root), so tests feed it a fake /sys and /proc. A missing file is not an

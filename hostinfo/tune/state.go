@@ -148,5 +148,3 @@ func readTrim(fsys fs.FS, name string) (string, error) {
 	b, err := fs.ReadFile(fsys, name)
 	return strings.TrimSpace(string(b)), err
 }
-
-func splitFields(s string) []string { return strings.Fields(s) }

@@ -17,6 +17,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strconv"
+	"strings"
 
 	"github.com/rdmabench/rdmabench/hostinfo"
 )
@@ -104,7 +105,7 @@ func (p *Plan) planGovernor(fsys fs.FS, cpu int) {
 	if old == "performance" {
 		return
 	}
-	if avail, err := readTrim(fsys, cpuDir(cpu)+"/cpufreq/scaling_available_governors"); err == nil && !slices.Contains(splitFields(avail), "performance") {
+	if avail, err := readTrim(fsys, cpuDir(cpu)+"/cpufreq/scaling_available_governors"); err == nil && !slices.Contains(strings.Fields(avail), "performance") {
 		p.note("CPU %d offers no performance governor (%s): left at %s", cpu, avail, old)
 		return
 	}
