@@ -11,16 +11,15 @@ import (
 	"strconv"
 
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
+	"github.com/rdmabench/rdmabench/latency"
 )
 
 // SummaryFile is the name of the JSON summary in a benchmark's directory.
 const SummaryFile = "summary.json"
 
 // StallFactor defines a stall: a sample slower than StallFactor times the
-// run's median. Stalls are a different phenomenon from the median (a
-// preempted thread, an interrupt, a page fault), so their count is kept
-// apart from the percentiles.
-const StallFactor = 10
+// run's median; the definition is latency's.
+const StallFactor = latency.StallFactor
 
 // Summary is one benchmark's results, every size in one file (perftest's
 // JSON keeps only the last size).
@@ -75,19 +74,7 @@ func ResultOf(name string, size int, h *hdrhistogram.Histogram) Result {
 }
 
 // Stalls counts the samples of h above StallFactor times its median.
-func Stalls(h *hdrhistogram.Histogram) int64 {
-	if h.TotalCount() == 0 {
-		return 0
-	}
-	limit := StallFactor * h.ValueAtQuantile(50)
-	var n int64
-	for _, bar := range h.Distribution() {
-		if bar.From > limit {
-			n += bar.Count
-		}
-	}
-	return n
-}
+func Stalls(h *hdrhistogram.Histogram) int64 { return latency.CountStalls(h) }
 
 // StallsOf counts the samples above StallFactor times their median,
 // exactly, from the raw samples.
