@@ -76,9 +76,11 @@ func benchmarkOp(b *testing.B, op spec.Op) {
 	if err := testenv.PrintConfig(os.Stdout, pair, c); err != nil {
 		b.Fatal(err)
 	}
+	art := newBenchArtifacts(b, pair, c)
 	for _, size := range sizes {
 		b.Run(fmt.Sprintf("size=%d", size), func(b *testing.B) {
-			rdmalat.Measure(b, pair, size, c.Warmup, samplesFile(b, c))
+			rec := rdmalat.Measure(b, pair, size, c.Warmup, art.samples(b, c))
+			art.record(b, size, rec)
 		})
 	}
 }

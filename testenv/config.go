@@ -48,6 +48,10 @@
 //	RDMABENCH_EVENTS       1: wait for completions on completion channels
 //	                       (perftest -e) instead of busy-polling; every
 //	                       operation but plain RDMA WRITE, which is skipped.
+//	RDMABENCH_PMQOS        1: hold /dev/cpu_dma_latency at 0 while a benchmark's
+//	                       pair is open (PM QoS: no deep idle states on any
+//	                       CPU, the modern "nohalt"; needs root); a limit
+//	                       such as 20us holds that. Recorded as pm-qos.
 //	RDMABENCH_VM           set to 1 by cmd/rxevm inside the soft-RoCE VM.
 //
 // A set variable is a promise: if it names something that cannot be used,

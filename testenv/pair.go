@@ -4,14 +4,16 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"io/fs"
+	"os"
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/rdmabench/rdmabench/hostinfo"
+	"github.com/rdmabench/rdmabench/hostinfo/pmqos"
 	"github.com/rdmabench/rdmabench/internal/spec"
 	"github.com/rdmabench/rdmabench/rdmalat"
 )
@@ -88,6 +90,14 @@ func MustPair(tb testing.TB, op spec.Op, maxSize int) (*rdmalat.Pair, Config) {
 	if c.Events && !op.Events() {
 		tb.Skipf("%s=1: %v has no events mode in perftest (its receiver polls memory)", EnvEvents, op)
 	}
+	// RDMABENCH_PMQOS: held from before the pair exists until after it is
+	// closed (cleanups run last-in first-out), so the config lines record
+	// it and every run of the pair measures under it.
+	q, err := pmqos.FromEnv(os.Getenv)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { q.Close() })
 	p, err := NewPair(c, op, maxSize)
 	if err != nil {
 		tb.Fatalf("setting up the RDMA pair: %v", err)
@@ -133,17 +143,26 @@ func ConfigLines(p *rdmalat.Pair, c Config) []string {
 		{"rdma-peer-fw", p.PeerDevice.Firmware},
 		{"rdmabench-cpus", cpuDesc},
 		{"rdmabench-warmup", strconv.Itoa(c.Warmup)},
-		{"cpu-governor", ifPinned(cpus, hostinfo.Governors)},
-		{"cpu-idle", ifPinned(cpus, hostinfo.IdleStatesOf)},
-		{"irq-affinity", hostinfo.IRQAffinity(hostinfo.Root, d.Name)},
-		{"clocksource", hostinfo.Clocksource(hostinfo.Root)},
-		{"kernel", hostinfo.Kernel(hostinfo.Root)},
 	}
-	out := make([]string, 0, len(lines))
+	out := make([]string, 0, len(lines)+32)
 	for _, kv := range lines {
 		out = append(out, FormatConfig(kv[0], kv[1]))
 	}
+	for _, l := range hostReport(p).Lines {
+		out = append(out, FormatConfig(l.Key, l.Value))
+	}
 	return out
+}
+
+// hostReport is what hostinfo finds on this host about the pair's device
+// and the CPUs it measures on: both threads' in loopback mode, the
+// initiator's in two-node mode.
+func hostReport(p *rdmalat.Pair) hostinfo.Report {
+	cpus := p.CPUs[:]
+	if p.Mode != "loopback" {
+		cpus = cpus[:1]
+	}
+	return hostinfo.Collect(hostinfo.Options{Device: p.Local.Device().Name, CPUs: cpus})
 }
 
 func completion(events bool) string {
@@ -181,13 +200,6 @@ func (c Config) SizesFor(op spec.Op, mtu int) ([]int, []string, error) {
 	return sizes, notes, nil
 }
 
-func ifPinned(cpus []int, f func(fs.FS, []int) string) string {
-	if len(cpus) == 0 {
-		return "unpinned"
-	}
-	return f(hostinfo.Root, cpus)
-}
-
 // FormatConfig returns one configuration line. Keys are lower case without
 // spaces (benchfmt's rule); a value has no line breaks and is never empty.
 func FormatConfig(key, value string) string {
@@ -199,10 +211,24 @@ func FormatConfig(key, value string) string {
 	return key + ": " + value
 }
 
-// PrintConfig writes ConfigLines to w, one per line. Call it from TestMain
-// or a parent benchmark before b.Run: anything a leaf benchmark prints
-// lands on its result line.
+// PrintConfig writes ConfigLines to w, one per line, and the first time in
+// this process also hostinfo's warnings about this host (deep idle states,
+// the governor, interrupts or NUMA placement of the measuring CPUs, SMT
+// siblings, the clocksource, a hypervisor), each with what to do. benchstat
+// labels results with the lines and skips the warnings, which start with
+// "#". Call it from TestMain or a parent benchmark before b.Run: anything a
+// leaf benchmark prints lands on its result line.
 func PrintConfig(w io.Writer, p *rdmalat.Pair, c Config) error {
-	_, err := io.WriteString(w, strings.Join(ConfigLines(p, c), "\n")+"\n")
+	text := strings.Join(ConfigLines(p, c), "\n") + "\n"
+	warnOnce.Do(func() {
+		for _, warn := range hostReport(p).Warnings {
+			text += warn.Format()
+		}
+	})
+	_, err := io.WriteString(w, text)
 	return err
 }
+
+// warnOnce: the warnings are about the host, the same for every benchmark
+// and -count repetition of the process.
+var warnOnce sync.Once
