@@ -10,7 +10,9 @@ import (
 
 const us = 1e-6
 
-func m(src, dst string, v float64) Measure { return Measure{Pair: Pair{src, dst}, Round: 1, Value: v * us} }
+func m(src, dst string, v float64) Measure {
+	return Measure{Pair: Pair{src, dst}, Round: 1, Value: v * us}
+}
 
 func TestAnalyseSlowNode(t *testing.T) {
 	// n4 is slow in all three of its pairs.
