@@ -114,7 +114,7 @@ func newAgent(args []string, getenv func(string) string, environ []string, stder
 	}
 	prefix := fmt.Sprintf("rdmafleet agent %s round %d: ", a.self, *round)
 	a.logf = func(format string, args ...any) {
-		fmt.Fprintf(stderr, "%s%s %s\n", time.Now().Format("15:04:05.000"), " "+prefix, fmt.Sprintf(format, args...))
+		fmt.Fprintf(stderr, "%s %s%s\n", time.Now().Format("15:04:05.000"), prefix, fmt.Sprintf(format, args...))
 	}
 	step, ok := a.plan.Find(*round, a.self)
 	if !ok {
