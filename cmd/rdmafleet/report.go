@@ -158,15 +158,7 @@ func writeReport(dir string, o reportOptions, stdout io.Writer) error {
 	if a.Measured == 0 {
 		return nil // nothing to draw; outliers.txt says why
 	}
-	grid := c.results.Centers(c.bench, o.metric, c.plan.Nodes)
-	for i := range grid {
-		for j := range grid[i] {
-			grid[i][j] *= 1e6 // seconds -> microseconds
-			if math.IsNaN(grid[i][j]) && !math.IsNaN(grid[j][i]) {
-				grid[i][j] = grid[j][i] * 1e6 // each pair both ways: a node's row shows all its pairs
-			}
-		}
-	}
+	grid := heatGrid(c.results, c.bench, o.metric, c.plan.Nodes)
 	p, err := heatmap.New(fmt.Sprintf("%s %s, job %s", c.bench, strings.TrimSuffix(o.metric, "-sec"), jobOf(c.results)), "us", c.plan.Nodes, grid)
 	if err != nil {
 		return err
@@ -178,6 +170,25 @@ func writeReport(dir string, o reportOptions, stdout io.Writer) error {
 		}
 	}
 	return nil
+}
+
+// heatGrid returns the heat map's cells in microseconds, each pair shown
+// both ways, so that a node's row (and column) holds all its pairs.
+func heatGrid(r *fleet.Results, bench, metric string, nodes []string) [][]float64 {
+	grid := r.Centers(bench, metric, nodes)
+	for i := range grid {
+		for j := range grid[i] {
+			grid[i][j] *= 1e6 // seconds -> microseconds
+		}
+	}
+	for i := range grid {
+		for j := range grid[i] {
+			if math.IsNaN(grid[i][j]) {
+				grid[i][j] = grid[j][i]
+			}
+		}
+	}
+	return grid
 }
 
 func jobOf(r *fleet.Results) string {

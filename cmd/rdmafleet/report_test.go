@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"flag"
 	"image/png"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -50,6 +51,14 @@ func TestReportGolden(t *testing.T) {
 	_, err = png.Decode(f)
 	require.NoError(t, err)
 	assert.Contains(t, readJobFile(t, dir, "heatmap.svg"), ">n4<")
+
+	// The heat map shows each pair both ways, in microseconds.
+	c, err := collect(dir, reportOptions{metric: "p50-sec"})
+	require.NoError(t, err)
+	grid := heatGrid(c.results, c.bench, "p50-sec", c.plan.Nodes)
+	assert.InDelta(t, 112.31, grid[0][3], 0.01, "n1 -> n4, measured")
+	assert.Equal(t, grid[0][3], grid[3][0], "n4 -> n1, mirrored")
+	assert.True(t, math.IsNaN(grid[2][2]))
 
 	// Judged on another size and metric.
 	stdout.Reset()
