@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"net"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -220,4 +221,22 @@ func TestSelfNode(t *testing.T) {
 	n, err = selfNode(func(k string) string { return env[k] })
 	require.NoError(t, err)
 	assert.Equal(t, "n2", n, "SLURMD_NODENAME wins")
+}
+
+// TestSbatchScript runs rdmafleet.sbatch as sbatch would on the first
+// node, with the fake srun first on PATH: its flags reach rdmafleet run.
+func TestSbatchScript(t *testing.T) {
+	bin := fakeBin(t)
+	dir := filepath.Join(t.TempDir(), "job")
+	hosts := filepath.Join(t.TempDir(), "hosts")
+	require.NoError(t, os.WriteFile(hosts, []byte("127.0.0.1 a b c\n"), 0o644))
+	cmd := exec.Command("sh", "rdmafleet.sbatch", "-hosts", hosts, "-port-base", strconv.Itoa(freePortBase(t, 8)), "-count", "2", "-retest=false")
+	cmd.Env = append(os.Environ(), "PATH="+bin+":"+os.Getenv("PATH"), "SLURM_JOB_ID=77", "SLURM_JOB_NODELIST=a,b,c",
+		"RDMABENCH_FLEET_BIN="+bin, "RDMABENCH_FLEET_DIR="+dir)
+	out, err := cmd.CombinedOutput()
+	t.Logf("%s", out)
+	require.NoError(t, err)
+	assert.Contains(t, string(out), "pairs measured: 3, failed: 0")
+	assert.Contains(t, readJobFile(t, dir, "rounds.txt"), "round 3 of 3: 1 pairs, 1 ok", "3 nodes: a bye per round")
+	assert.Contains(t, readJobFile(t, dir, "pairs/round01-b-c.txt"), "slurm-job-id: 77\n")
 }
