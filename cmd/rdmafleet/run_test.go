@@ -1,3 +1,5 @@
+//go:build linux
+
 package main
 
 import (
@@ -72,12 +74,6 @@ func fleetRun(t *testing.T, nodes int, env map[string]string, extra ...string) (
 	return dir, code, stderr.String()
 }
 
-func readJobFile(t *testing.T, dir, name string) string {
-	t.Helper()
-	data, err := os.ReadFile(filepath.Join(dir, name))
-	require.NoError(t, err)
-	return string(data)
-}
 
 // TestRunFleet: four fake nodes, n4 slow in all its pairs; every pair is
 // measured once, n4 is named, its three pairs are retested.
