@@ -74,7 +74,6 @@ func fleetRun(t *testing.T, nodes int, env map[string]string, extra ...string) (
 	return dir, code, stderr.String()
 }
 
-
 // TestRunFleet: four fake nodes, n4 slow in all its pairs; every pair is
 // measured once, n4 is named, its three pairs are retested.
 func TestRunFleet(t *testing.T) {
