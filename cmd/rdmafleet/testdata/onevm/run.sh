@@ -7,7 +7,8 @@
 # bin/rdmabench.test and bin/rxevm:
 #
 #   D=cmd/rdmafleet/testdata/onevm
-#   bin/rxevm -out /tmp/onevm -env B=$PWD/bin -env D=$PWD/$D -include bin -include $D $D/run.sh
+#   bin/rxevm -out /tmp/onevm -env B=$PWD/bin -env D=$PWD/$D -include bin/rdmafleet \
+#       -include bin/rdmapeer -include bin/rdmabench.test -include $D $D/run.sh
 #
 # The job directory is /tmp/onevm/job on the host.
 set -e
