@@ -9,7 +9,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"testing"
 	"time"
 
 	"github.com/rdmabench/rdmabench/hostinfo"
@@ -81,7 +80,7 @@ func (c Config) cpus() ([2]int, error) {
 // RDMABENCH_EVENTS with plain WRITE, skips tb with the reason: the
 // variables choose a variant for the whole run, and each benchmark runs
 // where the variant applies.
-func MustPair(tb testing.TB, op spec.Op, maxSize int) (*rdmalat.Pair, Config) {
+func MustPair(tb TB, op spec.Op, maxSize int) (*rdmalat.Pair, Config) {
 	tb.Helper()
 	c := MustHaveRDMA(tb)
 	if err := c.Transport.Carries(op); err != nil {
