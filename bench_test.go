@@ -8,27 +8,79 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/rdmabench/rdmabench/internal/spec"
 	"github.com/rdmabench/rdmabench/rdmalat"
 	"github.com/rdmabench/rdmabench/testenv"
 )
 
-// BenchmarkRDMAWrite measures RDMA WRITE ping-pong latency like perftest's
-// ib_write_lat: one sub-benchmark per message size (RDMABENCH_SIZES), every
-// time metric one-way latency (half a round trip), ns/op included. The
-// connection is built once, here in the parent, for every size and -count
-// repetition; the configuration lines print before the first result.
-func BenchmarkRDMAWrite(b *testing.B) {
+// The benchmarks below are perftest's latency tests, one per operation,
+// each with one sub-benchmark per message size (RDMABENCH_SIZES). The
+// connection is built once, in the parent, for every size and -count
+// repetition, and the configuration lines print before the first result.
+// RDMABENCH_TRANSPORT (rc, uc, ud) and RDMABENCH_EVENTS choose the variant
+// for the whole run and are recorded in the rdma-transport and
+// rdma-completion lines, so that benchmark names stay the same across
+// variants and benchstat -col rdma-transport compares them.
+//
+// Every time metric of the ping-pong tests (write, write_imm, send,
+// send_imm) is one-way latency, half a round trip, as perftest reports
+// them; READ and atomics report the whole operation, as ib_read_lat and
+// ib_atomic_lat do.
+
+// BenchmarkRDMAWrite is ib_write_lat: RDMA WRITE ping-pong, each side
+// busy-polling the last byte of its buffer.
+func BenchmarkRDMAWrite(b *testing.B) { benchmarkOp(b, spec.Write) }
+
+// BenchmarkRDMAWriteImm is ib_write_lat --write_with_imm: each side waits
+// for a receive completion carrying the immediate instead of polling
+// memory.
+func BenchmarkRDMAWriteImm(b *testing.B) { benchmarkOp(b, spec.WriteImm) }
+
+// BenchmarkRDMARead is ib_read_lat: the initiator alone posts one RDMA
+// READ at a time and polls its completion.
+func BenchmarkRDMARead(b *testing.B) { benchmarkOp(b, spec.Read) }
+
+// BenchmarkRDMASend is ib_send_lat: SEND/RECV ping-pong with receives
+// posted ahead (over UD with the 40-byte GRH and a Q_Key).
+func BenchmarkRDMASend(b *testing.B) { benchmarkOp(b, spec.Send) }
+
+// BenchmarkRDMASendImm is ib_send_lat --send_with_imm.
+func BenchmarkRDMASendImm(b *testing.B) { benchmarkOp(b, spec.SendImm) }
+
+// BenchmarkRDMAAtomic is ib_atomic_lat, 8 bytes: op=fetch_add (perftest's
+// default, adding 1) and op=compare_swap (-A CMP_AND_SWAP; here each
+// compare matches, so each operation swaps).
+func BenchmarkRDMAAtomic(b *testing.B) {
+	for _, op := range []spec.Op{spec.FetchAdd, spec.CompareSwap} {
+		b.Run("op="+op.String(), func(b *testing.B) { benchmarkOp(b, op) })
+	}
+}
+
+func benchmarkOp(b *testing.B, op spec.Op) {
 	if err := rdmalat.CheckCPUFlag(); err != nil {
 		b.Fatal(err) // before the connection is built
 	}
 	c := testenv.MustLoad(b)
-	pair, c := testenv.MustPair(b, slices.Max(c.Sizes))
+	sizes, _, err := c.SizesFor(op, 0)
+	if err != nil {
+		b.Fatal(err)
+	}
+	pair, c := testenv.MustPair(b, op, slices.Max(sizes))
+	sizes, notes, err := c.SizesFor(op, pair.Local.Device().MTU)
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, n := range notes {
+		b.Log(n) // b.Log, not stdout: see samplesFile
+	}
 	if err := testenv.PrintConfig(os.Stdout, pair, c); err != nil {
 		b.Fatal(err)
 	}
-	for _, size := range c.Sizes {
+	art := newBenchArtifacts(b, pair, c)
+	for _, size := range sizes {
 		b.Run(fmt.Sprintf("size=%d", size), func(b *testing.B) {
-			rdmalat.Measure(b, pair, size, c.Warmup, samplesFile(b, c))
+			rec := rdmalat.Measure(b, pair, size, c.Warmup, art.samples(b, c))
+			art.record(b, size, rec)
 		})
 	}
 }

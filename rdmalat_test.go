@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/rdmabench/rdmabench/internal/spec"
 	"github.com/rdmabench/rdmabench/latency"
 	"github.com/rdmabench/rdmabench/rdmalat"
 	"github.com/rdmabench/rdmabench/testenv"
@@ -24,7 +25,7 @@ func loopback(t *testing.T, peerDevice string, maxSize int, timeout time.Duratio
 	t.Helper()
 	c := testenv.MustHaveRDMA(t)
 	c.PeerDevice, c.Timeout = peerDevice, timeout
-	p, err := testenv.NewPair(c, maxSize)
+	p, err := testenv.NewPair(c, spec.Write, maxSize)
 	require.NoError(t, err)
 	t.Cleanup(func() { assert.NoError(t, p.Close()) })
 	t.Logf("loopback %s -> %s, cpus %v", p.Local.Device().Name, p.PeerDevice.Name, p.CPUs)

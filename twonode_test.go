@@ -34,7 +34,7 @@ func TestTwoNodeBenchmark(t *testing.T) {
 	var mu sync.Mutex
 	var log []string
 	srv := peer.New(peer.Config{
-		Session: rdmalat.ServeConfig{Device: peerDev, GIDIndex: -1},
+		Session: peer.ServeConfig{Device: peerDev, GIDIndex: -1},
 		CPUs:    []int{cpus[1]},
 		Logf: func(format string, args ...any) {
 			mu.Lock()

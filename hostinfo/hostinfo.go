@@ -1,7 +1,11 @@
 // Package hostinfo reads the parts of a Linux host that move RDMA latency:
-// the CPU frequency governor and idle states of the CPUs a benchmark runs
-// on, where an RDMA device's interrupts may land, and the kernel. Results
-// are short strings meant for benchmark configuration lines.
+// the CPU model, SMT and NUMA placement, frequency governor, boost and idle
+// states of the CPUs a benchmark runs on, the PM QoS limit in force, where
+// an RDMA device's interrupts may land, its driver and rdma-core version,
+// the clocksource, the hypervisor and the kernel. Results are short strings
+// meant for benchmark configuration lines; Collect gathers them all, in a
+// fixed order, with the Warnings about what distorts latency and what to
+// do (checks.go).
 //
 // Every function takes the file system to read as an fs.FS rooted at "/"
 // (Root), so tests feed it a fake /sys and /proc. A missing file is not an
@@ -30,6 +34,15 @@ func readTrim(fsys fs.FS, name string) (string, bool) {
 	return strings.TrimSpace(string(b)), true
 }
 
+func readInt(fsys fs.FS, name string) (int, bool) {
+	s, ok := readTrim(fsys, name)
+	if !ok {
+		return 0, false
+	}
+	n, err := strconv.Atoi(s)
+	return n, err == nil
+}
+
 func cpuDir(cpu int) string { return "sys/devices/system/cpu/cpu" + strconv.Itoa(cpu) }
 
 // Governor returns the cpufreq scaling governor of cpu, like "performance",
@@ -53,40 +66,58 @@ func Governors(fsys fs.FS, cpus []int) string {
 // none. Deep idle states enabled on a polling CPU are the classic cause of
 // long wake-up tails.
 func IdleStates(fsys fs.FS, cpu int) string {
+	states := CPUIdleStates(fsys, cpu)
+	if len(states) == 0 {
+		return "no cpuidle"
+	}
+	names := make([]string, len(states))
+	for i, s := range states {
+		names[i] = s.Name
+		if s.Disabled {
+			names[i] += "-"
+		}
+	}
+	return strings.Join(names, ",")
+}
+
+// IdleState is one cpuidle state of a CPU, as in
+// /sys/devices/system/cpu/cpuN/cpuidle/stateI.
+type IdleState struct {
+	Index       int    // I in stateI
+	Name        string // "POLL", "C1", "C6"
+	ExitLatency int    // microseconds to wake from it (its latency file); -1 unknown
+	Disabled    bool   // its disable file reads 1
+}
+
+// CPUIdleStates returns cpu's idle states sorted by index; nil when the
+// host exposes none.
+func CPUIdleStates(fsys fs.FS, cpu int) []IdleState {
 	dir := cpuDir(cpu) + "/cpuidle"
 	entries, err := fs.ReadDir(fsys, dir)
 	if err != nil {
-		return "no cpuidle"
+		return nil
 	}
-	type state struct {
-		n    int
-		name string
-	}
-	var states []state
+	var states []IdleState
 	for _, e := range entries {
 		num, ok := strings.CutPrefix(e.Name(), "state")
 		n, err := strconv.Atoi(num)
 		if !ok || err != nil {
 			continue
 		}
-		name, _ := readTrim(fsys, path.Join(dir, e.Name(), "name"))
-		if name == "" {
-			name = e.Name()
+		s := IdleState{Index: n, ExitLatency: -1}
+		s.Name, _ = readTrim(fsys, path.Join(dir, e.Name(), "name"))
+		if s.Name == "" {
+			s.Name = e.Name()
 		}
-		if d, _ := readTrim(fsys, path.Join(dir, e.Name(), "disable")); d == "1" {
-			name += "-"
+		if l, ok := readInt(fsys, path.Join(dir, e.Name(), "latency")); ok {
+			s.ExitLatency = l
 		}
-		states = append(states, state{n, name})
+		d, _ := readTrim(fsys, path.Join(dir, e.Name(), "disable"))
+		s.Disabled = d == "1"
+		states = append(states, s)
 	}
-	if len(states) == 0 {
-		return "no cpuidle"
-	}
-	slices.SortFunc(states, func(a, b state) int { return a.n - b.n })
-	names := make([]string, len(states))
-	for i, s := range states {
-		names[i] = s.name
-	}
-	return strings.Join(names, ",")
+	slices.SortFunc(states, func(a, b IdleState) int { return a.Index - b.Index })
+	return states
 }
 
 // IdleStatesOf returns IdleStates for several CPUs joined with "/",
@@ -100,21 +131,15 @@ func IdleStatesOf(fsys fs.FS, cpus []int) string {
 // /proc/irq/N/smp_affinity_list, or "no irqs" for a device with no MSI
 // interrupts of its own (soft-RoCE rides on its netdev).
 func IRQAffinity(fsys fs.FS, dev string) string {
-	entries, err := fs.ReadDir(fsys, "sys/class/infiniband/"+dev+"/device/msi_irqs")
-	if err != nil || len(entries) == 0 {
+	irqs := DeviceIRQs(fsys, dev)
+	if len(irqs) == 0 {
 		return "no irqs"
 	}
-	cpus := map[int]bool{}
-	for _, e := range entries {
-		list, ok := readTrim(fsys, "proc/irq/"+e.Name()+"/smp_affinity_list")
-		if !ok {
-			continue
-		}
-		for _, c := range ParseCPUList(list) {
-			cpus[c] = true
-		}
+	var cpus []int
+	for _, irq := range irqs {
+		cpus = append(cpus, irq.Affinity...)
 	}
-	return fmt.Sprintf("%d irqs on cpus %s", len(entries), FormatCPUList(mapKeys(cpus)))
+	return fmt.Sprintf("%d irqs on cpus %s", len(irqs), FormatCPUList(cpus))
 }
 
 // Kernel returns the running kernel's release, like uname -r.
@@ -184,14 +209,6 @@ func joinCollapsed(cpus []int, f func(int) string) string {
 		return vals[0]
 	}
 	return strings.Join(vals, "/")
-}
-
-func mapKeys(m map[int]bool) []int {
-	var k []int
-	for c := range m {
-		k = append(k, c)
-	}
-	return k
 }
 
 // Clocksource returns the kernel's current clocksource, like "tsc". With

@@ -142,6 +142,11 @@ type Summary struct {
 	Mean        float64
 	StdDev      float64
 	Percentiles []Quantile
+	// Stalls counts the samples slower than StallFactor times the median:
+	// a phenomenon apart from the median (a preemption, a timer tick, a
+	// page fault), counted so that a run with 3 of them and one with 300
+	// differ even when their p99 agree.
+	Stalls int64
 	// Warnings says what could not be computed and why (too few samples
 	// for a percentile, samples beyond the histogram's range).
 	Warnings []string
@@ -177,10 +182,31 @@ func (r *Recorder) Summary() Summary {
 		}
 		s.Percentiles = append(s.Percentiles, q)
 	}
+	s.Stalls = CountStalls(r.hist) + r.overflow
 	if r.overflow > 0 {
 		s.Warnings = append(s.Warnings, fmt.Sprintf("%d samples above %v left out of the percentiles", r.overflow, histHighest))
 	}
 	return s
+}
+
+// StallFactor defines a stall: a sample slower than StallFactor times the
+// run's median.
+const StallFactor = 10
+
+// CountStalls counts the samples of h above StallFactor times its median,
+// at the histogram's resolution (3 significant digits).
+func CountStalls(h *hdrhistogram.Histogram) int64 {
+	if h.TotalCount() == 0 {
+		return 0
+	}
+	limit := StallFactor * h.ValueAtQuantile(50)
+	var n int64
+	for _, bar := range h.Distribution() {
+		if bar.From > limit {
+			n += bar.Count
+		}
+	}
+	return n
 }
 
 // Percentile returns the value of percentile p and whether it is known.

@@ -124,6 +124,24 @@ func TestSummaryOverflow(t *testing.T) {
 	assert.Contains(t, s.Warnings[len(s.Warnings)-1], "1 samples above")
 }
 
+// Stalls: samples above 10 x the median. 100 samples: 94 of 1000 ns (the
+// median), one of 10000 (not above 10 x 1000), three of 10011 and two of
+// 50000: 5 stalls.
+func TestStalls(t *testing.T) {
+	r := NewRecorder(false)
+	for range 94 {
+		r.Record(1000)
+	}
+	r.Record(10000)
+	for range 3 {
+		r.Record(10011) // 10011 and 10000 are distinct at 3 significant digits' resolution (10 ns buckets)
+	}
+	r.Record(50000)
+	r.Record(50000)
+	assert.Equal(t, int64(5), r.Summary().Stalls)
+	assert.Equal(t, int64(0), record(false).Summary().Stalls)
+}
+
 type fakeReporter map[string]float64
 
 func (f fakeReporter) ReportMetric(v float64, unit string) { f[unit] = v }
@@ -137,6 +155,7 @@ func TestReport(t *testing.T) {
 	Report(got, r.Summary())
 	assert.Equal(t, fakeReporter{
 		"ns/op":     50.5,
+		"stalls":    0, // nothing above 10 x the median of 50
 		"min-ns":    1,
 		"p50-ns":    50, // rank floor(50.5) = 50
 		"p90-ns":    90, // rank floor(90.5) = 90

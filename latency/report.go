@@ -16,6 +16,7 @@ package latency
 //	p99.99-ns  99.99th percentile
 //	max-ns     maximum           (t_max is perftest's second largest)
 //	stddev-ns  standard deviation (t_stdev)
+//	stalls     samples slower than 10x the median, counted (no perftest column)
 //
 // A percentile with too few samples behind it is not reported at all (see
 // Summary); benchstat then shows it only for the runs that had it.
@@ -24,6 +25,10 @@ const (
 	UnitMin    = "min-ns"
 	UnitMax    = "max-ns"
 	UnitStdDev = "stddev-ns"
+	// UnitStalls counts the run's stalls: samples slower than StallFactor
+	// times its median (see Summary.Stalls). A count per run, so compare
+	// runs of one length (-benchtime=Nx).
+	UnitStalls = "stalls"
 )
 
 // Unit returns the metric unit of percentile p, "p99.9-ns" for 999000.
@@ -51,4 +56,5 @@ func Report(b MetricReporter, s Summary) {
 	}
 	b.ReportMetric(s.Max, UnitMax)
 	b.ReportMetric(s.StdDev, UnitStdDev)
+	b.ReportMetric(float64(s.Stalls), UnitStalls)
 }

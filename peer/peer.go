@@ -1,6 +1,6 @@
 // Package peer is rdmapeer's server: it accepts clients of the rdmabench
 // out-of-band protocol (package oob) on a listener and answers each one's
-// RDMA round trips (rdmalat.Serve), a bounded number at a time, with a
+// RDMA round trips (Serve), a bounded number at a time, with a
 // bound on the memory they register, logging one line per session.
 //
 // cmd/rdmapeer is this package behind flags; tests run it in-process or in
@@ -18,7 +18,6 @@ import (
 	"time"
 
 	"github.com/rdmabench/rdmabench/internal/oob"
-	"github.com/rdmabench/rdmabench/rdmalat"
 )
 
 // Defaults.
@@ -29,8 +28,8 @@ const (
 	// registers twice its size).
 	DefaultMaxMemory = DefaultMaxSessions * 2 * (8 << 20)
 	// DefaultIdle bounds the wait for a client's next request between
-	// runs (rdmalat.ServeConfig.Idle 0); rdmalat.NoIdleLimit: no bound.
-	DefaultIdle = rdmalat.DefaultIdle
+	// runs (ServeConfig.Idle 0); NoIdleLimit: no bound.
+	DefaultIdle = 10 * time.Minute
 	// DefaultMaxHandshakes bounds the connections that have not finished
 	// the handshake. They hold no session slot, so idle or stray
 	// connections cannot keep clients out; a real client's handshake
@@ -47,12 +46,12 @@ const (
 )
 
 // Config configures a Server. Zero fields take defaults; none of them can
-// be unlimited (Session.Idle can: rdmalat.NoIdleLimit).
+// be unlimited (Session.Idle can: NoIdleLimit).
 type Config struct {
 	// Session is what every session is served with: device, port, GID,
 	// limits, idle bounds. Its CPU, Reserve and Report are set by the
 	// Server (see CPUs).
-	Session rdmalat.ServeConfig
+	Session ServeConfig
 	// CPUs are the CPUs the answering threads are pinned to: concurrent
 	// sessions take them in turn, one per session slot. Empty: not
 	// pinned.
@@ -289,7 +288,7 @@ func (s *Server) serve(c *oob.Conn, slot int) {
 	}
 	cfg.Reserve = s.reserve
 	cfg.Report = s.report
-	_ = rdmalat.Serve(c, cfg) // reported, session by session, through report
+	_ = Serve(c, cfg) // reported, session by session, through report
 }
 
 // refuse answers a client that finds every session slot taken: an Error
@@ -348,7 +347,7 @@ func (s *Server) reserve(n int) (func(), error) {
 }
 
 // report logs one session in one line.
-func (s *Server) report(r rdmalat.SessionReport) {
+func (s *Server) report(r SessionReport) {
 	s.count(func(st *Stats) {
 		st.Sessions++
 		if r.Err != nil {
@@ -360,7 +359,7 @@ func (s *Server) report(r rdmalat.SessionReport) {
 
 // FormatReport returns the log line of a session: client, operation,
 // sizes, runs, round trips, duration and result.
-func FormatReport(r rdmalat.SessionReport) string {
+func FormatReport(r SessionReport) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "session %s", r.Client)
 	if r.Params == (oob.Params{}) {

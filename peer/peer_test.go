@@ -16,7 +16,6 @@ import (
 	"github.com/rdmabench/rdmabench/internal/oob"
 	"github.com/rdmabench/rdmabench/internal/spec"
 	"github.com/rdmabench/rdmabench/peer"
-	"github.com/rdmabench/rdmabench/rdmalat"
 )
 
 // These tests need no RDMA device: everything they check happens before a
@@ -110,7 +109,7 @@ func ask(t *testing.T, c *oob.Conn, p oob.Params) *oob.Error {
 
 func TestPeerRefusesParams(t *testing.T) {
 	_, addr, logs := start(t, peer.Config{
-		Session:   rdmalat.ServeConfig{Limits: oob.Limits{MaxSize: 64 << 10, MaxIdleTimeout: time.Minute}},
+		Session:   peer.ServeConfig{Limits: oob.Limits{MaxSize: 64 << 10, MaxIdleTimeout: time.Minute}},
 		MaxMemory: 1 << 20,
 	})
 	with := func(f func(p *oob.Params)) oob.Params { p := goodParams; f(&p); return p }
@@ -126,10 +125,13 @@ func TestPeerRefusesParams(t *testing.T) {
 		{"zero size", with(func(p *oob.Params) { p.Size = 0 }), oob.CodeParams, oob.ErrInvalidParams, "size 0: must be 1..65536 bytes"},
 		{"idle timeout", with(func(p *oob.Params) { p.IdleTimeout = time.Hour }), oob.CodeParams, oob.ErrInvalidParams,
 			"idle timeout 1h0m0s: must be 0 (peer's default) up to 1m0s"},
-		{"op not served", with(func(p *oob.Params) { p.Op = spec.Read }), oob.CodeParams, oob.ErrInvalidParams,
-			"op read over rc: this rdmapeer measures write over RC only"},
-		{"transport not served", with(func(p *oob.Params) { p.Transport = spec.UC }), oob.CodeParams, oob.ErrInvalidParams,
-			"op write over uc: this rdmapeer measures write over RC only"},
+		{"read over uc", with(func(p *oob.Params) { p.Op, p.Transport = spec.Read, spec.UC }), oob.CodeParams, oob.ErrInvalidParams,
+			"read over uc: UC has no RDMA READ or atomics; use rc"},
+		{"events with write", with(func(p *oob.Params) { p.Flags = oob.FlagEvents }), oob.CodeParams, oob.ErrInvalidParams,
+			"events with write: perftest has no events mode"},
+		{"rdma_cm", with(func(p *oob.Params) { p.Op, p.Flags = spec.Send, oob.FlagCM }), oob.CodeParams, oob.ErrInvalidParams,
+			"rdma_cm: this rdmapeer connects queue pairs over TCP only"},
+		{"every op reaches the device", with(func(p *oob.Params) { p.Op, p.Transport, p.Size = spec.FetchAdd, spec.RC, 8 }), oob.CodeResource, nil, "rdmapeer (nodev0): "},
 		{"device", goodParams, oob.CodeResource, nil, "rdmapeer (nodev0): "},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -235,7 +237,7 @@ func TestPeerProtocolErrors(t *testing.T) {
 // TestPeerShutdown: Shutdown tells connected clients and closes them.
 func TestPeerShutdown(t *testing.T) {
 	logs := &logLines{added: make(chan struct{}, 1)}
-	srv := peer.New(peer.Config{Session: rdmalat.ServeConfig{Device: "nodev0"}, Logf: logs.logf})
+	srv := peer.New(peer.Config{Session: peer.ServeConfig{Device: "nodev0"}, Logf: logs.logf})
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
 	done := make(chan error, 1)
@@ -256,14 +258,14 @@ func TestPeerShutdown(t *testing.T) {
 
 func TestFormatReport(t *testing.T) {
 	for _, tc := range []struct {
-		r    rdmalat.SessionReport
+		r    peer.SessionReport
 		want string
 	}{
-		{rdmalat.SessionReport{Client: "10.0.0.1:4711", Params: goodParams, Device: "rxe1", Sizes: []int{2, 4096}, Runs: 20, RoundTrips: 123456, Duration: 2345678 * time.Microsecond},
+		{peer.SessionReport{Client: "10.0.0.1:4711", Params: goodParams, Device: "rxe1", Sizes: []int{2, 4096}, Runs: 20, RoundTrips: 123456, Duration: 2345678 * time.Microsecond},
 			"session 10.0.0.1:4711 device=rxe1 op=write max-size=4096 sizes=2,4096 runs=20 round-trips=123456 duration=2.346s result=ok"},
-		{rdmalat.SessionReport{Client: "10.0.0.1:4712", Params: goodParams, Device: "rxe1", Duration: time.Millisecond, Err: errors.New("boom")},
+		{peer.SessionReport{Client: "10.0.0.1:4712", Params: goodParams, Device: "rxe1", Duration: time.Millisecond, Err: errors.New("boom")},
 			"session 10.0.0.1:4712 device=rxe1 op=write max-size=4096 sizes=none runs=0 round-trips=0 duration=1ms result=error: boom"},
-		{rdmalat.SessionReport{Client: "10.0.0.1:4713", Duration: 3 * time.Second},
+		{peer.SessionReport{Client: "10.0.0.1:4713", Duration: 3 * time.Second},
 			"session 10.0.0.1:4713 no session duration=3s result=ok"},
 	} {
 		assert.Equal(t, tc.want, peer.FormatReport(tc.r))
@@ -357,15 +359,15 @@ func TestPeerHandshakeLimit(t *testing.T) {
 }
 
 // TestPeerIdle: Session.Idle bounds a client's wait between requests;
-// rdmalat.NoIdleLimit lets it wait.
+// peer.NoIdleLimit lets it wait.
 func TestPeerIdle(t *testing.T) {
-	_, addr, logs := start(t, peer.Config{Session: rdmalat.ServeConfig{Idle: 100 * time.Millisecond}})
+	_, addr, logs := start(t, peer.Config{Session: peer.ServeConfig{Idle: 100 * time.Millisecond}})
 	c := dial(t, addr)
 	line := logs.wait(t, "session "+c.NetConn().LocalAddr().String()+" ")
 	assert.Contains(t, line, "no session duration=")
 	assert.Contains(t, line, "result=error: oob: no request (Params or Run) from peer ")
 
-	srv, addr, logs := start(t, peer.Config{Session: rdmalat.ServeConfig{Idle: rdmalat.NoIdleLimit}})
+	srv, addr, logs := start(t, peer.Config{Session: peer.ServeConfig{Idle: peer.NoIdleLimit}})
 	c = dial(t, addr)
 	time.Sleep(300 * time.Millisecond)
 	assert.Equal(t, 1, srv.Stats().Active, "still waiting for the client")

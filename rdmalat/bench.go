@@ -6,7 +6,6 @@ import (
 	"io"
 	"strings"
 	"sync"
-	"testing"
 
 	"github.com/rdmabench/rdmabench/latency"
 )
@@ -16,13 +15,14 @@ import (
 // iteration, and reports the latency metrics (see Report) after the loop:
 // one-way (RTT/2) for the ping-pong operations, whole for READ and
 // atomics, as perftest reports them (spec.Op.Halved). With raw non-nil
-// every sample is also written to it, in order. It allocates nothing per
+// every sample is also written to it, in order. It returns the run's
+// Recorder, for the caller's artifacts. It allocates nothing per
 // iteration. Call it inside a sub-benchmark, with the
 // pair built once in the parent:
 //
-//	pair, _ := testenv.MustPair(b, 4096)
+//	pair, _ := testenv.MustPair(b, rdmalat.OpWrite, 4096)
 //	b.Run("size=64", func(b *testing.B) { rdmalat.Measure(b, pair, 64, 1000, nil) })
-func Measure(b *testing.B, p *Pair, size, warmup int, raw io.Writer) {
+func Measure(b B, p *Pair, size, warmup int, raw io.Writer) *latency.Recorder {
 	b.Helper()
 	if err := CheckCPUFlag(); err != nil {
 		b.Fatal(err)
@@ -57,6 +57,20 @@ func Measure(b *testing.B, p *Pair, size, warmup int, raw io.Writer) {
 	s := rec.Summary()
 	latency.Report(b, s)
 	logWarnings(b, s.Warnings)
+	return rec
+}
+
+// B is the part of *testing.B that Measure uses. It is an interface so
+// that this package does not import testing: rdmapeer links rdmalat, and
+// a server has no business carrying the test framework.
+type B interface {
+	Helper()
+	Fatal(args ...any)
+	Loop() bool
+	ReportAllocs()
+	ReportMetric(n float64, unit string)
+	Name() string
+	Logf(format string, args ...any)
 }
 
 // warned holds the benchmarks whose summary warnings were logged: a

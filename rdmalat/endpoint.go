@@ -17,8 +17,21 @@ type Op = spec.Op
 // Transport is the queue pair type: spec's one definition.
 type Transport = spec.Transport
 
-// OpWrite is spec.Write, for callers written before the other operations.
-const OpWrite = spec.Write
+// The operations and transports, for other modules (internal/spec is not
+// importable outside this one).
+const (
+	OpWrite       = spec.Write
+	OpWriteImm    = spec.WriteImm
+	OpRead        = spec.Read
+	OpSend        = spec.Send
+	OpSendImm     = spec.SendImm
+	OpFetchAdd    = spec.FetchAdd
+	OpCompareSwap = spec.CompareSwap
+
+	RC = spec.RC
+	UC = spec.UC
+	UD = spec.UD
+)
 
 // EndpointConfig says how to build an Endpoint. Zero fields take defaults.
 type EndpointConfig struct {
@@ -31,8 +44,35 @@ type EndpointConfig struct {
 	// instead of busy-polling; every operation but write.
 	Events  bool
 	MaxSize int // largest message; the buffer holds two of them
-	Inline  int // largest inline message; -1: the device's limit; 0: never inline (read and atomics never are)
-	MTU     int // bytes; 0: the port's active MTU
+	// Inline is the largest message sent inline: InlineDevice (-1) for
+	// the device's limit, InlinePerftest (-2) for perftest's default for
+	// the operation capped at the device's limit, 0 for never (READ and
+	// atomics never are).
+	Inline int
+	MTU    int // bytes; 0: the port's active MTU
+}
+
+// Inline settings of EndpointConfig.Inline besides a size in bytes.
+const (
+	InlineDevice   = -1 // the device's limit
+	InlinePerftest = -2 // perftest's default for the operation, at most the device's limit
+)
+
+// PerftestInline is perftest's default inline size for an operation over
+// a transport, on devices it recognises (its latency tests on a device it
+// does not, such as rxe, disable inline): 220 bytes for WRITE, 236 for
+// SEND over RC and UC, 188 over UD, none for READ and atomics.
+func PerftestInline(op spec.Op, t spec.Transport) int {
+	switch {
+	case !op.Inline():
+		return 0
+	case op == spec.Send || op == spec.SendImm:
+		if t == spec.UD {
+			return 188
+		}
+		return 236
+	}
+	return 220
 }
 
 // Endpoint is one side of a latency measurement: an open device, a
@@ -190,7 +230,10 @@ func NewEndpoint(cfg EndpointConfig) (_ *Endpoint, err error) {
 		return nil, err
 	}
 	e.inline = cfg.Inline
-	if e.inline < 0 {
+	switch {
+	case e.inline == InlinePerftest:
+		e.inline = min(PerftestInline(cfg.Op, cfg.Transport), e.devAttr.MaxInlineData)
+	case e.inline < 0:
 		e.inline = e.devAttr.MaxInlineData
 	}
 	if !cfg.Op.Inline() {

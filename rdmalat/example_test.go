@@ -18,7 +18,7 @@ import (
 // soft-RoCE VM with go test -exec rxevm.
 func Example_benchmark() {
 	benchmarkMyLibrary := func(b *testing.B) {
-		pair, cfg := testenv.MustPair(b, 4096) // skips or fails as the environment says
+		pair, cfg := testenv.MustPair(b, rdmalat.OpWrite, 4096) // skips or fails as the environment says
 		testenv.PrintConfig(os.Stdout, pair, cfg)
 
 		b.Run("path=raw/size=64", func(b *testing.B) {

@@ -69,7 +69,7 @@ func NewLoopback(cfg LoopbackConfig) (_ *Pair, err error) {
 	}
 	p.Remote = remote.Info()
 	p.PeerDevice = remote.Device()
-	p.Responder = &localResponder{ep: remote, initiator: p.Local.Info(), cpu: p.CPUs[1], timeout: cfg.Timeout}
+	p.Responder = NewLocalResponder(remote, p.Local.Info(), ResponderConfig{CPU: p.CPUs[1], Timeout: cfg.Timeout})
 	return p, nil
 }
 
@@ -89,83 +89,4 @@ func (p *Pair) Close() error {
 	}
 	p.closers = nil
 	return errors.Join(errs...)
-}
-
-// localResponder answers from a goroutine of this process: the loopback
-// pair's responder, and rdmapeer's (see Serve).
-type localResponder struct {
-	ep        *Endpoint
-	initiator PeerInfo
-	cpu       int
-	timeout   time.Duration
-	max       uint64 // round trips one run may answer; 0: no limit
-	loop      *cLoop
-	done      chan pongResult
-}
-
-// errRoundTripLimit ends a responder's loop that answered its max.
-var errRoundTripLimit = errors.New("rdmalat: the run reached the responder's limit of round trips")
-
-type pongResult struct {
-	n   uint64
-	err error
-}
-
-func (r *localResponder) Start(size int, abort func(error)) error {
-	if r.ep.cfg.Op.OneSided() {
-		return nil // READ and atomics: this side's CPU does nothing
-	}
-	loop, err := newCLoop(r.ep, r.initiator, size, r.timeout)
-	if err != nil {
-		return err
-	}
-	r.loop, r.done = loop, make(chan pongResult, 1)
-	ready := make(chan error, 1)
-	go func() {
-		unpin, err := pinThread(r.cpu)
-		ready <- err
-		if err != nil {
-			return
-		}
-		defer unpin()
-		n, err := loop.pong(r.max)
-		if err == nil && r.max > 0 && n == r.max {
-			err = fmt.Errorf("%w (%d)", errRoundTripLimit, r.max)
-		}
-		if err != nil {
-			abort(fmt.Errorf("rdmalat: responder: %w", err))
-		}
-		r.done <- pongResult{n, err}
-	}()
-	if err := <-ready; err != nil {
-		loop.free()
-		r.loop = nil
-		return err
-	}
-	return nil
-}
-
-// Stop ends the loop once an answer in flight has completed (the
-// initiator sees an answer land before this side polls its completion),
-// and returns the round trips answered.
-func (r *localResponder) Stop() (uint64, error) {
-	if r.loop == nil {
-		return 0, nil
-	}
-	r.loop.finish()
-	var res pongResult
-	select {
-	case res = <-r.done:
-	case <-time.After(r.timeout + time.Second):
-		// The C loop checks its stop flag every 1024 spins; not seeing it
-		// return means it is stuck in a way that freeing it would turn
-		// into a crash, so it is left allocated.
-		return 0, fmt.Errorf("rdmalat: responder did not stop within %v", r.timeout+time.Second)
-	}
-	r.loop.free()
-	r.loop = nil
-	if res.err != nil {
-		return res.n, fmt.Errorf("rdmalat: responder: %w", res.err)
-	}
-	return res.n, nil
 }

@@ -50,14 +50,21 @@ func DialPeer(ctx context.Context, addr string, cfg RemoteConfig) (*Pair, error)
 		cfg.Timeout = 5 * time.Second
 	}
 	if cfg.Endpoint.Op == 0 {
-		cfg.Endpoint.Op = OpWrite
+		cfg.Endpoint.Op = spec.Write
+	}
+	if cfg.Endpoint.Transport == 0 {
+		cfg.Endpoint.Transport = spec.RC
 	}
 	ecfg := cfg.Endpoint
 	if ecfg.MaxSize < 1 || ecfg.MaxSize > 1<<31-1 {
 		return nil, fmt.Errorf("rdmalat: message size %d: want 1 byte to 2 GiB", ecfg.MaxSize)
 	}
-	if ecfg.Op != OpWrite {
-		return nil, fmt.Errorf("rdmalat: two-node mode measures %v only, not %v", OpWrite, ecfg.Op)
+	// What the peer would refuse is refused here, before any connection.
+	if err := ecfg.Transport.Carries(ecfg.Op); err != nil {
+		return nil, fmt.Errorf("rdmalat: %w", err)
+	}
+	if ecfg.Events && !ecfg.Op.Events() {
+		return nil, fmt.Errorf("rdmalat: events with %v: perftest has no events mode for plain RDMA WRITE (its receiver polls memory); unset RDMABENCH_EVENTS", ecfg.Op)
 	}
 	start := time.Now()
 	deadline := start.Add(cfg.Timeout)
@@ -108,13 +115,10 @@ func dialPeerOnce(ctx context.Context, addr string, cfg RemoteConfig) (_ *Pair, 
 			err = sessionErr(addr, err)
 		}
 	}()
-	inline := ecfg.Inline
-	if inline < -1 {
-		inline = -1
-	}
+	inline := max(ecfg.Inline, InlinePerftest)
 	if err = conn.SendParams(oob.Params{
-		Op: spec.Write, Transport: spec.RC, Size: uint32(ecfg.MaxSize), MTU: uint32(max(ecfg.MTU, 0)),
-		Inline: int32(min(inline, 1<<31-1)), GIDIndex: -1, IdleTimeout: cfg.Timeout,
+		Op: ecfg.Op, Transport: ecfg.Transport, Size: uint32(ecfg.MaxSize), MTU: uint32(max(ecfg.MTU, 0)),
+		Inline: int32(min(inline, 1<<31-1)), GIDIndex: -1, IdleTimeout: cfg.Timeout, Flags: wireFlags(ecfg),
 	}); err != nil {
 		resp.close()
 		return nil, err
@@ -139,12 +143,12 @@ func dialPeerOnce(ctx context.Context, addr string, cfg RemoteConfig) (_ *Pair, 
 		_ = conn.SendErr(err) // best effort: we close anyway
 		return nil, err
 	}
-	p.Remote = peerInfo(pe)
+	p.Remote = PeerInfoFromWire(pe)
 	if err = local.Connect(p.Remote); err != nil {
 		_ = conn.SendError(oob.CodeResource, "the client could not connect to this peer's queue pair: "+err.Error()) // best effort
 		return nil, err
 	}
-	if err = conn.SendEndpoint(local.oobEndpoint()); err != nil {
+	if err = conn.SendEndpoint(local.Wire()); err != nil {
 		return nil, err
 	}
 	if err = conn.RecvBarrier(0); err != nil {
@@ -157,13 +161,22 @@ func dialPeerOnce(ctx context.Context, addr string, cfg RemoteConfig) (_ *Pair, 
 	return p, nil
 }
 
-// peerInfo is what an endpoint needs of the other side's oob.Endpoint.
-func peerInfo(e oob.Endpoint) PeerInfo {
+// wireFlags are the session flags of an endpoint configuration.
+func wireFlags(c EndpointConfig) oob.Flags {
+	var f oob.Flags
+	if c.Events {
+		f |= oob.FlagEvents
+	}
+	return f
+}
+
+// PeerInfoFromWire is what an endpoint needs of the other side's oob.Endpoint.
+func PeerInfoFromWire(e oob.Endpoint) PeerInfo {
 	return PeerInfo{LID: e.LID, QPN: e.QPN, PSN: e.PSN, GID: e.GID, MTU: int(e.MTU), RKey: e.RKey, Addr: e.Addr, Size: int(e.Size)}
 }
 
-// oobEndpoint describes e for the other side.
-func (e *Endpoint) oobEndpoint() oob.Endpoint {
+// Wire describes e for the other side of a two-node session.
+func (e *Endpoint) Wire() oob.Endpoint {
 	info, dev := e.Info(), e.Device()
 	return oob.Endpoint{
 		Device: dev.Name, Firmware: dev.Firmware, LinkLayer: dev.LinkLayer, Port: uint8(dev.Port),

@@ -88,7 +88,7 @@ func TestDialPeerCancel(t *testing.T) {
 // session's size, says so through DialPeer's error.
 func TestDialPeerRefused(t *testing.T) {
 	srv := peer.New(peer.Config{
-		Session:     rdmalat.ServeConfig{Device: "nodev0", Limits: oob.Limits{MaxSize: 1024}},
+		Session:     peer.ServeConfig{Device: "nodev0", Limits: oob.Limits{MaxSize: 1024}},
 		MaxSessions: 1, Logf: t.Logf,
 	})
 	ln, err := net.Listen("tcp", "127.0.0.1:0")

@@ -29,8 +29,11 @@
 //	RDMABENCH_SIZES        message sizes in bytes, comma-separated, or "all"
 //	                       for every power of two from 2 to 8 MiB (perftest
 //	                       -a). Default: 2,64,4096,65536.
-//	RDMABENCH_INLINE       largest message sent inline; 0 disables inline.
-//	                       Default: the device's limit.
+//	RDMABENCH_INLINE       largest message sent inline; 0 disables inline;
+//	                       "device" takes the device's limit. Default:
+//	                       perftest's for the operation (220 write, 236
+//	                       send, 188 send over UD, none for READ and
+//	                       atomics), at most the device's limit.
 //	RDMABENCH_MTU          path MTU in bytes (256..4096). Default: the port's
 //	                       active MTU.
 //	RDMABENCH_TIMEOUT      how long any wait on the peer or on a completion
@@ -38,6 +41,17 @@
 //	                       Default: 5s.
 //	RDMABENCH_SAMPLES_DIR  write every raw sample, in order, to a file per
 //	                       benchmark in this directory (perftest -U).
+//	RDMABENCH_TRANSPORT    queue pair type: rc, uc or ud. Default: rc. A
+//	                       benchmark whose operation the transport cannot
+//	                       carry (READ over UC, WRITE over UD) is skipped
+//	                       with the reason.
+//	RDMABENCH_EVENTS       1: wait for completions on completion channels
+//	                       (perftest -e) instead of busy-polling; every
+//	                       operation but plain RDMA WRITE, which is skipped.
+//	RDMABENCH_PMQOS        1: hold /dev/cpu_dma_latency at 0 while a benchmark's
+//	                       pair is open (PM QoS: no deep idle states on any
+//	                       CPU, the modern "nohalt"; needs root); a limit
+//	                       such as 20us holds that. Recorded as pm-qos.
 //	RDMABENCH_VM           set to 1 by cmd/rxevm inside the soft-RoCE VM.
 //
 // A set variable is a promise: if it names something that cannot be used,
@@ -53,6 +67,8 @@ import (
 	"time"
 
 	"github.com/rdmabench/rdmabench/internal/oob"
+	"github.com/rdmabench/rdmabench/internal/spec"
+	"github.com/rdmabench/rdmabench/rdmalat"
 )
 
 // Names of the environment variables.
@@ -70,6 +86,8 @@ const (
 	EnvMTU        = "RDMABENCH_MTU"
 	EnvTimeout    = "RDMABENCH_TIMEOUT"
 	EnvSamplesDir = "RDMABENCH_SAMPLES_DIR"
+	EnvTransport  = "RDMABENCH_TRANSPORT"
+	EnvEvents     = "RDMABENCH_EVENTS"
 	EnvVM         = "RDMABENCH_VM"
 )
 
@@ -105,7 +123,10 @@ type Config struct {
 	NoPin      bool  // RDMABENCH_CPUS=none
 	Warmup     int
 	Sizes      []int
-	Inline     int // -1: device's limit
+	Inline     int // rdmalat.InlinePerftest (default), rdmalat.InlineDevice, 0 (never) or bytes
+	Transport  spec.Transport
+	Events     bool
+	SizesAll   bool // RDMABENCH_SIZES=all: sizes an operation cannot take are left out
 	MTU        int // 0: port's active MTU
 	Timeout    time.Duration
 	SamplesDir string
@@ -124,7 +145,8 @@ func LoadFrom(getenv func(string) string) (Config, error) {
 		GIDIndex:   -1,
 		Warmup:     DefaultWarmup,
 		Sizes:      DefaultSizes,
-		Inline:     -1,
+		Inline:     rdmalat.InlinePerftest,
+		Transport:  spec.RC,
 		Timeout:    DefaultTimeout,
 		SamplesDir: getenv(EnvSamplesDir),
 		InVM:       getenv(EnvVM) == "1",
@@ -142,9 +164,22 @@ func LoadFrom(getenv func(string) string) (Config, error) {
 	if c.Warmup, err = parseInt(getenv, EnvWarmup, DefaultWarmup, 0, 1e9, "a count of round trips such as 1000"); err != nil {
 		return c, err
 	}
-	if c.Inline, err = parseInt(getenv, EnvInline, -1, 0, 1<<16, "a size in bytes such as 220, or 0 to disable inline"); err != nil {
+	if strings.TrimSpace(getenv(EnvInline)) == "device" {
+		c.Inline = rdmalat.InlineDevice
+	} else if c.Inline, err = parseInt(getenv, EnvInline, rdmalat.InlinePerftest, 0, 1<<16, "a size in bytes such as 220, 0 to disable inline, or device for the device's limit"); err != nil {
 		return c, err
 	}
+	if v := strings.TrimSpace(getenv(EnvTransport)); v != "" {
+		t, perr := spec.ParseTransport(v)
+		if perr != nil {
+			return c, fmt.Errorf("%s=%q: %v (example: %s=ud)", EnvTransport, v, perr, EnvTransport)
+		}
+		c.Transport = t
+	}
+	if c.Events, err = parseBool(getenv, EnvEvents); err != nil {
+		return c, err
+	}
+	c.SizesAll = strings.TrimSpace(getenv(EnvSizes)) == "all"
 	if c.MTU, err = parseMTU(getenv(EnvMTU)); err != nil {
 		return c, err
 	}

@@ -9,6 +9,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/rdmabench/rdmabench/internal/oob"
+	"github.com/rdmabench/rdmabench/internal/spec"
+	"github.com/rdmabench/rdmabench/rdmalat"
 )
 
 func env(kv ...string) func(string) string {
@@ -23,7 +25,7 @@ func TestLoadDefaults(t *testing.T) {
 	c, err := LoadFrom(env())
 	require.NoError(t, err)
 	assert.Equal(t, Config{
-		GIDIndex: -1, Warmup: 1000, Sizes: DefaultSizes, Inline: -1, Timeout: 5 * time.Second,
+		GIDIndex: -1, Warmup: 1000, Sizes: DefaultSizes, Inline: rdmalat.InlinePerftest, Transport: spec.RC, Timeout: 5 * time.Second,
 	}, c)
 }
 
@@ -32,14 +34,41 @@ func TestLoadAll(t *testing.T) {
 		EnvDevice, "mlx5_1", EnvPort, "2", EnvGIDIndex, "3", EnvPeerDevice, "mlx5_0",
 		EnvPeer, "nodeB:9999", EnvRequire, "1", EnvCPUs, "4,6", EnvWarmup, "0",
 		EnvSizes, "2, 4K,1M", EnvInline, "0", EnvMTU, "4096", EnvTimeout, "250ms",
-		EnvSamplesDir, "/tmp/s", EnvVM, "1",
+		EnvSamplesDir, "/tmp/s", EnvVM, "1", EnvTransport, "UD", EnvEvents, "1",
 	))
 	require.NoError(t, err)
 	assert.Equal(t, Config{
 		Device: "mlx5_1", Port: 2, GIDIndex: 3, PeerDevice: "mlx5_0", Peer: "nodeB:9999",
 		Require: true, CPUs: []int{4, 6}, Warmup: 0, Sizes: []int{2, 4096, 1 << 20},
 		Inline: 0, MTU: 4096, Timeout: 250 * time.Millisecond, SamplesDir: "/tmp/s", InVM: true,
+		Transport: spec.UD, Events: true,
 	}, c)
+	c, err = LoadFrom(env(EnvInline, "device", EnvSizes, "all"))
+	require.NoError(t, err)
+	assert.Equal(t, rdmalat.InlineDevice, c.Inline)
+	assert.True(t, c.SizesAll)
+}
+
+func TestSizesFor(t *testing.T) {
+	c := Config{Sizes: []int{2, 1024, 4096}, Transport: spec.UD}
+	_, _, err := c.SizesFor(spec.Send, 1024)
+	assert.ErrorContains(t, err, "RDMABENCH_SIZES: size 4096: a UD message must fit in one MTU (1024 bytes)")
+	c.SizesAll = true
+	sizes, notes, err := c.SizesFor(spec.Send, 1024)
+	require.NoError(t, err)
+	assert.Equal(t, []int{2, 1024}, sizes, "all: sizes above the MTU are left out, as perftest -a caps them")
+	assert.Len(t, notes, 1)
+	c = Config{Sizes: DefaultSizes, Transport: spec.RC}
+	sizes, notes, err = c.SizesFor(spec.FetchAdd, 0)
+	require.NoError(t, err)
+	assert.Equal(t, []int{8}, sizes)
+	assert.Empty(t, notes)
+	c.Sizes = []int{64}
+	sizes, notes, _ = c.SizesFor(spec.CompareSwap, 0)
+	assert.Equal(t, []int{8}, sizes)
+	assert.Equal(t, []string{"RDMABENCH_SIZES: compare_swap runs at 8 bytes only"}, notes)
+	sizes, _, _ = c.SizesFor(spec.Write, 0)
+	assert.Equal(t, []int{64}, sizes)
 }
 
 func TestLoadErrors(t *testing.T) {
@@ -57,6 +86,9 @@ func TestLoadErrors(t *testing.T) {
 		{EnvSizes, "16M", "is not a size from 1 byte to 8M"},
 		{EnvMTU, "1500", "use 256, 512, 1024, 2048 or 4096"},
 		{EnvTimeout, "5", "is not a positive Go duration (example: RDMABENCH_TIMEOUT=10s)"},
+		{EnvTransport, "xrc", `RDMABENCH_TRANSPORT="xrc": unknown transport "xrc": want rc, uc or ud (example: RDMABENCH_TRANSPORT=ud)`},
+		{EnvEvents, "on", `RDMABENCH_EVENTS="on": use 1 or 0`},
+		{EnvInline, "-1", "or device for the device's limit"},
 		{EnvPeer, "nodeB:", `RDMABENCH_PEER="nodeB:" has no port; want host:port, e.g. RDMABENCH_PEER=nodeB:18515`},
 		{EnvPeer, ":18515", `RDMABENCH_PEER=":18515" has no host; want host:port, e.g. RDMABENCH_PEER=nodeB:18515`},
 		{EnvPeer, "a b", `RDMABENCH_PEER="a b" is not an address; want host:port, e.g. RDMABENCH_PEER=nodeB:18515`},
@@ -116,7 +148,7 @@ func TestNewPairPeerErrors(t *testing.T) {
 		c, err := LoadFrom(env(EnvPeer, tc.peer, EnvDevice, "nodev0", EnvCPUs, "none", EnvTimeout, "300ms"))
 		require.NoError(t, err)
 		start := time.Now()
-		p, err := NewPair(c, 4096)
+		p, err := NewPair(c, spec.Write, 4096)
 		assert.Nil(t, p)
 		if assert.Error(t, err) {
 			assert.Contains(t, err.Error(), tc.want)

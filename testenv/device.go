@@ -7,7 +7,6 @@ import (
 	"slices"
 	"strings"
 	"sync"
-	"testing"
 
 	"github.com/rdmabench/rdmabench/verbs"
 )
@@ -114,7 +113,7 @@ func SecondDevice(c Config, first string) (string, error) {
 
 // MustLoad returns the configuration, failing tb when a variable is
 // malformed.
-func MustLoad(tb testing.TB) Config {
+func MustLoad(tb TB) Config {
 	tb.Helper()
 	c, err := Load()
 	if err != nil {
@@ -128,7 +127,7 @@ func MustLoad(tb testing.TB) Config {
 // device can be used it skips tb, saying why, unless the environment
 // promised one (RDMABENCH_REQUIRE=1, RDMABENCH_DEVICE or RDMABENCH_PEER
 // set): then it fails.
-func MustHaveRDMA(tb testing.TB) Config {
+func MustHaveRDMA(tb TB) Config {
 	tb.Helper()
 	c := MustLoad(tb)
 	if err := c.Check(); err != nil {
@@ -150,7 +149,7 @@ func MustHaveRDMA(tb testing.TB) Config {
 // MustHaveSecondDevice returns a second device for cross-device tests, with
 // the same skip-or-fail rule as MustHaveRDMA. Inside the soft-RoCE VM
 // (RDMABENCH_VM=1) a second device (rxe1) is promised.
-func MustHaveSecondDevice(tb testing.TB, c Config) string {
+func MustHaveSecondDevice(tb TB, c Config) string {
 	tb.Helper()
 	dev, err := SecondDevice(c, c.Device)
 	if err != nil {
@@ -159,7 +158,7 @@ func MustHaveSecondDevice(tb testing.TB, c Config) string {
 	return dev
 }
 
-func unavailable(tb testing.TB, c Config, err error) {
+func unavailable(tb TB, c Config, err error) {
 	tb.Helper()
 	if c.Require || c.Device != "" || c.Peer != "" {
 		tb.Fatalf("RDMA device required (%s=1, %s or %s set) but unusable: %v", EnvRequire, EnvDevice, EnvPeer, err)

@@ -4,25 +4,28 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"io/fs"
+	"os"
 	"slices"
 	"strconv"
 	"strings"
-	"testing"
+	"sync"
 	"time"
 
 	"github.com/rdmabench/rdmabench/hostinfo"
+	"github.com/rdmabench/rdmabench/hostinfo/pmqos"
+	"github.com/rdmabench/rdmabench/internal/spec"
 	"github.com/rdmabench/rdmabench/rdmalat"
 )
 
 // NewPair builds the pair the configuration asks for: a loopback pair in
 // this process, or, with RDMABENCH_PEER set, a session with that rdmapeer
 // (rdmalat.DialPeer; the dial and each step of the exchange are bounded by
-// RDMABENCH_TIMEOUT). maxSize is the largest message the pair's buffers
-// must hold.
-func NewPair(c Config, maxSize int) (*rdmalat.Pair, error) {
+// RDMABENCH_TIMEOUT). The pair measures op over c.Transport, with events
+// when c.Events; maxSize is the largest message its buffers must hold.
+func NewPair(c Config, op spec.Op, maxSize int) (*rdmalat.Pair, error) {
 	ecfg := rdmalat.EndpointConfig{
-		Device: c.Device, Port: c.Port, GIDIndex: c.GIDIndex, Op: rdmalat.OpWrite,
+		Device: c.Device, Port: c.Port, GIDIndex: c.GIDIndex,
+		Op: op, Transport: c.Transport, Events: c.Events,
 		MaxSize: maxSize, Inline: c.Inline, MTU: c.MTU,
 	}
 	if err := c.Check(); err != nil {
@@ -70,14 +73,31 @@ func (c Config) cpus() ([2]int, error) {
 	return def, nil
 }
 
-// MustPair returns the pair for tb with the skip-or-fail rules of
-// MustHaveRDMA, closed when tb's cleanups run. In a benchmark, call it in
-// the parent before b.Run so that every size and -count repetition shares
-// one connection.
-func MustPair(tb testing.TB, maxSize int) (*rdmalat.Pair, Config) {
+// MustPair returns the pair that measures op, with the skip-or-fail rules
+// of MustHaveRDMA, closed when tb's cleanups run. In a benchmark, call it
+// in the parent before b.Run so that every size and -count repetition
+// shares one connection. An op that RDMABENCH_TRANSPORT cannot carry, or
+// RDMABENCH_EVENTS with plain WRITE, skips tb with the reason: the
+// variables choose a variant for the whole run, and each benchmark runs
+// where the variant applies.
+func MustPair(tb TB, op spec.Op, maxSize int) (*rdmalat.Pair, Config) {
 	tb.Helper()
 	c := MustHaveRDMA(tb)
-	p, err := NewPair(c, maxSize)
+	if err := c.Transport.Carries(op); err != nil {
+		tb.Skipf("%s=%v: %v", EnvTransport, c.Transport, err)
+	}
+	if c.Events && !op.Events() {
+		tb.Skipf("%s=1: %v has no events mode in perftest (its receiver polls memory)", EnvEvents, op)
+	}
+	// RDMABENCH_PMQOS: held from before the pair exists until after it is
+	// closed (cleanups run last-in first-out), so the config lines record
+	// it and every run of the pair measures under it.
+	q, err := pmqos.FromEnv(os.Getenv)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { q.Close() })
+	p, err := NewPair(c, op, maxSize)
 	if err != nil {
 		tb.Fatalf("setting up the RDMA pair: %v", err)
 	}
@@ -115,30 +135,68 @@ func ConfigLines(p *rdmalat.Pair, c Config) []string {
 		{"rdma-mtu", strconv.Itoa(d.MTU)},
 		{"rdma-gid-index", strconv.Itoa(d.GIDIndex)},
 		{"rdma-gid-type", d.GIDType},
-		{"rdma-transport", "rc"},
+		{"rdma-transport", p.Local.Transport().String()},
+		{"rdma-completion", completion(p.Local.Events())},
 		{"rdma-inline-max", strconv.Itoa(d.Inline)},
 		{"rdma-peer-device", p.PeerDevice.Name},
 		{"rdma-peer-fw", p.PeerDevice.Firmware},
 		{"rdmabench-cpus", cpuDesc},
 		{"rdmabench-warmup", strconv.Itoa(c.Warmup)},
-		{"cpu-governor", ifPinned(cpus, hostinfo.Governors)},
-		{"cpu-idle", ifPinned(cpus, hostinfo.IdleStatesOf)},
-		{"irq-affinity", hostinfo.IRQAffinity(hostinfo.Root, d.Name)},
-		{"clocksource", hostinfo.Clocksource(hostinfo.Root)},
-		{"kernel", hostinfo.Kernel(hostinfo.Root)},
 	}
-	out := make([]string, 0, len(lines))
+	out := make([]string, 0, len(lines)+32)
 	for _, kv := range lines {
 		out = append(out, FormatConfig(kv[0], kv[1]))
+	}
+	for _, l := range hostReport(p).Lines {
+		out = append(out, FormatConfig(l.Key, l.Value))
 	}
 	return out
 }
 
-func ifPinned(cpus []int, f func(fs.FS, []int) string) string {
-	if len(cpus) == 0 {
-		return "unpinned"
+// hostReport is what hostinfo finds on this host about the pair's device
+// and the CPUs it measures on: both threads' in loopback mode, the
+// initiator's in two-node mode.
+func hostReport(p *rdmalat.Pair) hostinfo.Report {
+	cpus := p.CPUs[:]
+	if p.Mode != "loopback" {
+		cpus = cpus[:1]
 	}
-	return f(hostinfo.Root, cpus)
+	return hostinfo.Collect(hostinfo.Options{Device: p.Local.Device().Name, CPUs: cpus})
+}
+
+func completion(events bool) string {
+	if events {
+		return "events"
+	}
+	return "poll"
+}
+
+// SizesFor returns the sizes of c.Sizes that op can be measured at over
+// c.Transport with the path MTU mtu, and a note for each one left out:
+// atomics move 8 bytes whatever RDMABENCH_SIZES says (perftest's
+// ib_atomic_lat refuses other sizes); over UD, sizes above the MTU are
+// left out of RDMABENCH_SIZES=all (perftest -a caps them the same way) but
+// an explicit one is an error, as for perftest -s.
+func (c Config) SizesFor(op spec.Op, mtu int) ([]int, []string, error) {
+	if op.Atomic() {
+		if !slices.Equal(c.Sizes, []int{spec.AtomicSize}) && !slices.Equal(c.Sizes, DefaultSizes) && !c.SizesAll {
+			return []int{spec.AtomicSize}, []string{fmt.Sprintf("%s: %v runs at %d bytes only", EnvSizes, op, spec.AtomicSize)}, nil
+		}
+		return []int{spec.AtomicSize}, nil, nil
+	}
+	var sizes []int
+	var notes []string
+	for _, size := range c.Sizes {
+		if err := spec.CheckSize(op, c.Transport, size, mtu); err != nil {
+			if c.SizesAll {
+				notes = append(notes, err.Error())
+				continue
+			}
+			return nil, nil, fmt.Errorf("%s: %w", EnvSizes, err)
+		}
+		sizes = append(sizes, size)
+	}
+	return sizes, notes, nil
 }
 
 // FormatConfig returns one configuration line. Keys are lower case without
@@ -152,10 +210,24 @@ func FormatConfig(key, value string) string {
 	return key + ": " + value
 }
 
-// PrintConfig writes ConfigLines to w, one per line. Call it from TestMain
-// or a parent benchmark before b.Run: anything a leaf benchmark prints
-// lands on its result line.
+// PrintConfig writes ConfigLines to w, one per line, and the first time in
+// this process also hostinfo's warnings about this host (deep idle states,
+// the governor, interrupts or NUMA placement of the measuring CPUs, SMT
+// siblings, the clocksource, a hypervisor), each with what to do. benchstat
+// labels results with the lines and skips the warnings, which start with
+// "#". Call it from TestMain or a parent benchmark before b.Run: anything a
+// leaf benchmark prints lands on its result line.
 func PrintConfig(w io.Writer, p *rdmalat.Pair, c Config) error {
-	_, err := io.WriteString(w, strings.Join(ConfigLines(p, c), "\n")+"\n")
+	text := strings.Join(ConfigLines(p, c), "\n") + "\n"
+	warnOnce.Do(func() {
+		for _, warn := range hostReport(p).Warnings {
+			text += warn.Format()
+		}
+	})
+	_, err := io.WriteString(w, text)
 	return err
 }
+
+// warnOnce: the warnings are about the host, the same for every benchmark
+// and -count repetition of the process.
+var warnOnce sync.Once

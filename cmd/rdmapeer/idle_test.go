@@ -9,13 +9,13 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/rdmabench/rdmabench/rdmalat"
+	"github.com/rdmabench/rdmabench/peer"
 )
 
 // TestIdleFlag: -idle 0 means no limit, as its help says; the config's
 // zero would mean the default.
 func TestIdleFlag(t *testing.T) {
-	assert.Equal(t, rdmalat.NoIdleLimit, idleLimit(0))
+	assert.Equal(t, peer.NoIdleLimit, idleLimit(0))
 	assert.Equal(t, 10*time.Minute, idleLimit(10*time.Minute))
 }
 

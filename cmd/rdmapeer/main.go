@@ -229,7 +229,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		cpuDesc, o.maxSessions, o.maxSize, o.maxMemory)
 
 	srv := peer.New(peer.Config{
-		Session: rdmalat.ServeConfig{
+		Session: peer.ServeConfig{
 			Device: o.device, Port: o.port, GIDIndex: o.gidIndex,
 			Limits: oob.Limits{
 				MaxSize: uint32(o.maxSize), MaxRoundTrips: o.maxRoundTrips, MaxIdleTimeout: o.maxTimeout,
@@ -261,11 +261,11 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	return status
 }
 
-// idleLimit is -idle as rdmalat.ServeConfig.Idle, where 0 means the
+// idleLimit is -idle as peer.ServeConfig.Idle, where 0 means the
 // default: -idle 0 means no limit.
 func idleLimit(d time.Duration) time.Duration {
 	if d == 0 {
-		return rdmalat.NoIdleLimit
+		return peer.NoIdleLimit
 	}
 	return d
 }

@@ -367,7 +367,7 @@ func TestPeerManySessions(t *testing.T) {
 	// Room for the four at once, and for the sessions whose clients have
 	// closed but that the server has not yet seen end.
 	srv := peer.New(peer.Config{
-		Session:     rdmalat.ServeConfig{Device: peerDev, GIDIndex: -1},
+		Session:     peer.ServeConfig{Device: peerDev, GIDIndex: -1},
 		MaxSessions: 8, MaxMemory: 8 * 2 * 4096, Logf: func(string, ...any) {},
 	})
 	ln, err := net.Listen("tcp", "127.0.0.1:0")

@@ -436,7 +436,7 @@ func TestAcceptNotClient(t *testing.T) {
 	require.NoError(t, err)
 	m, err := oob.Decode(reply)
 	require.NoError(t, err)
-	assert.Equal(t, oob.Error{Code: oob.CodeProtocol, Msg: "this is rdmapeer (oob version 1): it speaks only the rdmabench out-of-band protocol"}, m)
+	assert.Equal(t, oob.Error{Code: oob.CodeProtocol, Msg: "this is rdmapeer (oob version 2): it speaks only the rdmabench out-of-band protocol"}, m)
 }
 
 func TestRecvTimeout(t *testing.T) {
@@ -545,7 +545,10 @@ func TestWatchKilledPeer(t *testing.T) {
 		t.Fatal("Watch did not report the killed peer within 5 s")
 	}
 	elapsed := time.Since(start)
-	assert.Less(t, elapsed, 100*time.Millisecond)
+	// At once, not after a timeout: the kernel closes the dead process's
+	// socket and the Watch reads EOF (a few ms on a quiet host; the bound
+	// is loose because a loaded CI host delays the kill itself).
+	assert.Less(t, elapsed, 2*time.Second, "well under the 5 s exchange timeout")
 	require.ErrorIs(t, w.Stop(), oob.ErrPeerLost)
 	var exit *exec.ExitError
 	require.ErrorAs(t, cmd.Wait(), &exit)

@@ -32,10 +32,11 @@
 //
 //	Hello    magic [9]byte "RDMABENCH", version uint16, software string
 //	Params   op uint8, transport uint8, size uint32, mtu uint32, inline int32,
-//	         gid_index int32, idle_timeout int64 (nanoseconds)
+//	         gid_index int32, idle_timeout int64 (nanoseconds), flags uint8
 //	Endpoint device string, firmware string, link_layer string, port uint8,
 //	         lid uint16, qpn uint32, psn uint32, qkey uint32, gid [16]byte,
-//	         gid_index int32, mtu uint32, rkey uint32, addr uint64, size uint32
+//	         gid_index int32, mtu uint32, rkey uint32, addr uint64, size uint32,
+//	         cm_addr string
 //	Run      seq uint32, size uint32
 //	Barrier  seq uint32
 //	Done     round_trips uint64
@@ -47,13 +48,20 @@
 // this package speaks; it changes whenever any other layout or the sequence
 // below changes.
 //
-// Op values: 1 write, 2 read, 3 send, 4 write_imm, 5 atomic_fadd,
-// 6 atomic_cswap. Transport values: 1 RC, 2 UC, 3 UD. Params.size is the
+// Op values (internal/spec): 1 write, 2 read, 3 send, 4 write_imm,
+// 5 fetch_add, 6 compare_swap, 7 send_imm. Transport values: 1 RC, 2 UC,
+// 3 UD. Flags: bit 0 events (both sides wait on completion channels,
+// perftest -e), bit 1 rdma_cm (the queue pairs connect through the RDMA
+// connection manager, perftest -R: the peer's Endpoint names its listener
+// in cm_addr, the client connects to it before sending its own Endpoint;
+// the QP numbers and PSNs in both Endpoints are then for the record). Params.size is the
 // largest message of the session (the peer registers twice that: a send and
 // a receive half); inline is the largest message sent inline, 0 for never,
-// -1 for the peer's device limit; gid_index -1 lets the peer pick its own
+// -1 for the peer's device limit, -2 for perftest's default for the
+// operation (at most the device's limit); gid_index -1 lets the peer pick its own
 // GID. An Endpoint describes one side's queue pair and the buffer the other
 // side may access (addr, rkey, size); mtu is the active path MTU in bytes.
+// Version 2 added Params.flags, Endpoint.cm_addr and op 7.
 // Error codes: 1 internal, 2 protocol, 3 version, 4 params, 5 resource,
 // 6 timeout, 7 busy.
 //

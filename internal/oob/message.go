@@ -12,7 +12,7 @@ import (
 )
 
 // Version is the protocol version this package speaks.
-const Version uint16 = 1
+const Version uint16 = 2
 
 // Limits of the framing. See the package documentation.
 const (
@@ -107,13 +107,28 @@ type Params struct {
 	// registers a buffer of twice this (a send half and a receive half).
 	Size     uint32
 	MTU      uint32 // path MTU in bytes; 0: the port's active MTU
-	Inline   int32  // largest message sent inline; 0: never; -1: the peer's device limit
+	Inline   int32  // largest message sent inline; 0: never; -1: the peer's device limit; -2: perftest's default
 	GIDIndex int32  // -1: the peer picks its own GID
 	// IdleTimeout is how long a stalled RDMA loop, or a step of the
 	// exchange, may wait for the other side before it fails; 0: the
 	// peer's default. Sent in nanoseconds.
 	IdleTimeout time.Duration
+	Flags       Flags
 }
+
+// Flags are a session's variants.
+type Flags uint8
+
+const (
+	// FlagEvents: both sides wait for completions on a completion channel
+	// (perftest -e) instead of busy-polling.
+	FlagEvents Flags = 1 << 0
+	// FlagCM: the queue pairs connect through the RDMA connection manager
+	// (perftest -R); the peer names its listener in Endpoint.CMAddr.
+	FlagCM Flags = 1 << 1
+
+	knownFlags = FlagEvents | FlagCM
+)
 
 // Endpoint describes one side's queue pair, port and the buffer the other
 // side may access (Addr, RKey, Size). Both sides send one.
@@ -132,6 +147,9 @@ type Endpoint struct {
 	RKey      uint32
 	Addr      uint64
 	Size      uint32
+	// CMAddr is the host:port of the peer's rdma_cm listener for this
+	// session when the client asked for FlagCM; empty otherwise.
+	CMAddr string
 }
 
 // Run asks the peer to start answering round trips of Size bytes (at most
@@ -426,6 +444,7 @@ func (m Params) appendPayload(e *encoder) {
 	e.u32(uint32(m.Inline))
 	e.u32(uint32(m.GIDIndex))
 	e.u64(uint64(m.IdleTimeout))
+	e.u8(uint8(m.Flags))
 }
 
 func (Params) decodePayload(d *decoder) Message {
@@ -437,6 +456,7 @@ func (Params) decodePayload(d *decoder) Message {
 	m.Inline = int32(d.u32("inline"))
 	m.GIDIndex = int32(d.u32("gid_index"))
 	m.IdleTimeout = time.Duration(d.u64("idle_timeout"))
+	m.Flags = Flags(d.u8("flags"))
 	return m
 }
 
@@ -455,6 +475,7 @@ func (m Endpoint) appendPayload(e *encoder) {
 	e.u32(m.RKey)
 	e.u64(m.Addr)
 	e.u32(m.Size)
+	e.str("cm_addr", m.CMAddr)
 }
 
 func (Endpoint) decodePayload(d *decoder) Message {
@@ -473,6 +494,7 @@ func (Endpoint) decodePayload(d *decoder) Message {
 	m.RKey = d.u32("rkey")
 	m.Addr = d.u64("addr")
 	m.Size = d.u32("size")
+	m.CMAddr = d.str("cm_addr")
 	return m
 }
 

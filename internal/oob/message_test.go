@@ -31,7 +31,7 @@ const goldenHello = `
 	00                            // reserved
 	00 1b                         // payload length: 27 = 9 + 2 + 2 + 14
 	52 44 4d 41 42 45 4e 43 48    // magic "RDMABENCH"
-	00 01                         // version 1
+	00 01                         // version 1 (Hello's layout is frozen: any version reads it)
 	00 0e                         // software length 14
 	72 64 6d 61 62 65 6e 63 68 20 // "rdmabench "
 	74 65 73 74                   // "test"
@@ -40,7 +40,7 @@ const goldenHello = `
 const goldenParams = `
 	02                            // type: Params
 	00                            // reserved
-	00 1a                         // payload length: 26 = 1+1+4+4+4+4+8
+	00 1b                         // payload length: 27 = 1+1+4+4+4+4+8+1
 	01                            // op: write
 	01                            // transport: RC
 	00 01 00 00                   // size 65536
@@ -48,10 +48,11 @@ const goldenParams = `
 	ff ff ff ff                   // inline -1: the peer's device limit
 	ff ff ff ff                   // gid index -1
 	00 00 00 02 54 0b e4 00       // idle timeout 10 s = 10 000 000 000 ns = 0x2_540b_e400
+	01                            // flags: events
 `
 
 var goldenParamsValue = oob.Params{Op: spec.Write, Transport: spec.RC, Size: 65536,
-	MTU: 1024, Inline: -1, GIDIndex: -1, IdleTimeout: 10 * time.Second}
+	MTU: 1024, Inline: -1, GIDIndex: -1, IdleTimeout: 10 * time.Second, Flags: oob.FlagEvents}
 
 const goldenRun = `
 	07                            // type: Run

@@ -94,8 +94,8 @@ func (p Params) Validate(limits Limits) error {
 	if p.Transport == spec.UD && p.MTU != 0 && p.Size > p.MTU {
 		add("size %d: a UD message must fit in one MTU (%d bytes)", p.Size, p.MTU)
 	}
-	if p.Inline < -1 {
-		add("inline %d: must be -1 (the peer's device limit), 0 (never) or up to %d bytes", p.Inline, l.MaxInline)
+	if p.Inline < -2 {
+		add("inline %d: must be -2 (perftest's default for the operation), -1 (the peer's device limit), 0 (never) or up to %d bytes", p.Inline, l.MaxInline)
 	} else if p.Inline > 0 && uint32(p.Inline) > l.MaxInline {
 		add("inline %d: over the peer's limit of %d bytes", p.Inline, l.MaxInline)
 	}
@@ -104,6 +104,12 @@ func (p Params) Validate(limits Limits) error {
 	}
 	if p.IdleTimeout < 0 || p.IdleTimeout > l.MaxIdleTimeout {
 		add("idle timeout %v: must be 0 (peer's default) up to %v", p.IdleTimeout, l.MaxIdleTimeout)
+	}
+	if p.Flags&^knownFlags != 0 {
+		add("flags %#x: unknown bits %#x", uint8(p.Flags), uint8(p.Flags&^knownFlags))
+	}
+	if p.Flags&FlagEvents != 0 && !p.Op.Events() {
+		add("events with %v: perftest has no events mode for plain RDMA WRITE (its receiver polls memory)", p.Op)
 	}
 	if len(bad) == 0 {
 		return nil

@@ -33,7 +33,7 @@ func TestParamsValidate(t *testing.T) {
 		{"size too large", with(func(p *oob.Params) { p.Size = 4097 }), small, "size 4097: over the peer's limit of 4096 bytes"},
 		{"default max size", with(func(p *oob.Params) { p.Size = 8<<20 + 1 }), oob.DefaultLimits, "size 8388609: over the peer's limit of 8388608 bytes"},
 		{"inline device limit", with(func(p *oob.Params) { p.Inline = -1 }), small, ""},
-		{"inline negative", with(func(p *oob.Params) { p.Inline = -2 }), small, "inline -2: must be -1 (the peer's device limit), 0 (never) or up to 256 bytes"},
+		{"inline negative", with(func(p *oob.Params) { p.Inline = -3 }), small, "inline -3: must be -2 (perftest's default for the operation), -1 (the peer's device limit), 0 (never) or up to 256 bytes"},
 		{"unknown op", with(func(p *oob.Params) { p.Op = 0 }), oob.DefaultLimits, "unknown op 0"},
 		{"unknown op high", with(func(p *oob.Params) { p.Op = 200 }), oob.DefaultLimits, "unknown op 200"},
 		{"unknown transport", with(func(p *oob.Params) { p.Transport = 4 }), oob.DefaultLimits, "unknown transport 4"},

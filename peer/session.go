@@ -1,4 +1,4 @@
-package rdmalat
+package peer
 
 import (
 	"errors"
@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/rdmabench/rdmabench/internal/oob"
-	"github.com/rdmabench/rdmabench/internal/spec"
+	"github.com/rdmabench/rdmabench/rdmalat"
 )
 
 // ServeConfig says how Serve answers a client: rdmapeer's side of a
@@ -35,9 +35,6 @@ type ServeConfig struct {
 	// and once for a connection that ends before its first Params.
 	Report func(SessionReport)
 }
-
-// DefaultIdle is ServeConfig.Idle's default.
-const DefaultIdle = 10 * time.Minute
 
 // NoIdleLimit as ServeConfig.Idle lets a client wait as long as it likes
 // between requests.
@@ -122,9 +119,9 @@ type servedSession struct {
 	active  bool // a session is open: rep, start and what it holds are its
 	rep     SessionReport
 	start   time.Time
-	ep      *Endpoint
+	ep      *rdmalat.Endpoint
 	release func()
-	resp    *localResponder
+	resp    *rdmalat.LocalResponder
 	seq     uint32
 }
 
@@ -144,8 +141,8 @@ func (s *servedSession) open(p oob.Params) error {
 	if err := p.Validate(s.cfg.Limits); err != nil {
 		return s.fail(oob.CodeParams, err)
 	}
-	if p.Op != spec.Write || p.Transport != spec.RC {
-		return s.fail(oob.CodeParams, fmt.Errorf("%w: op %v over %v: this rdmapeer measures write over RC only", oob.ErrInvalidParams, p.Op, p.Transport))
+	if p.Flags&oob.FlagCM != 0 {
+		return s.fail(oob.CodeParams, fmt.Errorf("%w: rdma_cm: this rdmapeer connects queue pairs over TCP only", oob.ErrInvalidParams))
 	}
 	if s.cfg.Reserve != nil {
 		release, err := s.cfg.Reserve(2 * int(p.Size))
@@ -169,8 +166,9 @@ func (s *servedSession) open(p oob.Params) error {
 	if timeout <= 0 {
 		timeout = s.cfg.Timeout
 	}
-	ep, err := NewEndpoint(EndpointConfig{
-		Device: s.cfg.Device, Port: s.cfg.Port, GIDIndex: gid, Op: OpWrite,
+	ep, err := rdmalat.NewEndpoint(rdmalat.EndpointConfig{
+		Device: s.cfg.Device, Port: s.cfg.Port, GIDIndex: gid,
+		Op: p.Op, Transport: p.Transport, Events: p.Flags&oob.FlagEvents != 0,
 		MaxSize: int(p.Size), Inline: int(p.Inline), MTU: int(p.MTU),
 	})
 	if err != nil {
@@ -178,7 +176,7 @@ func (s *servedSession) open(p oob.Params) error {
 	}
 	s.ep = ep
 	s.rep.Device = ep.Device().Name
-	if err := s.conn.SendEndpoint(ep.oobEndpoint()); err != nil {
+	if err := s.conn.SendEndpoint(ep.Wire()); err != nil {
 		return err
 	}
 	ce, err := s.conn.RecvEndpoint()
@@ -188,11 +186,11 @@ func (s *servedSession) open(p oob.Params) error {
 	if ce.Size < p.Size {
 		return s.fail(oob.CodeProtocol, fmt.Errorf("%w: the client's buffer holds %d bytes, its Params say %d", oob.ErrProtocol, ce.Size, p.Size))
 	}
-	client := peerInfo(ce)
+	client := rdmalat.PeerInfoFromWire(ce)
 	if err := ep.Connect(client); err != nil {
 		return s.fail(oob.CodeResource, err)
 	}
-	s.resp = &localResponder{ep: ep, initiator: client, cpu: s.cfg.CPU, timeout: timeout, max: s.cfg.Limits.WithDefaults().MaxRoundTrips}
+	s.resp = rdmalat.NewLocalResponder(ep, client, rdmalat.ResponderConfig{CPU: s.cfg.CPU, Timeout: timeout, MaxRoundTrips: s.cfg.Limits.WithDefaults().MaxRoundTrips})
 	s.seq = 0
 	return s.conn.Send(oob.Barrier{Seq: 0})
 }
@@ -219,15 +217,15 @@ func (s *servedSession) run(m oob.Run) error {
 		return s.fail(oob.CodeResource, err)
 	}
 	if err := s.conn.Send(oob.Barrier{Seq: m.Seq}); err != nil {
-		s.resp.loop.stop()
+		s.resp.Abort()
 		s.resp.Stop()
 		return err
 	}
 	// A failure seen by the Watcher (the client died, sent an Error, or
 	// this side closed the connection) stops the loop at once, wherever
 	// it waits; the client's Done ends the Watcher without a failure.
-	loop := s.resp.loop
-	w := s.conn.Watch(func(error) { loop.stop() })
+	resp := s.resp
+	w := s.conn.Watch(func(error) { resp.Abort() })
 	var loopErr error
 	select {
 	case <-w.Ended():
@@ -246,10 +244,10 @@ func (s *servedSession) run(m oob.Run) error {
 	switch {
 	case werr != nil:
 		return fmt.Errorf("run %d (%d bytes, %d round trips answered): the client went away: %w", m.Seq, m.Size, answered, werr)
-	case errors.Is(loopErr, errRoundTripLimit):
+	case errors.Is(loopErr, rdmalat.ErrRoundTripLimit):
 		return s.fail(oob.CodeParams, fmt.Errorf("%w: run %d reached this peer's limit of %d round trips in one run (rdmapeer -max-round-trips)",
-			oob.ErrInvalidParams, m.Seq, s.resp.max))
-	case errors.Is(loopErr, ErrTimeout):
+			oob.ErrInvalidParams, m.Seq, s.resp.MaxRoundTrips()))
+	case errors.Is(loopErr, rdmalat.ErrTimeout):
 		return s.fail(oob.CodeTimeout, loopErr)
 	case loopErr != nil:
 		return s.fail(oob.CodeInternal, loopErr)
@@ -261,8 +259,14 @@ func (s *servedSession) run(m oob.Run) error {
 	if err := s.conn.SendDone(answered); err != nil {
 		return err
 	}
+	if s.rep.Params.Op.OneSided() {
+		// READ and atomics: this side's CPU answered nothing; what the
+		// client ran is what its operations did to this side's buffer.
+		s.rep.RoundTrips += ran
+		return nil
+	}
 	if ran != answered {
-		return fmt.Errorf("%w: run %d: the client ran %d round trips, this side answered %d", ErrOrder, m.Seq, ran, answered)
+		return fmt.Errorf("%w: run %d: the client ran %d round trips, this side answered %d", rdmalat.ErrOrder, m.Seq, ran, answered)
 	}
 	return nil
 }

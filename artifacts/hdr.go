@@ -1,0 +1,177 @@
+// Package artifacts writes what a latency benchmark run leaves behind for
+// people and other tools, into a directory such as testing.B.ArtifactDir:
+// the raw samples in order, the HDR histogram in HdrHistogram's own
+// encoded form (an interval log, .hlog, that HdrHistogram's Java, C and
+// Python tools and hdrhistogram-go read), its percentile distribution as
+// text (.hgrm, what HdrHistogram's online plotter takes), a JSON summary
+// of every size of a benchmark, and plots (package latplot).
+//
+// It is pure Go: no cgo, no testing, no RDMA. Values are nanoseconds of
+// the latency the benchmark reports (one-way for ib_write_lat-style
+// benchmarks); Scale turns a round-trip histogram into one.
+package artifacts
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
+)
+
+// File name suffixes, after the run's name.
+const (
+	SamplesExt = ".samples.txt"
+	HlogExt    = ".hlog"
+	HgrmExt    = ".hgrm"
+)
+
+// Scale returns a copy of h with every value multiplied by factor (0.5
+// turns round trips into one-way latency), with the same precision.
+// Values are placed by the lowest value of their bucket, so a percentile
+// of the copy is within h's precision (0.1% at 3 digits) of factor times
+// the same percentile of h.
+func Scale(h *hdrhistogram.Histogram, factor float64) *hdrhistogram.Histogram {
+	out := hdrhistogram.New(h.LowestTrackableValue(), h.HighestTrackableValue(), int(h.SignificantFigures()))
+	out.SetTag(h.Tag())
+	for _, bar := range h.Distribution() {
+		if bar.Count == 0 {
+			continue
+		}
+		v := max(int64(float64(bar.From)*factor), out.LowestTrackableValue())
+		out.RecordValues(v, bar.Count)
+	}
+	return out
+}
+
+// FromSamples returns a histogram of samples (ns) with 3 significant
+// digits from 1 ns to 100 s, the benchmarks' own precision.
+func FromSamples(samples []int64) *hdrhistogram.Histogram {
+	h := hdrhistogram.New(1, 100e9, 3)
+	for _, s := range samples {
+		h.RecordValue(max(s, 1))
+	}
+	return h
+}
+
+// Tag makes a benchmark name usable as an HdrHistogram tag, which may not
+// hold commas or spaces: "BenchmarkRDMAWrite/size=2" stays as it is.
+func Tag(name string) string {
+	return strings.Map(func(r rune) rune {
+		if r == ',' || r == ' ' || r == '\t' || r == '\r' || r == '\n' {
+			return '_'
+		}
+		return r
+	}, name)
+}
+
+// WriteHlog writes h as a one-interval HdrHistogram log, tagged with
+// Tag(tag), to dir/name.hlog, and returns the path. Any HdrHistogram log
+// reader decodes it (hdrhistogram-go's HistogramLogReader,
+// HistogramLogProcessor); the tag says which benchmark it is when many
+// logs are read together.
+func WriteHlog(dir, name, tag string, h *hdrhistogram.Histogram) (string, error) {
+	h = h.Clone()
+	h.SetTag(Tag(tag))
+	return writeFile(filepath.Join(dir, name+HlogExt), func(w io.Writer) error {
+		lw := hdrhistogram.NewHistogramLogWriter(w)
+		if err := lw.OutputLogFormatVersion(); err != nil {
+			return err
+		}
+		if err := lw.OutputComment("rdmabench latency, nanoseconds: " + Tag(tag)); err != nil {
+			return err
+		}
+		if err := lw.OutputLegend(); err != nil {
+			return err
+		}
+		return lw.OutputIntervalHistogram(h)
+	})
+}
+
+// ReadHlog reads every interval histogram of an HdrHistogram log.
+func ReadHlog(path string) ([]*hdrhistogram.Histogram, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	r := hdrhistogram.NewHistogramLogReader(bufio.NewReader(f))
+	var hs []*hdrhistogram.Histogram
+	for {
+		h, err := r.NextIntervalHistogram()
+		if err != nil {
+			return hs, fmt.Errorf("%s: %w", path, err)
+		}
+		if h == nil {
+			return hs, nil
+		}
+		hs = append(hs, h)
+	}
+}
+
+// WriteHgrm writes h's percentile distribution in HdrHistogram's text form
+// (values in microseconds, 5 ticks per half distance) to dir/name.hgrm.
+func WriteHgrm(dir, name string, h *hdrhistogram.Histogram) (string, error) {
+	return writeFile(filepath.Join(dir, name+HgrmExt), func(w io.Writer) error {
+		_, err := h.PercentilesPrint(w, 5, 1000)
+		return err
+	})
+}
+
+// WriteSamples writes samples (ns) one per line in the order measured to
+// dir/name.samples.txt.
+func WriteSamples(dir, name string, samples []int64) (string, error) {
+	return writeFile(filepath.Join(dir, name+SamplesExt), func(w io.Writer) error {
+		bw := bufio.NewWriterSize(w, 64<<10)
+		buf := make([]byte, 0, 24)
+		for _, s := range samples {
+			buf = strconv.AppendInt(buf[:0], s, 10)
+			buf = append(buf, '\n')
+			if _, err := bw.Write(buf); err != nil {
+				return err
+			}
+		}
+		return bw.Flush()
+	})
+}
+
+// ReadSamples reads a file written by WriteSamples (or rdmalat's raw
+// writer: decimals are truncated to whole nanoseconds).
+func ReadSamples(path string) ([]int64, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	var out []int64
+	for i, line := range strings.Split(strings.TrimSpace(string(b)), "\n") {
+		if line == "" {
+			continue
+		}
+		whole, _, _ := strings.Cut(strings.TrimSpace(line), ".")
+		v, err := strconv.ParseInt(whole, 10, 64)
+		if err != nil {
+			return nil, fmt.Errorf("%s:%d: %q is not a sample in nanoseconds", path, i+1, line)
+		}
+		out = append(out, v)
+	}
+	return out, nil
+}
+
+func writeFile(path string, fill func(io.Writer) error) (string, error) {
+	f, err := os.Create(path)
+	if err != nil {
+		return "", fmt.Errorf("artifacts: %w", err)
+	}
+	err = fill(f)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return "", fmt.Errorf("artifacts: writing %s: %w", path, err)
+	}
+	return path, nil
+}

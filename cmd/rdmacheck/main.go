@@ -1,0 +1,78 @@
+// Command rdmacheck prints what a benchmark run would record about this
+// host (its configuration lines) and warns about what distorts latency,
+// each with what to do, without running a benchmark:
+//
+//	go run ./cmd/rdmacheck                  # the device and CPUs the benchmarks would use
+//	go run ./cmd/rdmacheck -device mlx5_0 -cpus 6,7
+//
+// The device and CPUs come from -device and -cpus, else RDMABENCH_DEVICE
+// and RDMABENCH_CPUS, else the benchmarks' defaults. Its output is in
+// benchmark format: config lines, then warnings as "#" lines that
+// benchstat skips. Exit status 0, or with -strict 3 when it warned.
+// Run it as root to read the PM QoS limit in force.
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/rdmabench/rdmabench/hostinfo"
+	"github.com/rdmabench/rdmabench/internal/target"
+)
+
+func main() { os.Exit(run(os.Args[1:], os.Stdout, os.Stderr, os.Getenv)) }
+
+func run(args []string, stdout, stderr io.Writer, getenv func(string) string) int {
+	fl := flag.NewFlagSet("rdmacheck", flag.ContinueOnError)
+	fl.SetOutput(stderr)
+	device := fl.String("device", "", "RDMA device (default: $RDMABENCH_DEVICE, else the first with an active port)")
+	cpus := fl.String("cpus", "", "measuring CPUs `A,B` (initiator, responder), A, or none (default: $RDMABENCH_CPUS, else the last two this process may use)")
+	root := fl.String("root", "/", "root of the file system to read (a fake sysfs and /proc for tests)")
+	strict := fl.Bool("strict", false, "exit with status 3 when there are warnings")
+	fl.Usage = func() {
+		fmt.Fprintf(stderr, "usage: rdmacheck [flags]\n\nPrints this host's benchmark configuration lines and warnings.\n\n")
+		fl.PrintDefaults()
+	}
+	if err := fl.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return 0
+		}
+		return 2
+	}
+	if fl.NArg() > 0 {
+		fmt.Fprintf(stderr, "rdmacheck: unexpected argument %q (flags only; -h lists them)\n", fl.Arg(0))
+		return 2
+	}
+	fsys := os.DirFS(*root)
+	t, err := target.Resolve(fsys, *device, *cpus, getenv)
+	if err != nil {
+		fmt.Fprintf(stderr, "rdmacheck: %v\n", err)
+		return 2
+	}
+	dev, cpuDesc := t.Device, "unpinned"
+	if dev == "" {
+		dev = "none"
+	}
+	if len(t.CPUs) > 0 {
+		cpuDesc = hostinfo.FormatCPUList(t.CPUs)
+	}
+	r := hostinfo.Collect(hostinfo.Options{FS: fsys, Device: t.Device, CPUs: t.CPUs, Getenv: getenv})
+	r.Lines = append([]hostinfo.Line{{Key: "rdma-device", Value: dev}, {Key: "rdmabench-cpus", Value: cpuDesc}}, r.Lines...)
+	if err := r.Write(stdout); err != nil {
+		fmt.Fprintf(stderr, "rdmacheck: %v\n", err)
+		return 1
+	}
+	switch n := len(r.Warnings); {
+	case n == 0:
+		fmt.Fprintln(stdout, "# no warnings")
+	case *strict:
+		fmt.Fprintf(stdout, "# %d warnings\n", n)
+		return 3
+	default:
+		fmt.Fprintf(stdout, "# %d warnings\n", n)
+	}
+	return 0
+}

@@ -1,0 +1,276 @@
+package hostinfo
+
+import (
+	"bytes"
+	"encoding/binary"
+	"flag"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"testing/fstest"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"golang.org/x/perf/benchfmt"
+)
+
+var update = flag.Bool("update", false, "rewrite golden files")
+
+func link(target string) *fstest.MapFile {
+	return &fstest.MapFile{Data: []byte(target), Mode: fs.ModeSymlink}
+}
+
+func dir() *fstest.MapFile { return &fstest.MapFile{Mode: fs.ModeDir | 0o755} }
+
+func qos(us int32) *fstest.MapFile {
+	return &fstest.MapFile{Data: binary.NativeEndian.AppendUint32(nil, uint32(us))}
+}
+
+// badHost is a two-node, four-CPU host set up the way that distorts
+// latency: cores {0,2} and {1,3}; CPUs 0-1 on node 0 with the device,
+// 2-3 on node 1; C6 enabled, powersave, one of the device's interrupts on
+// CPU 2, the HPET clocksource, under QEMU.
+func badHost() fstest.MapFS {
+	m := fstest.MapFS{
+		"proc/cpuinfo":                                                    file("processor\t: 0\nmodel name\t: Intel(R) Xeon(R) Gold 6330 CPU @ 2.00GHz\nflags\t\t: fpu tsc hypervisor\n"),
+		"proc/cmdline":                                                    file("BOOT_IMAGE=/vmlinuz root=/dev/sda1 quiet -- idle=poll\n"),
+		"proc/sys/kernel/osrelease":                                       file("6.1.0-28-amd64\n"),
+		"dev/cpu_dma_latency":                                             qos(PMQoSNone),
+		"sys/devices/system/cpu/smt/control":                              file("on\n"),
+		"sys/devices/system/cpu/smt/active":                               file("1\n"),
+		"sys/devices/system/cpu/online":                                   file("0-3\n"),
+		"sys/devices/system/cpu/isolated":                                 file("\n"),
+		"sys/devices/system/cpu/nohz_full":                                file("(null)\n"),
+		"sys/devices/system/cpu/intel_pstate/no_turbo":                    file("0\n"),
+		"sys/devices/system/cpu/cpuidle/current_driver":                   file("intel_idle\n"),
+		"sys/devices/system/clocksource/clocksource0/current_clocksource": file("hpet\n"),
+		"sys/kernel/mm/transparent_hugepage/enabled":                      file("always [madvise] never\n"),
+		"sys/class/dmi/id/sys_vendor":                                     file("QEMU\n"),
+		"sys/class/dmi/id/product_name":                                   file("Standard PC (Q35 + ICH9, 2009)\n"),
+		"sys/devices/system/node/node0/cpulist":                           file("0-1\n"),
+		"sys/class/infiniband/mlx5_0/device/numa_node":                    file("0\n"),
+		"sys/class/infiniband/mlx5_0/device/driver":                       link("../../../../bus/pci/drivers/mlx5_core"),
+		"sys/class/infiniband/mlx5_0/device/msi_irqs/40":                  file("msix\n"),
+		"sys/class/infiniband/mlx5_0/device/msi_irqs/41":                  file("msix\n"),
+		"sys/class/infiniband/mlx5_0/ports/1/state":                       file("4: ACTIVE\n"),
+		"sys/module/mlx5_core/version":                                    file("24.10-1.1.4\n"),
+		"proc/irq/40/smp_affinity_list":                                   file("0-3\n"),
+		"proc/irq/40/effective_affinity_list":                             file("2\n"),
+		"proc/irq/41/smp_affinity_list":                                   file("0-3\n"),
+		"proc/irq/41/effective_affinity_list":                             file("0\n"),
+		"usr/lib/x86_64-linux-gnu/libibverbs.so.1":                        link("libibverbs.so.1.14.50.0"),
+	}
+	for c := range 4 {
+		d := fmt.Sprintf("sys/devices/system/cpu/cpu%d/", c)
+		m[d+fmt.Sprintf("node%d", c/2)] = dir()
+		m[d+"topology/thread_siblings_list"] = file(fmt.Sprintf("%d,%d\n", c%2, c%2+2))
+		m[d+"cpufreq/scaling_governor"] = file("powersave\n")
+		for i, s := range []struct {
+			name string
+			lat  int
+		}{{"POLL", 0}, {"C1", 2}, {"C1E", 10}, {"C6", 133}} {
+			sd := d + fmt.Sprintf("cpuidle/state%d/", i)
+			m[sd+"name"] = file(s.name + "\n")
+			m[sd+"latency"] = file(fmt.Sprintf("%d\n", s.lat))
+			m[sd+"disable"] = file("0\n")
+		}
+	}
+	m["sys/devices/system/cpu/cpu2/cpuidle/state2/disable"] = file("1\n")
+	return m
+}
+
+// goodHost is badHost tuned: performance, deep states disabled, the
+// interrupts away from CPUs 0-1, the TSC, bare metal.
+func goodHost() fstest.MapFS {
+	m := badHost()
+	m["proc/cpuinfo"] = file("model name\t: Intel(R) Xeon(R) Gold 6330 CPU @ 2.00GHz\nflags\t\t: fpu tsc\n")
+	delete(m, "sys/class/dmi/id/sys_vendor")
+	delete(m, "sys/class/dmi/id/product_name")
+	m["sys/devices/system/clocksource/clocksource0/current_clocksource"] = file("tsc\n")
+	m["proc/irq/40/effective_affinity_list"] = file("3\n")
+	m["proc/irq/41/effective_affinity_list"] = file("2\n")
+	for c := range 4 {
+		d := fmt.Sprintf("sys/devices/system/cpu/cpu%d/", c)
+		m[d+"cpufreq/scaling_governor"] = file("performance\n")
+		for i := 1; i < 4; i++ {
+			m[d+fmt.Sprintf("cpuidle/state%d/disable", i)] = file("1\n")
+		}
+	}
+	return m
+}
+
+func checks(r Report) []string {
+	var names []string
+	for _, w := range r.Warnings {
+		names = append(names, w.Check)
+	}
+	return names
+}
+
+func lineMap(r Report) map[string]string {
+	m := map[string]string{}
+	for _, l := range r.Lines {
+		m[l.Key] = l.Value
+	}
+	return m
+}
+
+func TestCollectBadHost(t *testing.T) {
+	r := Collect(Options{FS: badHost(), Device: "mlx5_0", CPUs: []int{2, 3}, GOMAXPROCS: 4,
+		Getenv: func(string) string { return "" }})
+	assert.Equal(t, []string{"cpu-idle", "cpu-governor", "irq", "numa", "clocksource", "vm"}, checks(r))
+	l := lineMap(r)
+	assert.Equal(t, "Intel(R) Xeon(R) Gold 6330 CPU @ 2.00GHz", l["cpu-model"])
+	assert.Equal(t, "on", l["cpu-smt"])
+	assert.Equal(t, "no", l["cpu-smt-siblings"])
+	assert.Equal(t, "1", l["cpu-numa-node"])
+	assert.Equal(t, "0", l["rdma-numa-node"])
+	assert.Equal(t, "C6 133us", l["cpu-idle-deepest"])
+	assert.Equal(t, "POLL,C1,C1E-,C6/POLL,C1,C1E,C6", l["cpu-idle"])
+	assert.Equal(t, "on", l["cpu-boost"])
+	assert.Equal(t, "none", l["pm-qos"])
+	assert.Equal(t, "none", l["cpu-isolated"])
+	assert.Equal(t, "none", l["cpu-nohz-full"])
+	assert.Equal(t, "mlx5_core 24.10-1.1.4", l["rdma-driver"])
+	assert.Equal(t, "50.0", l["rdma-core"])
+	assert.Equal(t, "madvise", l["transparent-hugepage"])
+	assert.Equal(t, "qemu", l["virtualization"])
+	assert.Equal(t, "none", l["go-debug"])
+	assert.Equal(t, "4", l["go-maxprocs"])
+	// The idle=poll after "--" goes to init, not the kernel.
+	_, poll := CmdlineParam(badHost(), "idle")
+	assert.False(t, poll)
+
+	// Warnings carry the values seen and what to do.
+	w := r.Warnings
+	assert.Contains(t, w[0].Problem, "CPUs 2-3 may enter C6 (exit latency 133 us)")
+	assert.Contains(t, w[0].Fix, "RDMABENCH_PMQOS=1")
+	assert.Contains(t, w[1].Problem, "cpufreq governor powersave on CPUs 2-3")
+	assert.Contains(t, w[2].Problem, "1 of mlx5_0's 2 interrupts (irq 40) may land on measuring CPU 2")
+	assert.Contains(t, w[3].Fix, "pin to CPUs of node 0 (0-1)")
+	assert.Contains(t, w[4].Problem, "hpet")
+}
+
+func TestCollectSiblings(t *testing.T) {
+	r := Collect(Options{FS: goodHost(), Device: "mlx5_0", CPUs: []int{0, 2}})
+	assert.Equal(t, "yes", lineMap(r)["cpu-smt-siblings"])
+	assert.Equal(t, []string{"irq", "numa", "smt"}, checks(r))
+}
+
+func TestCollectGoodHost(t *testing.T) {
+	r := Collect(Options{FS: goodHost(), Device: "mlx5_0", CPUs: []int{0, 1}})
+	assert.Empty(t, r.Warnings)
+	assert.Equal(t, "POLL 0us", lineMap(r)["cpu-idle-deepest"])
+}
+
+// A PM QoS limit of 0 keeps the CPUs out of C1..C6 even though they are
+// enabled: no idle warning, and the deepest state says so.
+func TestCollectPMQoSHeld(t *testing.T) {
+	m := badHost()
+	m["dev/cpu_dma_latency"] = qos(0)
+	r := Collect(Options{FS: m, Device: "mlx5_0", CPUs: []int{2, 3}})
+	assert.NotContains(t, checks(r), "cpu-idle")
+	l := lineMap(r)
+	assert.Equal(t, "0us", l["pm-qos"])
+	assert.Equal(t, "POLL 0us", l["cpu-idle-deepest"])
+	m["dev/cpu_dma_latency"] = qos(20)
+	assert.Equal(t, "C1E 10us/C1 2us", lineMap(Collect(Options{FS: m, CPUs: []int{3, 2}}))["cpu-idle-deepest"])
+}
+
+// The soft-RoCE VM: no cpuidle driver, no PCI function, no DMI vendor but
+// the CPU's hypervisor flag.
+func TestCollectSoftRoCEGuest(t *testing.T) {
+	m := fstest.MapFS{
+		"proc/cpuinfo":                                                    file("model name\t: QEMU TCG CPU version 2.5+\nflags\t\t: fpu hypervisor\n"),
+		"proc/cmdline":                                                    file("console=ttyS0 quiet tsc=reliable\n"),
+		"sys/class/infiniband/rxe0/parent":                                file("veth0\n"),
+		"sys/module/rdma_rxe/uevent":                                      file(""),
+		"sys/devices/system/cpu/cpuidle/current_driver":                   file("none\n"),
+		"sys/devices/system/cpu/smt/control":                              file("notsupported\n"),
+		"sys/devices/system/cpu/smt/active":                               file("0\n"),
+		"sys/devices/system/cpu/cpu2/topology/thread_siblings_list":       file("2\n"),
+		"sys/devices/system/clocksource/clocksource0/current_clocksource": file("tsc\n"),
+	}
+	r := Collect(Options{FS: m, Device: "rxe0", CPUs: []int{2, 3}})
+	l := lineMap(r)
+	assert.Equal(t, "rdma_rxe", l["rdma-driver"])
+	assert.Equal(t, "none", l["rdma-numa-node"])
+	assert.Equal(t, "no irqs", l["irq-affinity"])
+	assert.Equal(t, "not supported", l["cpu-smt"])
+	assert.Equal(t, "no cpufreq", l["cpu-governor"])
+	assert.Equal(t, "no cpuidle", l["cpu-idle-deepest"])
+	assert.Equal(t, "hypervisor", l["virtualization"])
+	assert.Equal(t, "unknown (not readable)", l["pm-qos"])
+	assert.Equal(t, []string{"cpu-idle", "vm"}, checks(r))
+	assert.Contains(t, r.Warnings[0].Problem, "no cpuidle driver: idle CPUs 2-3 halt")
+	// idle=poll keeps idle CPUs polling: nothing to warn about.
+	m["proc/cmdline"] = file("console=ttyS0 idle=poll\n")
+	assert.Equal(t, []string{"vm"}, checks(Collect(Options{FS: m, Device: "rxe0", CPUs: []int{2, 3}})))
+}
+
+func TestCollectUnpinnedNoDevice(t *testing.T) {
+	r := Collect(Options{FS: badHost()})
+	l := lineMap(r)
+	assert.Equal(t, "unpinned", l["cpu-governor"])
+	assert.Equal(t, "unpinned", l["cpu-smt-siblings"])
+	assert.NotContains(t, l, "rdma-driver")
+	assert.Equal(t, []string{"clocksource", "vm"}, checks(r))
+}
+
+// The report in benchmark output: every line is a configuration line that
+// labels the result, and no warning becomes one or breaks the parse.
+func TestReportInBenchmarkOutput(t *testing.T) {
+	r := Collect(Options{FS: badHost(), Device: "mlx5_0", CPUs: []int{2, 3}, GOMAXPROCS: 4,
+		Getenv: func(string) string { return "asyncpreemptoff=1" }})
+	var out bytes.Buffer
+	require.NoError(t, r.Write(&out))
+	golden := filepath.Join("testdata", "report.golden")
+	// go-version changes with the toolchain: keep it out of the golden file.
+	got := strings.ReplaceAll(out.String(), "go-version: "+lineMap(r)["go-version"]+"\n", "go-version: GOVERSION\n")
+	if *update {
+		require.NoError(t, os.WriteFile(golden, []byte(got), 0o644))
+	}
+	want, err := os.ReadFile(golden)
+	require.NoError(t, err)
+	assert.Equal(t, string(want), got)
+
+	out.WriteString("BenchmarkRDMAWrite/size=2-4 \t 1000\t 12394 ns/op\t 10136 p50-ns\n")
+	reader := benchfmt.NewReader(&out, "report")
+	var results int
+	for reader.Scan() {
+		switch rec := reader.Result().(type) {
+		case *benchfmt.SyntaxError:
+			t.Errorf("benchfmt: %v", rec)
+		case *benchfmt.Result:
+			results++
+			var keys []string
+			for _, c := range rec.Config {
+				keys = append(keys, string(c.Key))
+				assert.NotContains(t, string(c.Value), "fix:", "a warning became a config line")
+			}
+			for _, l := range r.Lines {
+				assert.Contains(t, keys, l.Key)
+				assert.Equal(t, l.Value, rec.GetConfig(l.Key))
+			}
+			assert.Len(t, keys, len(r.Lines))
+		}
+	}
+	require.NoError(t, reader.Err())
+	assert.Equal(t, 1, results)
+}
+
+func TestRDMACoreFromMaps(t *testing.T) {
+	m := fstest.MapFS{"proc/self/maps": file("7f00-7f10 r-xp 00000000 08:01 123 /opt/rdma/lib/libibverbs.so.1.14.56.0\n")}
+	assert.Equal(t, "56.0", RDMACore(m))
+	assert.Equal(t, "unknown", RDMACore(fstest.MapFS{}))
+	_, ok := rdmaCoreOf("libibverbs.so.1")
+	assert.False(t, ok)
+}
+
+func TestFirstDevice(t *testing.T) {
+	assert.Equal(t, "mlx5_0", FirstDevice(badHost()))
+	assert.Equal(t, "", FirstDevice(fstest.MapFS{}))
+}

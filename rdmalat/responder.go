@@ -1,0 +1,118 @@
+package rdmalat
+
+import (
+	"errors"
+	"fmt"
+	"time"
+)
+
+// LocalResponder answers from a goroutine of this process, locked to its
+// own OS thread and pinned: the loopback pair's responder, and rdmapeer's
+// for each of its sessions (package peer). For READ and atomics it runs
+// nothing: the responder's CPU takes no part, as in perftest.
+type LocalResponder struct {
+	ep        *Endpoint
+	initiator PeerInfo
+	cpu       int
+	timeout   time.Duration
+	max       uint64 // round trips one run may answer; 0: no limit
+	loop      *cLoop
+	done      chan pongResult
+}
+
+// ErrRoundTripLimit ends a responder's loop that answered its max.
+var ErrRoundTripLimit = errors.New("rdmalat: the run reached the responder's limit of round trips")
+
+// ResponderConfig says how a LocalResponder answers.
+type ResponderConfig struct {
+	CPU           int           // CPU to pin the answering thread to; -1: not pinned
+	Timeout       time.Duration // the loop's longest wait for the initiator; 0: 5 s
+	MaxRoundTrips uint64        // round trips one run may answer; 0: no limit
+}
+
+// NewLocalResponder returns the responder of ep, connected to the
+// initiator described by initiator.
+func NewLocalResponder(ep *Endpoint, initiator PeerInfo, cfg ResponderConfig) *LocalResponder {
+	if cfg.Timeout <= 0 {
+		cfg.Timeout = 5 * time.Second
+	}
+	return &LocalResponder{ep: ep, initiator: initiator, cpu: cfg.CPU, timeout: cfg.Timeout, max: cfg.MaxRoundTrips}
+}
+
+// Endpoint returns the endpoint the responder answers from.
+func (r *LocalResponder) Endpoint() *Endpoint { return r.ep }
+
+// MaxRoundTrips returns the limit of round trips one run may answer.
+func (r *LocalResponder) MaxRoundTrips() uint64 { return r.max }
+
+// Abort ends the answering loop at once, wherever it waits; Stop must
+// still be called. It does nothing when no loop runs.
+func (r *LocalResponder) Abort() {
+	if r.loop != nil {
+		r.loop.stop()
+	}
+}
+
+type pongResult struct {
+	n   uint64
+	err error
+}
+
+func (r *LocalResponder) Start(size int, abort func(error)) error {
+	if r.ep.cfg.Op.OneSided() {
+		return nil // READ and atomics: this side's CPU does nothing
+	}
+	loop, err := newCLoop(r.ep, r.initiator, size, r.timeout)
+	if err != nil {
+		return err
+	}
+	r.loop, r.done = loop, make(chan pongResult, 1)
+	ready := make(chan error, 1)
+	go func() {
+		unpin, err := pinThread(r.cpu)
+		ready <- err
+		if err != nil {
+			return
+		}
+		defer unpin()
+		n, err := loop.pong(r.max)
+		if err == nil && r.max > 0 && n == r.max {
+			err = fmt.Errorf("%w (%d)", ErrRoundTripLimit, r.max)
+		}
+		if err != nil {
+			abort(fmt.Errorf("rdmalat: responder: %w", err))
+		}
+		r.done <- pongResult{n, err}
+	}()
+	if err := <-ready; err != nil {
+		loop.free()
+		r.loop = nil
+		return err
+	}
+	return nil
+}
+
+// Stop ends the loop once an answer in flight has completed (the
+// initiator sees an answer land before this side polls its completion),
+// and returns the round trips answered.
+func (r *LocalResponder) Stop() (uint64, error) {
+	if r.loop == nil {
+		return 0, nil
+	}
+	r.loop.finish()
+	var res pongResult
+	select {
+	case res = <-r.done:
+	case <-time.After(r.timeout + time.Second):
+		// The C loop checks its stop flag every 1024 spins; not seeing it
+		// return means it is stuck in a way that freeing it would turn
+		// into a crash, so it is left allocated.
+		return 0, fmt.Errorf("rdmalat: responder did not stop within %v", r.timeout+time.Second)
+	}
+	r.loop.free()
+	r.loop = nil
+	if res.err != nil {
+		return res.n, fmt.Errorf("rdmalat: responder: %w", res.err)
+	}
+	return res.n, nil
+}
