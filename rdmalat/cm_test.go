@@ -119,11 +119,15 @@ func TestCMTwoNode(t *testing.T) {
 	}()
 	for _, v := range cmVariants {
 		t.Run(v.String(), func(t *testing.T) {
+			maxSize := 1024
+			if v.op.Atomic() {
+				maxSize = spec.AtomicSize // rdmapeer takes no other size for atomics
+			}
 			start := time.Now()
 			p, err := rdmalat.DialPeer(t.Context(), ln.Addr().String(), rdmalat.RemoteConfig{
 				Endpoint: rdmalat.EndpointConfig{
 					Device: c.Device, GIDIndex: c.GIDIndex, Op: v.op, Transport: v.tr, Events: v.events, CM: true,
-					MaxSize: 1024, Inline: c.Inline, MTU: c.MTU,
+					MaxSize: maxSize, Inline: c.Inline, MTU: c.MTU,
 				},
 				CPU: -1, Timeout: 10 * time.Second,
 			})
