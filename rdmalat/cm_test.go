@@ -2,12 +2,14 @@ package rdmalat_test
 
 import (
 	"net"
+	"net/netip"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/rdmabench/rdmabench/internal/oob"
 	"github.com/rdmabench/rdmabench/internal/rdmacm"
 	"github.com/rdmabench/rdmabench/internal/spec"
 	"github.com/rdmabench/rdmabench/peer"
@@ -117,6 +119,30 @@ func TestCMTwoNode(t *testing.T) {
 		assert.ErrorIs(t, <-served, peer.ErrServerClosed)
 		assertNoCMObjects(t)
 	}()
+	// A client that asks for rdma_cm and never connects: the peer gives up
+	// after the session's timeout, says why, and serves the next client.
+	t.Run("client never dials", func(t *testing.T) {
+		conn, err := oob.Dial(t.Context(), ln.Addr().String(), 5*time.Second)
+		require.NoError(t, err)
+		defer conn.Close()
+		require.NoError(t, conn.SendParams(oob.Params{Op: spec.Write, Transport: spec.RC, Size: 64, Inline: -2, GIDIndex: -1,
+			IdleTimeout: time.Second, Flags: oob.FlagCM}))
+		pe, err := conn.RecvEndpoint()
+		require.NoError(t, err)
+		_, err = netip.ParseAddrPort(pe.CMAddr)
+		require.NoError(t, err, "the peer names its rdma_cm listener: %q", pe.CMAddr)
+		start := time.Now()
+		_, err = conn.RecvEndpoint()
+		elapsed := time.Since(start)
+		var perr *oob.Error
+		require.ErrorAs(t, err, &perr)
+		assert.Equal(t, oob.CodeResource, perr.Code)
+		assert.Contains(t, perr.Msg, "accepting the client's rdma_cm connection: ")
+		assert.Contains(t, perr.Msg, pe.CMAddr)
+		assert.Greater(t, elapsed, 500*time.Millisecond)
+		assert.Less(t, elapsed, 3*time.Second)
+		t.Logf("after %v: %v", elapsed.Round(time.Millisecond), err)
+	})
 	for _, v := range cmVariants {
 		t.Run(v.String(), func(t *testing.T) {
 			maxSize := 1024
