@@ -29,13 +29,14 @@ var (
 	everyOp = []string{"BenchmarkRDMAWrite", "BenchmarkRDMAWriteImm", "BenchmarkRDMARead", "BenchmarkRDMASend",
 		"BenchmarkRDMASendImm", "BenchmarkRDMAAtomic/op=fetch_add", "BenchmarkRDMAAtomic/op=compare_swap"}
 	variants = []variant{
-		{"rc", nil, everyOp, []string{"rdma-transport: rc", "rdma-completion: poll"}},
+		{"rc", nil, everyOp, []string{"rdma-transport: rc", "rdma-completion: poll", "rdma-cm: off"}},
 		{"uc", []string{testenv.EnvTransport + "=uc"},
 			[]string{"BenchmarkRDMAWrite", "BenchmarkRDMAWriteImm", "BenchmarkRDMASend", "BenchmarkRDMASendImm"},
 			[]string{"rdma-transport: uc"}},
 		{"ud", []string{testenv.EnvTransport + "=ud"},
 			[]string{"BenchmarkRDMASend", "BenchmarkRDMASendImm"}, []string{"rdma-transport: ud"}},
 		{"events", []string{testenv.EnvEvents + "=1"}, everyOp[1:], []string{"rdma-completion: events"}},
+		{"cm", []string{testenv.EnvCM + "=1"}, everyOp, []string{"rdma-cm: on", "rdma-transport: rc"}},
 	}
 )
 

@@ -129,8 +129,9 @@ func TestPeerRefusesParams(t *testing.T) {
 			"read over uc: UC has no RDMA READ or atomics; use rc"},
 		{"events with write", with(func(p *oob.Params) { p.Flags = oob.FlagEvents }), oob.CodeParams, oob.ErrInvalidParams,
 			"events with write: perftest has no events mode"},
-		{"rdma_cm", with(func(p *oob.Params) { p.Op, p.Flags = spec.Send, oob.FlagCM }), oob.CodeParams, oob.ErrInvalidParams,
-			"rdma_cm: this rdmapeer connects queue pairs over TCP only"},
+		{"rdma_cm over uc", with(func(p *oob.Params) { p.Transport, p.Flags = spec.UC, oob.FlagCM }), oob.CodeParams, oob.ErrInvalidParams,
+			"rdma_cm over uc: librdmacm connects RC and UD queue pairs only"},
+		{"rdma_cm reaches the device", with(func(p *oob.Params) { p.Op, p.Flags = spec.Send, oob.FlagCM }), oob.CodeResource, nil, "rdmapeer (nodev0): "},
 		{"every op reaches the device", with(func(p *oob.Params) { p.Op, p.Transport, p.Size = spec.FetchAdd, spec.RC, 8 }), oob.CodeResource, nil, "rdmapeer (nodev0): "},
 		{"device", goodParams, oob.CodeResource, nil, "rdmapeer (nodev0): "},
 	} {

@@ -1,6 +1,7 @@
 package peer
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -141,9 +142,6 @@ func (s *servedSession) open(p oob.Params) error {
 	if err := p.Validate(s.cfg.Limits); err != nil {
 		return s.fail(oob.CodeParams, err)
 	}
-	if p.Flags&oob.FlagCM != 0 {
-		return s.fail(oob.CodeParams, fmt.Errorf("%w: rdma_cm: this rdmapeer connects queue pairs over TCP only", oob.ErrInvalidParams))
-	}
 	if s.cfg.Reserve != nil {
 		release, err := s.cfg.Reserve(2 * int(p.Size))
 		if err != nil {
@@ -168,7 +166,7 @@ func (s *servedSession) open(p oob.Params) error {
 	}
 	ep, err := rdmalat.NewEndpoint(rdmalat.EndpointConfig{
 		Device: s.cfg.Device, Port: s.cfg.Port, GIDIndex: gid,
-		Op: p.Op, Transport: p.Transport, Events: p.Flags&oob.FlagEvents != 0,
+		Op: p.Op, Transport: p.Transport, Events: p.Flags&oob.FlagEvents != 0, CM: p.Flags&oob.FlagCM != 0,
 		MaxSize: int(p.Size), Inline: int(p.Inline), MTU: int(p.MTU),
 	})
 	if err != nil {
@@ -176,7 +174,14 @@ func (s *servedSession) open(p oob.Params) error {
 	}
 	s.ep = ep
 	s.rep.Device = ep.Device().Name
-	if err := s.conn.SendEndpoint(ep.Wire()); err != nil {
+	// With rdma_cm the queue pairs connect before the client's Endpoint,
+	// which is then for the record (oob's sequence).
+	var client rdmalat.PeerInfo
+	if ep.CM() {
+		if client, err = s.acceptCM(ep, timeout); err != nil {
+			return err
+		}
+	} else if err := s.conn.SendEndpoint(ep.Wire()); err != nil {
 		return err
 	}
 	ce, err := s.conn.RecvEndpoint()
@@ -186,9 +191,11 @@ func (s *servedSession) open(p oob.Params) error {
 	if ce.Size < p.Size {
 		return s.fail(oob.CodeProtocol, fmt.Errorf("%w: the client's buffer holds %d bytes, its Params say %d", oob.ErrProtocol, ce.Size, p.Size))
 	}
-	client := rdmalat.PeerInfoFromWire(ce)
-	if err := ep.Connect(client); err != nil {
-		return s.fail(oob.CodeResource, err)
+	if !ep.CM() {
+		client = rdmalat.PeerInfoFromWire(ce)
+		if err := ep.Connect(client); err != nil {
+			return s.fail(oob.CodeResource, err)
+		}
 	}
 	s.resp = rdmalat.NewLocalResponder(ep, client, rdmalat.ResponderConfig{CPU: s.cfg.CPU, Timeout: timeout, MaxRoundTrips: s.cfg.Limits.WithDefaults().MaxRoundTrips})
 	s.seq = 0
@@ -292,4 +299,29 @@ func (s *servedSession) end(err error) {
 		s.cfg.Report(s.rep)
 	}
 	s.rep = SessionReport{}
+}
+
+// acceptCM is a session's rdma_cm connection (oob.FlagCM): a listener on
+// this side's device address, named in the Endpoint sent to the client,
+// accepts the client's connection within timeout, then closes (one
+// connection per session). It returns what the client told of itself.
+func (s *servedSession) acceptCM(ep *rdmalat.Endpoint, timeout time.Duration) (rdmalat.PeerInfo, error) {
+	l, err := ep.ListenCM()
+	if err != nil {
+		return rdmalat.PeerInfo{}, s.fail(oob.CodeResource, err)
+	}
+	defer l.Close()
+	wire := ep.Wire()
+	wire.CMAddr = l.Addr().String()
+	if err := s.conn.SendEndpoint(wire); err != nil {
+		return rdmalat.PeerInfo{}, err
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	client, err := ep.AcceptCM(ctx, l)
+	if err != nil {
+		// rdmacm's error names the address
+		return rdmalat.PeerInfo{}, s.fail(oob.CodeResource, fmt.Errorf("accepting the client's rdma_cm connection: %w", err))
+	}
+	return client, nil
 }

@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 
 	"github.com/rdmabench/rdmabench/internal/loops"
+	"github.com/rdmabench/rdmabench/internal/rdmacm"
 	"github.com/rdmabench/rdmabench/internal/spec"
 	"github.com/rdmabench/rdmabench/verbs"
 )
@@ -42,7 +43,10 @@ type EndpointConfig struct {
 	Transport spec.Transport // 0: RC
 	// Events waits for completions on completion channels (perftest -e)
 	// instead of busy-polling; every operation but write.
-	Events  bool
+	Events bool
+	// CM connects the queue pair through rdma_cm (perftest -R; RC and UD):
+	// AcceptCM or DialCM instead of Info and Connect (cm.go).
+	CM      bool
 	MaxSize int // largest message; the buffer holds two of them
 	// Inline is the largest message sent inline: InlineDevice (-1) for
 	// the device's limit, InlinePerftest (-2) for perftest's default for
@@ -98,6 +102,7 @@ type Endpoint struct {
 	rxDepth, posted int // receives kept posted, and posted now
 	psn             uint32
 	remote          *PeerInfo
+	cm              *rdmacm.Conn // with CM, once connected (cm.go)
 	mtu             verbs.MTU
 	inline          int // requested inline limit; the QP's may be larger (rxe rounds 0 up to 16)
 }
@@ -179,6 +184,9 @@ func checkConfig(cfg *EndpointConfig) error {
 	}
 	if cfg.Events && !cfg.Op.Events() {
 		return fmt.Errorf("rdmalat: events (perftest -e) with %v: its receiver polls memory and has no completion to wait for; use write_imm, or no events", cfg.Op)
+	}
+	if err := checkCM(*cfg); err != nil {
+		return err
 	}
 	if cfg.MaxSize < 1 {
 		return fmt.Errorf("rdmalat: message size %d: want at least 1 byte", cfg.MaxSize)
@@ -375,14 +383,14 @@ func (e *Endpoint) InlineMax() int {
 // MaxSize returns the largest message size the endpoint's buffer holds.
 func (e *Endpoint) MaxSize() int { return e.cfg.MaxSize }
 
-// Close releases the endpoint's queue pair, address handle, buffer,
+// Close releases the endpoint's rdma_cm connection, queue pair, address handle, buffer,
 // completion queues and channels, protection domain and device, in that
 // order. It is idempotent.
 func (e *Endpoint) Close() error {
 	if e == nil {
 		return nil
 	}
-	var errs []error
+	errs := []error{e.closeCM()} // rdma_cm's connection goes first, its AH with it
 	// Each Close is nil-safe, so a half-built endpoint closes the same way.
 	closers := []interface{ Close() error }{e.qp, e.ah, e.mr, e.sendCQ}
 	if e.recvCQ != e.sendCQ {

@@ -61,11 +61,17 @@ func NewLoopback(cfg LoopbackConfig) (_ *Pair, err error) {
 		return nil, fmt.Errorf("rdmalat: responder endpoint: %w", err)
 	}
 	p.closers = append(p.closers, remote.Close)
-	if err = p.Local.Connect(remote.Info()); err != nil {
-		return nil, err
-	}
-	if err = remote.Connect(p.Local.Info()); err != nil {
-		return nil, err
+	if cfg.Endpoint.CM {
+		if err = connectCMLoopback(p.Local, remote, cfg.Timeout); err != nil {
+			return nil, err
+		}
+	} else {
+		if err = p.Local.Connect(remote.Info()); err != nil {
+			return nil, err
+		}
+		if err = remote.Connect(p.Local.Info()); err != nil {
+			return nil, err
+		}
 	}
 	p.Remote = remote.Info()
 	p.PeerDevice = remote.Device()

@@ -63,6 +63,9 @@ func DialPeer(ctx context.Context, addr string, cfg RemoteConfig) (*Pair, error)
 	if err := ecfg.Transport.Carries(ecfg.Op); err != nil {
 		return nil, fmt.Errorf("rdmalat: %w", err)
 	}
+	if err := checkCM(ecfg); err != nil {
+		return nil, err
+	}
 	if ecfg.Events && !ecfg.Op.Events() {
 		return nil, fmt.Errorf("rdmalat: events with %v: perftest has no events mode for plain RDMA WRITE (its receiver polls memory); unset RDMABENCH_EVENTS", ecfg.Op)
 	}
@@ -143,8 +146,13 @@ func dialPeerOnce(ctx context.Context, addr string, cfg RemoteConfig) (_ *Pair, 
 		_ = conn.SendErr(err) // best effort: we close anyway
 		return nil, err
 	}
-	p.Remote = PeerInfoFromWire(pe)
-	if err = local.Connect(p.Remote); err != nil {
+	if ecfg.CM {
+		p.Remote, err = dialCMPeer(ctx, local, pe, cfg.Timeout)
+	} else {
+		p.Remote = PeerInfoFromWire(pe)
+		err = local.Connect(p.Remote)
+	}
+	if err != nil {
 		_ = conn.SendError(oob.CodeResource, "the client could not connect to this peer's queue pair: "+err.Error()) // best effort
 		return nil, err
 	}
@@ -166,6 +174,9 @@ func wireFlags(c EndpointConfig) oob.Flags {
 	var f oob.Flags
 	if c.Events {
 		f |= oob.FlagEvents
+	}
+	if c.CM {
+		f |= oob.FlagCM
 	}
 	return f
 }

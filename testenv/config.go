@@ -52,6 +52,11 @@
 //	                       pair is open (PM QoS: no deep idle states on any
 //	                       CPU, the modern "nohalt"; needs root); a limit
 //	                       such as 20us holds that. Recorded as pm-qos.
+
+//	RDMABENCH_CM           1: connect the queue pairs through rdma_cm
+//	                       (perftest -R) instead of exchanging QP numbers
+//	                       over the TCP connection (two-node) or in
+//	                       memory (loopback); RC and UD only.
 //	RDMABENCH_VM           set to 1 by cmd/rxevm inside the soft-RoCE VM.
 //
 // A set variable is a promise: if it names something that cannot be used,
@@ -88,6 +93,7 @@ const (
 	EnvSamplesDir = "RDMABENCH_SAMPLES_DIR"
 	EnvTransport  = "RDMABENCH_TRANSPORT"
 	EnvEvents     = "RDMABENCH_EVENTS"
+	EnvCM         = "RDMABENCH_CM"
 	EnvVM         = "RDMABENCH_VM"
 )
 
@@ -126,8 +132,9 @@ type Config struct {
 	Inline     int // rdmalat.InlinePerftest (default), rdmalat.InlineDevice, 0 (never) or bytes
 	Transport  spec.Transport
 	Events     bool
+	CM         bool // RDMABENCH_CM=1: connect through rdma_cm
 	SizesAll   bool // RDMABENCH_SIZES=all: sizes an operation cannot take are left out
-	MTU        int // 0: port's active MTU
+	MTU        int  // 0: port's active MTU
 	Timeout    time.Duration
 	SamplesDir string
 	InVM       bool
@@ -178,6 +185,12 @@ func LoadFrom(getenv func(string) string) (Config, error) {
 	}
 	if c.Events, err = parseBool(getenv, EnvEvents); err != nil {
 		return c, err
+	}
+	if c.CM, err = parseBool(getenv, EnvCM); err != nil {
+		return c, err
+	}
+	if c.CM && c.Transport == spec.UC {
+		return c, fmt.Errorf("%s=1 with %s=uc: rdma_cm connects RC and UD queue pairs only (perftest -R refuses UC too); unset one of them", EnvCM, EnvTransport)
 	}
 	c.SizesAll = strings.TrimSpace(getenv(EnvSizes)) == "all"
 	if c.MTU, err = parseMTU(getenv(EnvMTU)); err != nil {

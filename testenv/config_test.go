@@ -34,15 +34,17 @@ func TestLoadAll(t *testing.T) {
 		EnvDevice, "mlx5_1", EnvPort, "2", EnvGIDIndex, "3", EnvPeerDevice, "mlx5_0",
 		EnvPeer, "nodeB:9999", EnvRequire, "1", EnvCPUs, "4,6", EnvWarmup, "0",
 		EnvSizes, "2, 4K,1M", EnvInline, "0", EnvMTU, "4096", EnvTimeout, "250ms",
-		EnvSamplesDir, "/tmp/s", EnvVM, "1", EnvTransport, "UD", EnvEvents, "1",
+		EnvSamplesDir, "/tmp/s", EnvVM, "1", EnvTransport, "UD", EnvEvents, "1", EnvCM, "1",
 	))
 	require.NoError(t, err)
 	assert.Equal(t, Config{
 		Device: "mlx5_1", Port: 2, GIDIndex: 3, PeerDevice: "mlx5_0", Peer: "nodeB:9999",
 		Require: true, CPUs: []int{4, 6}, Warmup: 0, Sizes: []int{2, 4096, 1 << 20},
 		Inline: 0, MTU: 4096, Timeout: 250 * time.Millisecond, SamplesDir: "/tmp/s", InVM: true,
-		Transport: spec.UD, Events: true,
+		Transport: spec.UD, Events: true, CM: true,
 	}, c)
+	_, err = LoadFrom(env(EnvCM, "1", EnvTransport, "uc"))
+	assert.EqualError(t, err, "RDMABENCH_CM=1 with RDMABENCH_TRANSPORT=uc: rdma_cm connects RC and UD queue pairs only (perftest -R refuses UC too); unset one of them")
 	c, err = LoadFrom(env(EnvInline, "device", EnvSizes, "all"))
 	require.NoError(t, err)
 	assert.Equal(t, rdmalat.InlineDevice, c.Inline)
@@ -88,6 +90,7 @@ func TestLoadErrors(t *testing.T) {
 		{EnvTimeout, "5", "is not a positive Go duration (example: RDMABENCH_TIMEOUT=10s)"},
 		{EnvTransport, "xrc", `RDMABENCH_TRANSPORT="xrc": unknown transport "xrc": want rc, uc or ud (example: RDMABENCH_TRANSPORT=ud)`},
 		{EnvEvents, "on", `RDMABENCH_EVENTS="on": use 1 or 0`},
+		{EnvCM, "yes", `RDMABENCH_CM="yes": use 1 or 0`},
 		{EnvInline, "-1", "or device for the device's limit"},
 		{EnvPeer, "nodeB:", `RDMABENCH_PEER="nodeB:" has no port; want host:port, e.g. RDMABENCH_PEER=nodeB:18515`},
 		{EnvPeer, ":18515", `RDMABENCH_PEER=":18515" has no host; want host:port, e.g. RDMABENCH_PEER=nodeB:18515`},

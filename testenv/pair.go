@@ -25,7 +25,7 @@ import (
 func NewPair(c Config, op spec.Op, maxSize int) (*rdmalat.Pair, error) {
 	ecfg := rdmalat.EndpointConfig{
 		Device: c.Device, Port: c.Port, GIDIndex: c.GIDIndex,
-		Op: op, Transport: c.Transport, Events: c.Events,
+		Op: op, Transport: c.Transport, Events: c.Events, CM: c.CM,
 		MaxSize: maxSize, Inline: c.Inline, MTU: c.MTU,
 	}
 	if err := c.Check(); err != nil {
@@ -137,6 +137,7 @@ func ConfigLines(p *rdmalat.Pair, c Config) []string {
 		{"rdma-gid-type", d.GIDType},
 		{"rdma-transport", p.Local.Transport().String()},
 		{"rdma-completion", completion(p.Local.Events())},
+		{"rdma-cm", onOff(p.Local.CM())},
 		{"rdma-inline-max", strconv.Itoa(d.Inline)},
 		{"rdma-peer-device", p.PeerDevice.Name},
 		{"rdma-peer-fw", p.PeerDevice.Firmware},
@@ -197,6 +198,15 @@ func (c Config) SizesFor(op spec.Op, mtu int) ([]int, []string, error) {
 		sizes = append(sizes, size)
 	}
 	return sizes, notes, nil
+}
+
+// onOff says whether the queue pairs were connected through rdma_cm, as
+// perftest's "rdma_cm QPs : ON/OFF" does.
+func onOff(b bool) string {
+	if b {
+		return "on"
+	}
+	return "off"
 }
 
 // FormatConfig returns one configuration line. Keys are lower case without

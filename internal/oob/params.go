@@ -111,6 +111,9 @@ func (p Params) Validate(limits Limits) error {
 	if p.Flags&FlagEvents != 0 && !p.Op.Events() {
 		add("events with %v: perftest has no events mode for plain RDMA WRITE (its receiver polls memory)", p.Op)
 	}
+	if p.Flags&FlagCM != 0 && p.Transport == spec.UC {
+		add("rdma_cm over uc: librdmacm connects RC and UD queue pairs only (perftest -R refuses UC too)")
+	}
 	if len(bad) == 0 {
 		return nil
 	}
