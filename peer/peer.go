@@ -273,12 +273,15 @@ func (s *Server) handle(nc net.Conn) {
 // serve runs the session of c, which holds session slot slot.
 func (s *Server) serve(c *oob.Conn, slot int) {
 	defer func() {
+		c.Close()
+		// The slot goes back in the same critical section that stops
+		// counting it (slots has room for every slot: the send never
+		// blocks): a client that sees Active drop must find it free.
 		s.mu.Lock()
 		delete(s.conns, c)
+		s.slots <- slot
 		s.stats.Active--
 		s.mu.Unlock()
-		c.Close()
-		s.slots <- slot
 	}()
 	c.Timeout = s.cfg.Timeout
 	cfg := s.cfg.Session
