@@ -182,8 +182,9 @@ func runFleet(ctx context.Context, c *config, stdout, stderr io.Writer) int {
 func bootNode(ctx context.Context, c *config, v *vm, out io.Writer, con *consoleLog, logf logFunc) (int, error) {
 	bound := c.bootTimeout
 	if bound == 0 {
-		// Every node boots at once on a host that may have two cores.
-		bound = bootBound(0, v.accel) * time.Duration(max(1, (c.nodes+1)/2))
+		// Every node boots at once on a host that may have two cores
+		// (shared with other VMs): 45 s per node, up to 3 minutes.
+		bound = min(bootBound(0, v.accel)*time.Duration(c.nodes), 3*time.Minute)
 	}
 	var err error
 	for i := 0; i < c.attempts; i++ {
@@ -313,6 +314,7 @@ func addFleetFiles(a *archive, c *config, layer *fleetLayer) error {
 	}
 	if c.slurm {
 		a.file(fleetSlurmDir+"/slurm.conf", 0o644, []byte(slurmConf(c.nodes)))
+		a.file(fleetSlurmDir+"/cgroup.conf", 0o644, []byte(cgroupConf))
 		key := make([]byte, 1024)
 		rand.Read(key)
 		a.file("/etc/munge/munge.key", 0o400, key)

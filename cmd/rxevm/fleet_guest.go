@@ -110,9 +110,10 @@ if [ "$K" != 1 ]; then
 	# The host stops this node when node 1's program has exited.
 	while :; do sleep 3600; done
 fi
-n=0
+end=$(($(date +%s) + 900))
 until [ -e ` + fleetGoFile + ` ]; do
-	n=$((n+1)); [ $n -gt 6000 ] && fail "no start signal from the host within 10 minutes"; sleep 0.1
+	[ $(date +%s) -gt $end ] && fail "no start signal from the host within 15 minutes"
+	sleep 0.2
 done
 `)
 	if slurm {
@@ -138,26 +139,43 @@ mkdir -p /run/munge /var/lib/munge /var/log/munge /var/log/slurm /var/spool/slur
 chmod 755 /run/munge
 chmod 700 /var/lib/munge /var/log/munge
 chmod 400 /etc/munge/munge.key
-munged --force || fail "munged"
+# slurmd initialises its cgroup plugin even with proctrack/linuxproc and
+# task/none; with no systemd here, cgroup.conf tells it to make its own.
+mount -t cgroup2 cgroup2 /sys/fs/cgroup || fail "mount cgroup2"
+mkdir -p /sys/fs/cgroup/system.slice
+for c in $(cat /sys/fs/cgroup/cgroup.controllers); do
+	echo "+$c" >/sys/fs/cgroup/cgroup.subtree_control 2>/dev/null
+	echo "+$c" >/sys/fs/cgroup/system.slice/cgroup.subtree_control 2>/dev/null
+done
+# daemon LOG CMD...: start a daemon; on failure show its log on the console.
+daemon() {
+	log=$1; shift
+	"$@" >>/var/log/rxevm-daemons.log 2>&1 && return 0
+	tail -n 20 "$log" /var/log/rxevm-daemons.log 2>/dev/null
+	fail "$*"
+}
+daemon /var/log/munge/munged.log munged --force
 if [ "$K" = 1 ]; then
-	slurmctld || fail "slurmctld"
+	daemon /var/log/slurm/slurmctld.log slurmctld
 fi
-slurmd -N node$K || fail "slurmd"
+daemon /var/log/slurm/slurmd.log slurmd -N node$K
 `
 
 // slurmWaitScript waits, on node 1, until every node is idle in sinfo.
-const slurmWaitScript = `n=0
+const slurmWaitScript = `end=$(($(date +%s) + 180))
 until [ "$(sinfo -h -N -t idle -o %N 2>/dev/null | sort -u | wc -l)" -ge "$RXEVM_NODES" ]; do
-	n=$((n+1))
-	if [ $n -gt 600 ]; then
-		sinfo -N >/dev/console 2>&1
-		tail -20 /var/log/slurm/slurmctld.log >/dev/console 2>&1
-		fail "not every slurmd idle within 120 s"
+	if [ $(date +%s) -gt $end ]; then
+		sinfo -N
+		tail -n 20 /var/log/slurm/slurmctld.log
+		fail "not every slurmd idle within 180 s"
 	fi
-	sleep 0.2
+	sleep 1
 done
 echo "rxevm-guest: slurm: $RXEVM_NODES nodes idle"
 `
+
+// cgroupConf is /etc/slurm/cgroup.conf: cgroup v2 without systemd.
+const cgroupConf = "CgroupPlugin=cgroup/v2\nIgnoreSystemd=yes\n"
 
 // slurmConf returns slurm.conf for an n-node fleet.
 func slurmConf(n int) string {
