@@ -1,0 +1,9 @@
+//go:build !linux
+
+package main
+
+import "os/exec"
+
+// childAttrs: off Linux there is no parent-death signal; the deadline
+// still kills the child itself.
+func childAttrs(cmd *exec.Cmd) {}

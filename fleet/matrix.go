@@ -1,0 +1,244 @@
+package fleet
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"math"
+	"slices"
+	"strings"
+	"unicode/utf8"
+
+	"golang.org/x/perf/benchfmt"
+	"golang.org/x/perf/benchmath"
+	"golang.org/x/perf/benchunit"
+)
+
+// Confidence is the level of the intervals in the matrix, benchstat's.
+const Confidence = 0.95
+
+// cellKey names one cell of one matrix.
+type cellKey struct {
+	bench, unit, src, dst string
+}
+
+// Results are the pair results of a fleet run, as read from benchfmt
+// files whose benchmark names carry /src=NODE/dst=NODE.
+type Results struct {
+	Config  []string // the first file's configuration lines, "key: value"
+	Benches []string // benchmark names without src, dst and GOMAXPROCS, in order of appearance
+	Units   []string // tidied units (sec/op, p50-sec, ...), in order of appearance
+	values  map[cellKey][]float64
+}
+
+// NewResults returns an empty set of results.
+func NewResults() *Results { return &Results{values: map[cellKey][]float64{}} }
+
+// Read adds the results of one benchfmt file.
+func (r *Results) Read(rd io.Reader, fileName string) error {
+	br := benchfmt.NewReader(rd, fileName)
+	first := r.Config == nil
+	for br.Scan() {
+		switch rec := br.Result().(type) {
+		case *benchfmt.SyntaxError:
+			return rec
+		case *benchfmt.Result:
+			bench, src, dst, err := SplitPairName(rec.Name)
+			if err != nil {
+				f, line := rec.Pos()
+				return fmt.Errorf("%s:%d: %w", f, line, err)
+			}
+			if first {
+				for _, c := range rec.Config {
+					if c.File {
+						r.Config = append(r.Config, c.Key+": "+string(c.Value))
+					}
+				}
+				first = false
+			}
+			if !slices.Contains(r.Benches, bench) {
+				r.Benches = append(r.Benches, bench)
+			}
+			for _, v := range rec.Values {
+				if !slices.Contains(r.Units, v.Unit) {
+					r.Units = append(r.Units, v.Unit)
+				}
+				k := cellKey{bench, v.Unit, src, dst}
+				r.values[k] = append(r.values[k], v.Value)
+			}
+		}
+	}
+	return br.Err()
+}
+
+// SplitPairName splits "RDMAWrite/src=a/dst=b/size=2-4" into the
+// benchmark without the pair and GOMAXPROCS ("RDMAWrite/size=2"), src and
+// dst.
+func SplitPairName(name benchfmt.Name) (bench, src, dst string, err error) {
+	base, parts := name.Parts()
+	var rest []string
+	for _, p := range parts {
+		switch s := string(p); {
+		case strings.HasPrefix(s, "/src="):
+			src = strings.TrimPrefix(s, "/src=")
+		case strings.HasPrefix(s, "/dst="):
+			dst = strings.TrimPrefix(s, "/dst=")
+		case strings.HasPrefix(s, "-"): // GOMAXPROCS differs from node to node
+		default:
+			rest = append(rest, s)
+		}
+	}
+	if src == "" || dst == "" {
+		return "", "", "", fmt.Errorf("Benchmark%s: no /src=NODE/dst=NODE in the name: not a result stored by rdmafleet", name)
+	}
+	return string(base) + strings.Join(rest, ""), src, dst, nil
+}
+
+// Summary returns the median and confidence interval of a cell, and false
+// when the pair has no result for that benchmark and unit.
+func (r *Results) Summary(bench, unit, src, dst string) (benchmath.Summary, bool) {
+	vs := r.values[cellKey{bench, unit, src, dst}]
+	if len(vs) == 0 {
+		return benchmath.Summary{}, false
+	}
+	s := benchmath.NewSample(slices.Clone(vs), &benchmath.DefaultThresholds)
+	return benchmath.AssumeNothing.Summary(s, Confidence), true
+}
+
+// Centers returns the median of every cell of one matrix, by src and dst,
+// NaN where a pair has no result; rows and columns in the order of nodes.
+func (r *Results) Centers(bench, unit string, nodes []string) [][]float64 {
+	grid := make([][]float64, len(nodes))
+	for i, src := range nodes {
+		grid[i] = make([]float64, len(nodes))
+		for j, dst := range nodes {
+			grid[i][j] = math.NaN()
+			if s, ok := r.Summary(bench, unit, src, dst); ok {
+				grid[i][j] = s.Center
+			}
+		}
+	}
+	return grid
+}
+
+// WriteMatrix writes one table per benchmark and time unit: rows are the
+// nodes that ran the benchmark (src), columns the nodes that answered
+// (dst), each cell the median over the repetitions with its 95%
+// confidence interval, formatted as benchstat does. These are the figures
+// of `benchstat -filter /size:S -row /src -col /dst`, without its "vs
+// base" columns, which would compare every destination with the first.
+// Units other than times (B/op, allocs/op) are left out.
+func (r *Results) WriteMatrix(w io.Writer, nodes []string) error {
+	var b bytes.Buffer
+	for _, c := range r.Config {
+		fmt.Fprintln(&b, c)
+	}
+	for _, bench := range r.Benches {
+		for _, unit := range r.Units {
+			if benchunit.ClassOf(unit) != benchunit.Decimal || !strings.Contains(unit, "sec") {
+				continue
+			}
+			r.writeTable(&b, bench, unit, nodes)
+		}
+	}
+	_, err := w.Write(b.Bytes())
+	return err
+}
+
+func (r *Results) writeTable(b *bytes.Buffer, bench, unit string, nodes []string) {
+	var rows, cols []string
+	var centers []float64
+	for _, src := range nodes {
+		for _, dst := range nodes {
+			if s, ok := r.Summary(bench, unit, src, dst); ok {
+				centers = append(centers, s.Center)
+				if !slices.Contains(rows, src) {
+					rows = append(rows, src)
+				}
+				if !slices.Contains(cols, dst) {
+					cols = append(cols, dst)
+				}
+			}
+		}
+	}
+	if len(rows) == 0 {
+		return
+	}
+	cols = slices.DeleteFunc(slices.Clone(nodes), func(n string) bool { return !slices.Contains(cols, n) })
+	scaler := benchunit.CommonScale(centers, benchunit.Decimal)
+	var warnings []string
+	cells := make([][]string, len(rows))
+	for i, src := range rows {
+		cells[i] = make([]string, len(cols))
+		for j, dst := range cols {
+			s, ok := r.Summary(bench, unit, src, dst)
+			if !ok {
+				continue
+			}
+			cell := scaler.Format(s.Center) + " ± " + s.PctRangeString()
+			for _, wn := range s.Warnings {
+				msg := wn.Error()
+				k := slices.Index(warnings, msg)
+				if k < 0 {
+					warnings = append(warnings, msg)
+					k = len(warnings) - 1
+				}
+				cell += " " + footnote(k)
+			}
+			cells[i][j] = cell
+		}
+	}
+	// Column widths: the widest of the header and the cells.
+	rowW := utf8.RuneCountInString(bench)
+	for _, src := range rows {
+		rowW = max(rowW, utf8.RuneCountInString(src))
+	}
+	widths := make([]int, len(cols))
+	for j, dst := range cols {
+		widths[j] = max(utf8.RuneCountInString(dst), utf8.RuneCountInString(unit))
+		for i := range rows {
+			widths[j] = max(widths[j], utf8.RuneCountInString(cells[i][j]))
+		}
+	}
+	pad := func(s string, w int) string { return s + strings.Repeat(" ", w-utf8.RuneCountInString(s)) }
+	center := func(s string, w int) string {
+		left := (w - utf8.RuneCountInString(s)) / 2
+		return pad(strings.Repeat(" ", left)+s, w)
+	}
+	line := func(first string, fields []string, sep string) {
+		b.WriteString(pad(first, rowW))
+		for _, f := range fields {
+			b.WriteString(" " + sep + " " + f)
+		}
+		b.WriteString(" " + sep + "\n")
+	}
+	fmt.Fprintf(b, "\n")
+	hdr := make([]string, len(cols))
+	units := make([]string, len(cols))
+	for j, dst := range cols {
+		hdr[j] = center("dst="+dst, widths[j])
+		units[j] = center(unit, widths[j])
+		widths[j] = max(widths[j], utf8.RuneCountInString(hdr[j]))
+		hdr[j], units[j] = pad(hdr[j], widths[j]), pad(center(unit, widths[j]), widths[j])
+	}
+	line(bench, hdr, "│")
+	line("src", units, "│")
+	for i, src := range rows {
+		b.WriteString(pad(src, rowW))
+		for j := range cols {
+			b.WriteString("   " + pad(cells[i][j], widths[j]))
+		}
+		b.WriteString("\n")
+	}
+	for k, wn := range warnings {
+		fmt.Fprintf(b, "%s %s\n", footnote(k), wn)
+	}
+}
+
+func footnote(k int) string {
+	marks := []string{"¹", "²", "³", "⁴", "⁵", "⁶", "⁷", "⁸", "⁹"}
+	if k < len(marks) {
+		return marks[k]
+	}
+	return fmt.Sprintf("(%d)", k+1)
+}
