@@ -154,7 +154,7 @@ func TestFleetOnSlurm(t *testing.T) {
 	root := moduleRoot(t)
 	sbatch := filepath.Join(root, "cmd", "rdmafleet", "rdmafleet.sbatch")
 	out := t.TempDir()
-	const pairTimeout = 90 * time.Second
+	const pairTimeout = 2 * time.Minute
 	stdout, took := runBed(t, bin, 40*time.Minute,
 		"-nodes", "4", "-slurm", "-netem", "node3=delay 5ms", "-out", out,
 		"-include", bin, "-include", sbatch,
