@@ -182,9 +182,11 @@ func runFleet(ctx context.Context, c *config, stdout, stderr io.Writer) int {
 func bootNode(ctx context.Context, c *config, v *vm, out io.Writer, con *consoleLog, logf logFunc) (int, error) {
 	bound := c.bootTimeout
 	if bound == 0 {
-		// Every node boots at once on a host that may have two cores
-		// (shared with other VMs): 45 s per node, up to 5 minutes (a boot took 157 s with 4 nodes at load 22).
-		bound = min(bootBound(0, v.accel)*time.Duration(c.nodes), 5*time.Minute)
+		// Every node boots at once on a host that may have two cores,
+		// shared with other VMs: 90 s per node, up to 8 minutes. With
+		// four 1-vCPU nodes beside others' 4-vCPU VMs (load 20) each node
+		// got about 4% of a core and boots took 110-180 s and more.
+		bound = min(2*bootBound(0, v.accel)*time.Duration(c.nodes), 8*time.Minute)
 	}
 	var err error
 	for i := 0; i < c.attempts; i++ {
