@@ -131,9 +131,9 @@ exec "$@"
 	stdout, took := runBed(t, bin, 20*time.Minute,
 		"-nodes", "2", "-out", out, "-include", bin,
 		"-node-cmd", filepath.Join(bin, "rdmapeer")+" >$RXEVM_OUT/peer.log 2>&1",
-		"-env", "RDMABENCH_PEER=node2:18515", "-env", "RDMABENCH_SIZES=2,4096",
+		"-env", "RDMABENCH_PEER=node2:18515", "-env", "RDMABENCH_SIZES=2,4096", "-env", "RDMABENCH_WARMUP=200",
 		script, filepath.Join(bin, "rdmabench.test"),
-		"-test.run=^$", "-test.bench=^BenchmarkRDMAWrite$", "-test.benchtime=2000x", "-test.count=5")
+		"-test.run=^$", "-test.bench=^BenchmarkRDMAWrite$", "-test.benchtime=1000x", "-test.count=5")
 	peerLog, _ := os.ReadFile(filepath.Join(out, "peer.log"))
 	t.Logf("rdmapeer on node2:\n%s", peerLog)
 	assert.Contains(t, stdout, "rdmabench-mode: two-node")
