@@ -143,11 +143,16 @@ exec "$@"
 }
 
 // TestFleetOnSlurm boots four VMs with Slurm, node3's NIC delayed by
-// netem (5 ms, well above the 0.3-0.6 ms one-way p50 seen between two VMs
-// on a loaded host), and runs fleet mode twice through sbatch: every pair
-// (the matrix has all 6 pairs and names node3 as the outlier), then one
-// round in which node4's agent is killed (its pair fails within the pair's
-// deadline, the other pair of the round still reports).
+// netem, and runs fleet mode twice through sbatch: every pair (the matrix
+// has all 6 pairs and names node3 as the outlier), then one round in which
+// node4's agent is killed (its pair fails within the pair's deadline, the
+// other pair of the round still reports).
+//
+// The outlier is judged on min-sec with a 5x ratio, not p50 at 2.1x: on
+// this bed (2 emulated cores shared with other VMs) pairs without a delay
+// measured a median p50 of 0.56-3.0 ms in one job, so three of them
+// passed 2.1x the fastest; their min stayed at 0.29-0.68 ms. The 10 ms
+// delay (5 ms one-way) puts node3's pairs far above either limit.
 func TestFleetOnSlurm(t *testing.T) {
 	mustHaveBed(t)
 	bin := buildBinaries(t)
@@ -156,11 +161,12 @@ func TestFleetOnSlurm(t *testing.T) {
 	out := t.TempDir()
 	const pairTimeout = 2 * time.Minute
 	stdout, took := runBed(t, bin, 40*time.Minute,
-		"-nodes", "4", "-slurm", "-netem", "node3=delay 5ms", "-out", out,
+		"-nodes", "4", "-slurm", "-netem", "node3=delay 10ms", "-out", out,
 		"-include", bin, "-include", sbatch,
 		"-env", "RDMABENCH_SIZES=2,4096", "-env", "RDMABENCH_WARMUP=100",
 		"testdata/fleet.sh", bin, sbatch,
-		"-count", "3", "-benchtime", "200x", "-timeout", pairTimeout.String())
+		"-count", "3", "-benchtime", "200x", "-timeout", pairTimeout.String(),
+		"-metric", "min-sec", "-min-ratio", "5")
 	t.Logf("whole test bed run: %s", took.Round(time.Second))
 
 	host, _ := os.ReadFile(filepath.Join(out, "hostnames.txt"))
