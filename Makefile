@@ -94,7 +94,8 @@ clean:
 # Fleet mode on a real Slurm over several soft-RoCE VMs, each with its own
 # kernel and NIC (rxevm -nodes, internal/fleettest): the two-node benchmark
 # across two kernels, then a 4-node matrix with one node delayed by netem
-# and an agent killed mid-round. Results in $(OUT)/test-fleet.log.
+# and an agent killed mid-round. Log in $(OUT)/test-fleet.log, job
+# directories (matrix, outliers, heat map) under $(OUT)/fleet/
 .PHONY: test-fleet
 test-fleet: build $(OUT)
-	set -o pipefail; RDMABENCH_FLEET_TEST=1 $(GO) test -p 1 -count=1 -v -timeout 60m ./internal/fleettest 2>&1 | tee $(OUT)/test-fleet.log
+	set -o pipefail; RDMABENCH_FLEET_TEST=1 RDMABENCH_FLEET_OUT=$(abspath $(OUT))/fleet $(GO) test -p 1 -count=1 -v -timeout 60m ./internal/fleettest 2>&1 | tee $(OUT)/test-fleet.log

@@ -21,6 +21,22 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
+// outDir is the directory shared with the VMs: $RDMABENCH_FLEET_OUT/name
+// when set (an absolute path; make test-fleet keeps the job directories
+// there), else a
+// temporary one.
+func outDir(t *testing.T, name string) string {
+	base := os.Getenv("RDMABENCH_FLEET_OUT")
+	if base == "" {
+		return t.TempDir()
+	}
+	dir, err := filepath.Abs(filepath.Join(base, name))
+	require.NoError(t, err)
+	require.NoError(t, os.RemoveAll(dir))
+	require.NoError(t, os.MkdirAll(dir, 0o755))
+	return dir
+}
+
 // mustHaveBed skips unless RDMABENCH_FLEET_TEST=1, and then requires the
 // host tools the VMs need.
 func mustHaveBed(t *testing.T) {
@@ -117,7 +133,7 @@ func median(v []float64) float64 {
 func TestTwoKernels(t *testing.T) {
 	mustHaveBed(t)
 	bin := buildBinaries(t)
-	out := t.TempDir()
+	out := outDir(t, "twonode")
 	script := filepath.Join(t.TempDir(), "twonode.sh")
 	require.NoError(t, os.WriteFile(script, []byte(`#!/bin/sh
 # node1: wait for node2's rdmapeer, then run the benchmark against it.
@@ -158,7 +174,7 @@ func TestFleetOnSlurm(t *testing.T) {
 	bin := buildBinaries(t)
 	root := moduleRoot(t)
 	sbatch := filepath.Join(root, "cmd", "rdmafleet", "rdmafleet.sbatch")
-	out := t.TempDir()
+	out := outDir(t, "slurm")
 	const pairTimeout = 2 * time.Minute
 	stdout, took := runBed(t, bin, 40*time.Minute,
 		"-nodes", "4", "-slurm", "-netem", "node3=delay 10ms", "-out", out,
