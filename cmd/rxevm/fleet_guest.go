@@ -135,7 +135,13 @@ echo o >/proc/sysrq-trigger
 // slurmd on every node (slurmd retries until the controller answers).
 const slurmStartScript = `
 # Slurm: munge with the run's key, the controller on node1, a slurmd per node.
-mkdir -p /run/munge /var/lib/munge /var/log/munge /var/log/slurm /var/spool/slurmd /var/spool/slurmctld
+mkdir -p /run/munge /var/lib/munge /var/log/munge /var/spool/slurmd /var/spool/slurmctld
+# With -out the daemons' logs outlive the VM: -out DIR/rxevm-logs/nodeK.
+if [ "$RXEVM_9P" = 1 ] && mkdir -p ` + guestOutDir + `/rxevm-logs/node$K; then
+	ln -s ` + guestOutDir + `/rxevm-logs/node$K /var/log/slurm
+else
+	mkdir -p /var/log/slurm
+fi
 chmod 755 /run/munge
 chmod 700 /var/lib/munge /var/log/munge
 chmod 400 /etc/munge/munge.key
@@ -195,6 +201,10 @@ SelectType=select/cons_tres
 SelectTypeParameters=CR_Core
 SchedulerType=sched/builtin
 ReturnToService=2
+# Emulated nodes on a shared 2-core host answer slowly: Slurm's 10 s
+# message and 2 s TCP connect defaults are too short for them.
+MessageTimeout=60
+TCPTimeout=20
 SlurmctldTimeout=60
 SlurmdTimeout=60
 InactiveLimit=0
