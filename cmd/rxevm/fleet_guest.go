@@ -138,6 +138,7 @@ const slurmStartScript = `
 mkdir -p /run/munge /var/lib/munge /var/log/munge /var/spool/slurmd /var/spool/slurmctld
 # With -out the daemons' logs outlive the VM: -out DIR/rxevm-logs/nodeK.
 if [ "$RXEVM_9P" = 1 ] && mkdir -p ` + guestOutDir + `/rxevm-logs/node$K; then
+	rm -rf /var/log/slurm # the packages ship it empty
 	ln -s ` + guestOutDir + `/rxevm-logs/node$K /var/log/slurm
 else
 	mkdir -p /var/log/slurm
