@@ -73,6 +73,9 @@ func runAgent(ctx context.Context, args []string, getenv func(string) string, en
 func newAgent(args []string, getenv func(string) string, environ []string, stderr io.Writer) (*agent, error) {
 	fs := flag.NewFlagSet("rdmafleet agent", flag.ContinueOnError)
 	fs.SetOutput(stderr)
+	if environ == nil {
+		environ = os.Environ()
+	}
 	a := &agent{env: environ}
 	fs.StringVar(&a.dir, "dir", "", "the job `directory`, shared by all nodes (required)")
 	round := fs.Int("round", 0, "the `round` of the plan to run, from 1 (required)")

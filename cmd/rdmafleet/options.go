@@ -32,7 +32,7 @@ func (o *pairOptions) register(fs *flag.FlagSet, binDir string) {
 	fs.StringVar(&o.peer, "peer", filepath.Join(binDir, "rdmapeer"), "the rdmapeer `binary` (go build ./cmd/rdmapeer)")
 	fs.StringVar(&o.benchmark, "benchmark", "^BenchmarkRDMAWrite$", "`regexp` of the benchmarks to run (-test.bench)")
 	fs.StringVar(&o.benchtime, "benchtime", "1000x", "round trips per result (-test.benchtime)")
-	fs.IntVar(&o.count, "count", 5, "results per pair and size (-test.count); benchstat's intervals need 6")
+	fs.IntVar(&o.count, "count", 6, "results per pair and size (-test.count); benchstat needs 6 for a 95% interval")
 	fs.IntVar(&o.portBase, "port-base", 18600, "first TCP `port`: a pair's rdmapeer listens on port-base+2i, its agents talk on the next one")
 	fs.DurationVar(&o.timeout, "timeout", 2*time.Minute, "deadline of one pair, from the start of the agents to the benchmark's end")
 	fs.StringVar(&o.hosts, "hosts", "", "`file` in /etc/hosts format giving the address of each node name (default: node names resolve)")

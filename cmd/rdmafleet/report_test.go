@@ -116,3 +116,10 @@ BenchmarkRDMAWrite/src=nodeA/dst=nodeB/size=4096-8 1000 2911 ns/op 2890 p50-ns 0
 	_, err = rewriteResults([]byte("--- FAIL: BenchmarkRDMAWrite\n    no device\nFAIL\n"), "x", step, cfg)
 	assert.ErrorContains(t, err, "no benchmark results in the output; output ends: --- FAIL: BenchmarkRDMAWrite |     no device | FAIL")
 }
+
+func readJobFile(t *testing.T, dir, name string) string {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join(dir, name))
+	require.NoError(t, err)
+	return string(data)
+}

@@ -1,8 +1,11 @@
+//go:build linux
+
 package main
 
 import (
 	"bytes"
 	"context"
+	_ "embed"
 	"fmt"
 	"math/rand/v2"
 	"net"
@@ -57,6 +60,7 @@ func fleetRun(t *testing.T, nodes int, env map[string]string, extra ...string) (
 	}
 	require.NoError(t, os.WriteFile(hosts, []byte(h.String()), 0o644))
 	t.Setenv("SLURM_JOB_ID", "4242")
+	t.Setenv("RDMABENCH_DEVICE", "fake0") // the VM sets rxe0
 	t.Setenv("SLURM_JOB_NODELIST", fmt.Sprintf("n[1-%d]", nodes))
 	for k, v := range env {
 		t.Setenv(k, v)
@@ -72,13 +76,6 @@ func fleetRun(t *testing.T, nodes int, env map[string]string, extra ...string) (
 	return dir, code, stderr.String()
 }
 
-func readJobFile(t *testing.T, dir, name string) string {
-	t.Helper()
-	data, err := os.ReadFile(filepath.Join(dir, name))
-	require.NoError(t, err)
-	return string(data)
-}
-
 // TestRunFleet: four fake nodes, n4 slow in all its pairs; every pair is
 // measured once, n4 is named, its three pairs are retested.
 func TestRunFleet(t *testing.T) {
@@ -88,7 +85,7 @@ func TestRunFleet(t *testing.T) {
 	require.NoError(t, err)
 	assert.Len(t, pairs, 6, "all 6 pairs of 4 nodes")
 	res := readJobFile(t, dir, "pairs/round01-n1-n4.txt")
-	assert.Contains(t, res, "rdmabench-mode: fleet\nrdma-device: default\nrdmabench-fleet-pattern: all-pairs\nrdmabench-fleet-nodes: 4\nslurm-job-id: 4242\n")
+	assert.Contains(t, res, "rdmabench-mode: fleet\nrdma-device: fake0\nrdmabench-fleet-pattern: all-pairs\nrdmabench-fleet-nodes: 4\nslurm-job-id: 4242\n")
 	assert.Contains(t, res, "BenchmarkRDMAWrite/src=n1/dst=n4/size=2-4 1000 30054 ns/op")
 	assert.NotContains(t, res, "kernel:", "per-node lines stay in raw/")
 	assert.Contains(t, readJobFile(t, dir, "raw/round01-n1-n4.bench.out"), "kernel: fake-n1")
@@ -223,14 +220,21 @@ func TestSelfNode(t *testing.T) {
 	assert.Equal(t, "n2", n, "SLURMD_NODENAME wins")
 }
 
+// The job script, embedded: inside the VM only testdata is at hand.
+//
+//go:embed rdmafleet.sbatch
+var sbatchScript []byte
+
 // TestSbatchScript runs rdmafleet.sbatch as sbatch would on the first
 // node, with the fake srun first on PATH: its flags reach rdmafleet run.
 func TestSbatchScript(t *testing.T) {
 	bin := fakeBin(t)
+	script := filepath.Join(t.TempDir(), "rdmafleet.sbatch")
+	require.NoError(t, os.WriteFile(script, sbatchScript, 0o755))
 	dir := filepath.Join(t.TempDir(), "job")
 	hosts := filepath.Join(t.TempDir(), "hosts")
 	require.NoError(t, os.WriteFile(hosts, []byte("127.0.0.1 a b c\n"), 0o644))
-	cmd := exec.Command("sh", "rdmafleet.sbatch", "-hosts", hosts, "-port-base", strconv.Itoa(freePortBase(t, 8)), "-count", "2", "-retest=false")
+	cmd := exec.Command("sh", script, "-hosts", hosts, "-port-base", strconv.Itoa(freePortBase(t, 8)), "-count", "2", "-retest=false")
 	cmd.Env = append(os.Environ(), "PATH="+bin+":"+os.Getenv("PATH"), "SLURM_JOB_ID=77", "SLURM_JOB_NODELIST=a,b,c",
 		"RDMABENCH_FLEET_BIN="+bin, "RDMABENCH_FLEET_DIR="+dir)
 	out, err := cmd.CombinedOutput()
