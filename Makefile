@@ -53,8 +53,9 @@ test-host: deps
 test-vm: build
 	set -o pipefail; $(GO) test -p 1 -count=1 -v -exec '$(RXEVM) $(VMFLAGS)' ./... 2>&1 | tee $(OUT)/test-vm.log
 	@# In the VM a device is promised: a skipped test there is a failure,
-	@# except the two runner tests that need the host's own tools.
-	@if grep -E -- '--- SKIP' $(OUT)/test-vm.log | grep -vE 'TestLddHost|TestVM '; then \
+	@# except the runner tests that need the host's own tools (TestVM and
+	@# the fleet bed's, which boot VMs themselves: make test-fleet).
+	@if grep -E -- '--- SKIP' $(OUT)/test-vm.log | grep -vE 'TestLddHost|TestVM |TestTwoKernels |TestFleetOnSlurm '; then \
 		echo "FAIL: tests skipped inside the VM (see above)"; exit 1; fi
 	set -o pipefail; $(GO) test -p 1 -count=1 -run='^$$' -bench=. -benchtime=100x -exec '$(RXEVM) $(VMFLAGS)' ./... 2>&1 | tee $(OUT)/bench-smoke.txt
 
@@ -94,3 +95,12 @@ compare: build $(OUT)
 
 clean:
 	rm -rf bin $(OUT)
+
+# Fleet mode on a real Slurm over several soft-RoCE VMs, each with its own
+# kernel and NIC (rxevm -nodes, internal/fleettest): the two-node benchmark
+# across two kernels, then a 4-node matrix with one node delayed by netem
+# and an agent killed mid-round. Log in $(OUT)/test-fleet.log, job
+# directories (matrix, outliers, heat map) under $(OUT)/fleet/
+.PHONY: test-fleet
+test-fleet: build $(OUT)
+	set -o pipefail; RDMABENCH_FLEET_TEST=1 RDMABENCH_FLEET_OUT=$(abspath $(OUT))/fleet $(GO) test -p 1 -count=1 -v -timeout 60m ./internal/fleettest 2>&1 | tee $(OUT)/test-fleet.log

@@ -56,6 +56,12 @@ type config struct {
 	qemu        string
 	prog        string
 	args        []string
+
+	// Multi-node mode (see fleet.go).
+	nodes   int
+	nodeCmd string
+	slurm   bool
+	netem   multiFlag
 }
 
 // multiFlag is a repeatable string flag.
@@ -81,6 +87,10 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	fs.StringVar(&c.logFile, "log", "", "append progress lines to this `file` (useful under go test, where rxevm is quiet without -v)")
 	fs.StringVar(&c.appendArgs, "append", "", "extra kernel command line")
 	fs.StringVar(&c.qemu, "qemu", "qemu-system-x86_64", "QEMU `binary`")
+	fs.IntVar(&c.nodes, "nodes", 1, "boot this `number` of VMs on one virtual network, each with rxe0 on its own NIC; PROGRAM runs on node1 (default -smp 1 -mem 512 then)")
+	fs.StringVar(&c.nodeCmd, "node-cmd", "", "with -nodes: a sh `command` run on nodes 2..N (its output in -out DIR/rxevm-nodeK.log)")
+	fs.BoolVar(&c.slurm, "slurm", false, "with -nodes: run Slurm (slurmctld on node1, munged and slurmd on every node) and start PROGRAM once every node is idle")
+	fs.Var(&c.netem, "netem", "with -nodes: `nodeK=ARGS` adds tc qdisc netem ARGS (e.g. node3='delay 2ms') on nodeK's NIC; repeatable")
 	fs.Usage = func() {
 		fmt.Fprintf(stderr, "usage: rxevm [flags] PROGRAM [ARGS...]\n\n"+
 			"Runs PROGRAM in a QEMU VM with soft-RoCE devices rxe0 and rxe1 and exits with its status.\n"+
@@ -90,11 +100,9 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	if err := fs.Parse(args); err != nil {
 		return nil, err
 	}
-	fs.Visit(func(f *flag.Flag) {
-		if f.Name == "timeout" {
-			c.timeoutSet = true
-		}
-	})
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	c.timeoutSet = set["timeout"]
 	if fs.NArg() == 0 {
 		fs.Usage()
 		return nil, errors.New("no PROGRAM given")
@@ -106,6 +114,9 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	}
 	if c.attempts < 1 {
 		c.attempts = 1
+	}
+	if err := checkFleetFlags(c, set); err != nil {
+		return nil, err
 	}
 	c.prog, c.args = fs.Arg(0), fs.Args()[1:]
 	return c, nil
@@ -152,7 +163,12 @@ func main() {
 		got.Store(int32((<-sigs).(syscall.Signal)))
 		cancel()
 	}()
-	code := run(ctx, c, os.Stdout, os.Stderr)
+	var code int
+	if c.nodes > 1 {
+		code = runFleet(ctx, c, os.Stdout, os.Stderr)
+	} else {
+		code = run(ctx, c, os.Stdout, os.Stderr)
+	}
 	if s := syscall.Signal(got.Load()); s != 0 {
 		fmt.Fprintf(os.Stderr, "rxevm: %v: stopped\n", s)
 		code = 128 + int(s)
@@ -301,32 +317,8 @@ func showProgress() bool {
 // prepare checks the tools, brings the cached guest up to date and writes
 // the per-run initramfs into tmp.
 func prepare(ctx context.Context, c *config, tmp string, logf logFunc) (v *vm, cacheDir string, err error) {
-	qemu, err := exec.LookPath(c.qemu)
+	qemu, busybox, cacheDir, err := hostSetup(c)
 	if err != nil {
-		return nil, "", fmt.Errorf("%s not found: apt-get install qemu-system-x86", c.qemu)
-	}
-	busybox, err := exec.LookPath("busybox")
-	if err != nil {
-		return nil, "", errors.New("busybox not found: apt-get install busybox-static")
-	}
-	for _, tool := range []string{"apt-get", "apt-cache", "dpkg", "ldd"} {
-		if _, err := exec.LookPath(tool); err != nil {
-			return nil, "", fmt.Errorf("%s not found: rxevm needs a Debian (bookworm) host", tool)
-		}
-	}
-	if c.outDir != "" {
-		if err := os.MkdirAll(c.outDir, 0o755); err != nil {
-			return nil, "", err
-		}
-		if c.outDir, err = filepath.Abs(c.outDir); err != nil {
-			return nil, "", err
-		}
-	}
-	cacheDir, err = defaultCacheDir()
-	if err != nil {
-		return nil, "", err
-	}
-	if cacheDir, err = filepath.Abs(cacheDir); err != nil {
 		return nil, "", err
 	}
 	nonce := make([]byte, 8)
@@ -372,6 +364,39 @@ func prepare(ctx context.Context, c *config, tmp string, logf logFunc) (v *vm, c
 		return nil, "", err
 	}
 	return v, cacheDir, f.Close()
+}
+
+// hostSetup finds QEMU, busybox and the Debian tools rxevm needs, makes
+// -out absolute (creating it) and returns the cache directory.
+func hostSetup(c *config) (qemu, busybox, cacheDir string, err error) {
+	qemu, err = exec.LookPath(c.qemu)
+	if err != nil {
+		return "", "", "", fmt.Errorf("%s not found: apt-get install qemu-system-x86", c.qemu)
+	}
+	busybox, err = exec.LookPath("busybox")
+	if err != nil {
+		return "", "", "", errors.New("busybox not found: apt-get install busybox-static")
+	}
+	for _, tool := range []string{"apt-get", "apt-cache", "dpkg", "ldd"} {
+		if _, err := exec.LookPath(tool); err != nil {
+			return "", "", "", fmt.Errorf("%s not found: rxevm needs a Debian (bookworm) host", tool)
+		}
+	}
+	if c.outDir != "" {
+		if err := os.MkdirAll(c.outDir, 0o755); err != nil {
+			return "", "", "", err
+		}
+		if c.outDir, err = filepath.Abs(c.outDir); err != nil {
+			return "", "", "", err
+		}
+	}
+	if cacheDir, err = defaultCacheDir(); err != nil {
+		return "", "", "", err
+	}
+	if cacheDir, err = filepath.Abs(cacheDir); err != nil {
+		return "", "", "", err
+	}
+	return qemu, busybox, cacheDir, nil
 }
 
 // linkOrCopy hard-links src to dst, or copies it when that fails.

@@ -39,6 +39,12 @@ type vm struct {
 	outDir string
 	append string // extra kernel command line
 	nonce  string
+
+	// Multi-node mode (-nodes) only.
+	name    string   // "node2": names the node in progress lines
+	netArgs []string // the NIC on the fleet's segment, instead of -nic none
+	ctlDir  string   // host directory shared as the control share
+	onReady func()   // called once when the guest's setup is done
 }
 
 // qemuArgs returns QEMU's command line. The kernel console goes to the first
@@ -65,11 +71,19 @@ func (v *vm) qemuArgs() []string {
 		"-kernel", v.kernel, "-initrd", v.initrd, "-append", cmdline,
 		"-chardev", "file,id=con,path=/dev/fd/3", "-serial", "chardev:con",
 		"-chardev", "file,id=out,path=/dev/fd/4", "-serial", "chardev:out",
-		"-nic", "none",
+	}
+	if len(v.netArgs) > 0 {
+		args = append(args, v.netArgs...)
+	} else {
+		args = append(args, "-nic", "none")
 	}
 	if v.outDir != "" {
 		args = append(args, "-virtfs",
 			"local,path="+v.outDir+",mount_tag="+outTag+",security_model=none,id="+outTag)
+	}
+	if v.ctlDir != "" {
+		args = append(args, "-virtfs",
+			"local,path="+v.ctlDir+",mount_tag="+fleetCtlTag+",security_model=none,id="+fleetCtlTag)
 	}
 	return args
 }
@@ -134,7 +148,7 @@ func (v *vm) boot(ctx context.Context, bound time.Duration, stdout io.Writer, co
 	defer watchdog.Stop()
 	select {
 	case <-con.seen(aliveLine):
-		logf("boot took %.1f s (%s, to /init)", time.Since(start).Seconds(), v.accel)
+		logf("%sboot took %.1f s (%s, to /init)", v.prefix(), time.Since(start).Seconds(), v.accel)
 	case <-watchdog.C:
 		stop()
 		return 0, fmt.Errorf("%w within %s (%s)", errNoLife, bound, v.accel)
@@ -157,9 +171,16 @@ func (v *vm) boot(ctx context.Context, bound time.Duration, stdout io.Writer, co
 	for running := true; running; {
 		select {
 		case <-ready:
-			logf("guest ready after %.1f s (modules, rxe0, rxe1)", time.Since(start).Seconds())
+			if v.name != "" {
+				logf("%s ready after %.1f s", v.name, time.Since(start).Seconds())
+			} else {
+				logf("guest ready after %.1f s (modules, rxe0, rxe1)", time.Since(start).Seconds())
+			}
 			ready = nil
 			setupBound.Stop()
+			if v.onReady != nil {
+				v.onReady()
+			}
 		case <-setupBound.C:
 			stop()
 			return 0, fmt.Errorf("%w: /init started but did not finish the setup within %s (%s)", errNoLife, bound, v.accel)
@@ -192,6 +213,14 @@ func (v *vm) boot(ctx context.Context, bound time.Duration, stdout io.Writer, co
 	}
 	logf("program exited with status %d; VM ran %.1f s", status, time.Since(start).Seconds())
 	return status, nil
+}
+
+// prefix is "nodeK: " in multi-node mode, else "".
+func (v *vm) prefix() string {
+	if v.name == "" {
+		return ""
+	}
+	return v.name + ": "
 }
 
 // lockedBuffer is a bytes.Buffer safe for QEMU's stdout and stderr copiers.
