@@ -76,12 +76,18 @@ $(OUT):
 # names a device, port or peer that cannot be used here. VM=1: the VM.
 # -cpu=1: every round trip runs at GOMAXPROCS 1 (rdmalat), and then the
 # names say so (no -N suffix).
+# Every run's artifacts (raw samples, HDR log, plots; summary.json per
+# benchmark) go under $(OUT)/artifacts/_artifacts/; in the VM they are
+# written to rxevm's 9p share (/rxevm/out in the guest).
 bench: build $(OUT)
 	@place=$$(bin/rdmainfo -place $(if $(filter-out 0,$(VM)),-vm)) || exit 1; \
-	exec=""; [ "$$place" = vm ] && exec="-exec $(RXEVM) $(VMFLAGS)"; \
+	rm -rf $(OUT)/artifacts; mkdir -p $(OUT)/artifacts; \
+	exec="-artifacts -outputdir $(abspath $(OUT))/artifacts"; \
+	[ "$$place" = vm ] && exec="-artifacts -outputdir /rxevm/out -exec '$(RXEVM) -out $(abspath $(OUT))/artifacts $(VMFLAGS)'"; \
 	set -o pipefail; \
-	$(GO) test -run='^$$' -bench='$(BENCH)' -benchtime=$(BENCHTIME) -count=$(COUNT) -cpu=1 -timeout=60m $$exec . | tee $(OUT)/bench.txt
+	eval $(GO) test -run="'^\$$'" -bench="'$(BENCH)'" -benchtime=$(BENCHTIME) -count=$(COUNT) -cpu=1 -timeout=60m $$exec . | tee $(OUT)/bench.txt
 	$(GO) tool benchstat $(OUT)/bench.txt
+	@echo "plots and raw samples of every run: $(OUT)/artifacts/_artifacts/"
 
 # perftest's ib_write_lat and BenchmarkRDMAWrite side by side, interleaved,
 # in one VM boot: the table in $(OUT)/compare.txt, every raw output under
