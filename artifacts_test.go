@@ -93,5 +93,6 @@ func (a *benchArtifacts) record(b *testing.B, size int, rec *latency.Recorder) {
 		b.Fatalf("artifacts: %v", err)
 	}
 	res.Files = append(res.Files, artifacts.LatencyBase+".samples.txt")
+	res.Dir = b.ArtifactDir() // go test names it at random: the summary says which run is where
 	a.sum.Results = append(a.sum.Results, res)
 }

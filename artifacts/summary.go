@@ -46,6 +46,7 @@ type Result struct {
 	Percentiles map[string]float64 `json:"percentiles"`
 	Stalls      int64              `json:"stalls"` // samples above StallFactor x the median
 	Files       []string           `json:"files,omitempty"`
+	Dir         string             `json:"dir,omitempty"` // where Files are, when not beside the summary
 }
 
 // percentiles are the ones a Result reports, as fractions of a million.
