@@ -1,0 +1,113 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+
+	"github.com/rdmabench/rdmabench/internal/abtest"
+)
+
+// report prints benchstat old.txt new.txt, the median per-pair ratio of
+// each gated metric with its interval, why the runs stopped, and the gate;
+// it returns the gate's exit status.
+func report(ctx context.Context, stdout, stderr io.Writer, dir string, rule gateRule, units []string) int {
+	oldName, newName := sideFile(dir, abtest.Old), sideFile(dir, abtest.New)
+	fmt.Fprintf(stdout, "results: %s %s\n\n", oldName, newName)
+	if err := benchstat(ctx, stdout, oldName, newName); err != nil {
+		fmt.Fprintf(stdout, "(no benchstat table: %v)\n", err)
+	}
+	old, new, err := readSides(oldName, newName)
+	if err != nil {
+		fmt.Fprintf(stderr, "rdmaab: %v\n", err)
+		return exitFailed
+	}
+	pairs, err := pairsOf(dir)
+	if err != nil {
+		fmt.Fprintf(stderr, "rdmaab: %v\n", err)
+		return exitFailed
+	}
+	fmt.Fprintf(stdout, "\nper-pair ratios new/old (each pair ran back to back, so drift cancels), median and 95%% interval:\n")
+	for _, iv := range abtest.PairedIntervals(pairs, rule.Units, 0.95) {
+		fmt.Fprintf(stdout, "  %s\n", iv)
+	}
+	if b, err := os.ReadFile(filepath.Join(dir, "stop.txt")); err == nil {
+		fmt.Fprintf(stdout, "%s", b)
+	}
+	fmt.Fprintln(stdout)
+	return printVerdict(stdout, stderr, rule.Judge(old, new))
+}
+
+// pairsOf rebuilds the pairs from old.txt and new.txt: the i-th run of each
+// side belongs to pair i. A run starts where its benchmark output starts,
+// at a "goos:" line (every test binary prints one before its results).
+func pairsOf(dir string) ([]abtest.Pair, error) {
+	var runs [2][]*abtest.Results
+	for _, side := range []abtest.Side{abtest.Old, abtest.New} {
+		b, err := os.ReadFile(sideFile(dir, side))
+		if err != nil {
+			return nil, err
+		}
+		for i, chunk := range splitRuns(b) {
+			rs, err := abtest.ReadResults(bytes.NewReader(chunk), fmt.Sprintf("%s run %d", side, i+1))
+			if err != nil {
+				return nil, err
+			}
+			runs[side] = append(runs[side], rs)
+		}
+	}
+	n := min(len(runs[0]), len(runs[1]))
+	pairs := make([]abtest.Pair, n)
+	for i := range pairs {
+		pairs[i] = abtest.Pair{Old: runs[0][i], New: runs[1][i]}
+	}
+	return pairs, nil
+}
+
+// splitRuns cuts a side's file into runs, each ending with the test
+// binary's final PASS line ("PASS" alone, or "ok" from go test).
+func splitRuns(b []byte) [][]byte {
+	var runs [][]byte
+	start := 0
+	for off := 0; off < len(b); {
+		end := bytes.IndexByte(b[off:], '\n')
+		if end < 0 {
+			end = len(b) - off
+		} else {
+			end++
+		}
+		line := strings.TrimSpace(string(b[off : off+end]))
+		off += end
+		if line == "PASS" || strings.HasPrefix(line, "ok ") {
+			runs = append(runs, b[start:off])
+			start = off
+		}
+	}
+	if start < len(b) && len(bytes.TrimSpace(b[start:])) > 0 {
+		runs = append(runs, b[start:])
+	}
+	return runs
+}
+
+// benchstat prints benchstat's table of the two files: the benchstat on
+// PATH, else go tool benchstat (this module declares it as a tool).
+func benchstat(ctx context.Context, w io.Writer, oldName, newName string) error {
+	var cmd *exec.Cmd
+	if p, err := exec.LookPath("benchstat"); err == nil {
+		cmd = exec.CommandContext(ctx, p, oldName, newName)
+	} else {
+		cmd = exec.CommandContext(ctx, "go", "tool", "benchstat", oldName, newName)
+	}
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	if err := cmd.Run(); err != nil {
+		return fmt.Errorf("%s: %v: %s (go install golang.org/x/perf/cmd/benchstat@latest)", strings.Join(cmd.Args[:len(cmd.Args)-2], " "), err, strings.TrimSpace(errb.String()))
+	}
+	_, err := w.Write(out.Bytes())
+	return err
+}
