@@ -15,8 +15,8 @@ import (
 
 // report prints benchstat old.txt new.txt, the median per-pair ratio of
 // each gated metric with its interval, why the runs stopped, and the gate;
-// it returns the gate's exit status.
-func report(ctx context.Context, stdout, stderr io.Writer, dir string, rule gateRule, units []string) int {
+// with gateOn it returns the gate's exit status.
+func report(ctx context.Context, stdout, stderr io.Writer, dir string, rule gateRule, gateOn bool) int {
 	oldName, newName := sideFile(dir, abtest.Old), sideFile(dir, abtest.New)
 	fmt.Fprintf(stdout, "results: %s %s\n\n", oldName, newName)
 	if err := benchstat(ctx, stdout, oldName, newName); err != nil {
@@ -40,7 +40,11 @@ func report(ctx context.Context, stdout, stderr io.Writer, dir string, rule gate
 		fmt.Fprintf(stdout, "%s", b)
 	}
 	fmt.Fprintln(stdout)
-	return printVerdict(stdout, stderr, rule.Judge(old, new))
+	code := printVerdict(stdout, stderr, rule.Judge(old, new))
+	if !gateOn {
+		return 0 // the verdict informs; only -gate makes it the status
+	}
+	return code
 }
 
 // pairsOf rebuilds the pairs from old.txt and new.txt: the i-th run of each

@@ -108,9 +108,12 @@ func (r GateRule) Judge(old, new *Results) Verdict {
 		if f.Old.Center != 0 {
 			f.Change = f.New.Center/f.Old.Center - 1
 		}
-		// benchmath warns when even a total separation of the samples
-		// could not reach alpha.
-		f.Judged = f.Cmp.P < f.Cmp.Alpha || len(f.Cmp.Warnings) == 0
+		// A pass needs samples that could have failed: benchmath warns
+		// when even a total separation could not reach alpha, or when a
+		// side is too small for a 95% interval of its median.
+		f.Judged = f.Cmp.P < f.Cmp.Alpha ||
+			len(f.Cmp.Warnings) == 0 && len(f.Old.Warnings) == 0 && len(f.New.Warnings) == 0 ||
+			allEqual(so.Values, sn.Values) && len(so.Values) >= 6 && len(sn.Values) >= 6
 		f.Regressed = f.Cmp.P < f.Cmp.Alpha && f.Worse() > r.Threshold
 		v.Findings = append(v.Findings, f)
 	}
@@ -134,7 +137,7 @@ func (v Verdict) Print(w io.Writer) error {
 		}
 		p.f("%s %s %s: old %s new %s: %s, %s\n", tag, f.Key.Name, f.Key.Unit,
 			summaryString(f.Old, f.Key.Unit), summaryString(f.New, f.Key.Unit), changeString(f), reason(f, v.Rule))
-		for _, e := range append(append([]error(nil), f.Old.Warnings...), f.Cmp.Warnings...) {
+		for _, e := range warnings(f) {
 			p.f("     warning: %v\n", e)
 		}
 	}
@@ -196,8 +199,11 @@ func summaryString(s benchmath.Summary, unit string) string {
 	sc := benchunit.CommonScale([]float64{c}, cls)
 	suffix := tidySuffix(tu)
 	f := func(x float64) string {
-		if math.IsInf(x, 0) {
+		if math.IsInf(x, 1) {
 			return "∞"
+		}
+		if math.IsInf(x, -1) {
+			return "-∞"
 		}
 		return sc.Format(x) + suffix
 	}
@@ -223,4 +229,30 @@ func (p *printer) f(format string, args ...any) {
 	if p.err == nil {
 		_, p.err = fmt.Fprintf(p.w, format, args...)
 	}
+}
+
+// warnings returns a finding's benchmath warnings, each once.
+func warnings(f Finding) []error {
+	var out []error
+	seen := map[string]bool{}
+	for _, e := range append(append(append([]error(nil), f.Old.Warnings...), f.New.Warnings...), f.Cmp.Warnings...) {
+		if !seen[e.Error()] {
+			seen[e.Error()] = true
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+// allEqual reports whether every value of a and b is the same (the U test
+// then fails, "all samples are equal": an exact match, not a doubt).
+func allEqual(a, b []float64) bool {
+	for _, xs := range [][]float64{a, b} {
+		for _, x := range xs {
+			if x != a[0] {
+				return false
+			}
+		}
+	}
+	return len(a) > 0
 }
