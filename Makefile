@@ -90,3 +90,27 @@ compare: build $(OUT)
 
 clean:
 	rm -rf bin $(OUT)
+
+# --- Comparing two commits (issue 9; rdmaab, cmd/rdmaab) ---
+# make compare-commits OLD=main NEW=HEAD builds the test binary of each side
+# (a git revision from a temporary worktree, a directory, or a test binary),
+# runs them interleaved in one VM boot (old,new then new,old ...; on the
+# local RDMA device when there is one) and prints benchstat old.txt new.txt,
+# the per-pair ratios and the gate's verdict. Results in
+# $(OUT)/compare-commits/. AB_FLAGS: more rdmaab flags, e.g. "-gate",
+# "-ci 2% -count 30", "-pkg ./rdmalat". make validate-ab runs the
+# validation of issue 9 (A/A, A/B, drift across boots) into
+# $(OUT)/validate-ab/figures.txt (about an hour on a quiet 2-CPU host).
+OLD          ?= main
+NEW          ?= HEAD
+AB_COUNT     ?= 10
+AB_BENCHTIME ?= 5000x
+AB_FLAGS     ?=
+.PHONY: compare-commits validate-ab
+compare-commits: build $(OUT)
+	$(GO) build -o bin/rdmaab ./cmd/rdmaab
+	set -o pipefail; bin/rdmaab -bench '$(BENCH)' -benchtime $(AB_BENCHTIME) -count $(AB_COUNT) -vmflags '$(VMFLAGS)' \
+		-out $(OUT)/compare-commits $(AB_FLAGS) $(OLD) $(NEW) | tee $(OUT)/compare-commits.txt
+
+validate-ab: build $(OUT)
+	OUT=$(OUT) VMFLAGS='$(VMFLAGS)' bash cmd/rdmaab/validate-ab.sh

@@ -39,6 +39,11 @@ type vm struct {
 	outDir string
 	append string // extra kernel command line
 	nonce  string
+	// pin.go: pin the vCPU threads through QMP; keep kernel work off the
+	// measuring vCPUs.
+	qmpSock string
+	pinCPUs []int
+	isolate bool
 }
 
 // qemuArgs returns QEMU's command line. The kernel console goes to the first
@@ -55,6 +60,9 @@ func (v *vm) qemuArgs() []string {
 	// directly, so without this the two would not pay the same for a
 	// timestamp. QEMU's TCG TSC is one virtual clock for all vCPUs.
 	cmdline := "console=ttyS0 quiet panic=-1 rdinit=/init tsc=reliable"
+	if iso := isolateArgs(v.smp); v.isolate && iso != "" {
+		cmdline += " " + iso
+	}
 	if v.append != "" {
 		cmdline += " " + v.append
 	}
@@ -66,6 +74,9 @@ func (v *vm) qemuArgs() []string {
 		"-chardev", "file,id=con,path=/dev/fd/3", "-serial", "chardev:con",
 		"-chardev", "file,id=out,path=/dev/fd/4", "-serial", "chardev:out",
 		"-nic", "none",
+	}
+	if v.qmpSock != "" {
+		args = append(args, "-qmp", "unix:"+v.qmpSock+",server=on,wait=off")
 	}
 	if v.outDir != "" {
 		args = append(args, "-virtfs",
@@ -113,6 +124,9 @@ func (v *vm) boot(ctx context.Context, bound time.Duration, stdout io.Writer, co
 		conR.Close()
 		outR.Close()
 		return 0, fmt.Errorf("start %s: %w", v.qemu, err)
+	}
+	if v.qmpSock != "" {
+		pinAfterStart(ctx, v.qmpSock, v.pinCPUs, logf)
 	}
 
 	filter := newExitFilter(stdout, v.nonce)
