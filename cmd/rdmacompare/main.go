@@ -59,20 +59,21 @@ import (
 
 // config is the command line.
 type config struct {
-	bench        string
-	sizes        []int
-	iters        int
-	rounds       int
-	device       string
-	gidIndex     int
-	inline       int
-	timeout      time.Duration
-	serverAddr   string
-	port         int
-	outDir       string
-	strict       bool
-	retries      int
-	perftestPath string // resolved from PATH
+	bench         string
+	sizes         []int
+	iters         int
+	rounds        int
+	device        string
+	gidIndex      int
+	inline        int
+	timeout       time.Duration
+	serverAddr    string
+	port          int
+	outDir        string
+	strict        bool
+	retries       int
+	tools         []*tool
+	perftestPaths map[string]string // program -> path, resolved from PATH
 }
 
 func parseFlags(args []string, stderr io.Writer) (*config, error) {
@@ -84,9 +85,10 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 		defDevice = "rxe0"
 	}
 	sizes := fs.String("sizes", "2,4096", "message `sizes` in bytes, comma-separated")
+	toolList := fs.String("tools", "write", "perftest tests to compare, comma-separated: "+toolNames()+", or all")
 	fs.StringVar(&c.bench, "bench", "", "the rdmabench test `binary` (go test -c -o bin/rdmabench.test .); required")
 	fs.IntVar(&c.iters, "iters", 5000, "iterations per run, the same for both (ib_write_lat -n, -test.benchtime=Nx)")
-	fs.IntVar(&c.rounds, "rounds", 5, "rounds; each runs both for every size")
+	fs.IntVar(&c.rounds, "rounds", 6, "rounds; each runs both for every tool and size (6 or more: the fewest for which the U test and a 95% interval of the median work)")
 	fs.StringVar(&c.device, "device", defDevice, "RDMA `device` (default $RDMABENCH_DEVICE, else rxe0)")
 	fs.IntVar(&c.gidIndex, "gid-index", 1, "GID `index` for both (ib_write_lat -x, RDMABENCH_GID_INDEX); 1 is the IPv4 RoCE v2 GID in the VM")
 	fs.IntVar(&c.inline, "inline", 0, "largest inline message in `bytes` for both (ib_write_lat -I, RDMABENCH_INLINE); perftest 4.5 on rxe sends nothing inline by default")
@@ -111,6 +113,9 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 		return nil, errors.New("-bench is required: the rdmabench test binary (go test -c -o bin/rdmabench.test .)")
 	}
 	var err error
+	if c.tools, err = parseTools(*toolList); err != nil {
+		return nil, fmt.Errorf("-tools: %w", err)
+	}
 	if c.sizes, err = parseSizes(*sizes); err != nil {
 		return nil, fmt.Errorf("-sizes: %w", err)
 	}
@@ -181,76 +186,79 @@ func run(ctx context.Context, c *config, stdout, stderr io.Writer) int {
 
 	var (
 		samples []Sample
-		h       = Header{Device: c.device, GIDIndex: c.gidIndex, Iters: c.iters, Rounds: c.rounds}
+		h       = Header{Device: c.device, GIDIndex: c.gidIndex, Iters: c.iters, Rounds: c.rounds, Tools: c.tools}
 		failed  int
 		port    = c.port
 	)
 	for round := 1; round <= c.rounds; round++ {
-		for _, size := range c.sizes {
-			smp := Sample{Round: round, Size: size, PerftestFirst: round%2 == 1}
-			var errs []error
-			runPT := func() {
-				for try := 1; ; try++ {
-					port = freePort(port)
-					row, raw, err := runPerftest(ctx, c, size, port)
-					port++
-					tag := fmt.Sprintf("round%d-size%d-perftest", round, size)
-					if try > 1 {
-						tag += fmt.Sprintf("-try%d", try)
+		for _, t := range c.tools {
+			for _, size := range t.sizesFor(c.sizes) {
+				smp := Sample{Round: round, Tool: t.name, Size: size, PerftestFirst: round%2 == 1}
+				writeLat := t.perftest
+				var errs []error
+				runPT := func() {
+					for try := 1; ; try++ {
+						port = freePort(port)
+						row, raw, err := runPerftest(ctx, c, t, size, port)
+						port++
+						tag := fmt.Sprintf("round%d-%ssize%d-perftest", round, t.tag(), size)
+						if try > 1 {
+							tag += fmt.Sprintf("-try%d", try)
+						}
+						save(tag+"-server.txt", raw.server)
+						save(tag+"-client.txt", raw.client)
+						if errors.Is(err, perftest.ErrNoClock) && try <= c.retries && ctx.Err() == nil {
+							logf("round %d size %d: %s could not estimate the CPU frequency (inf/nan figures); running it again", round, size, writeLat)
+							continue
+						}
+						if err != nil {
+							errs = append(errs, err)
+							return
+						}
+						smp.Perftest = perftestFigures(row)
+						if h.PerftestSetup == nil {
+							h.PerftestSetup = setupOf(raw.report.Info, perftestSetupKeys)
+						}
+						return
 					}
-					save(tag+"-server.txt", raw.server)
-					save(tag+"-client.txt", raw.client)
-					if errors.Is(err, perftest.ErrNoClock) && try <= c.retries && ctx.Err() == nil {
-						logf("round %d size %d: %s could not estimate the CPU frequency (inf/nan figures); running it again", round, size, writeLat)
-						continue
-					}
+				}
+				runOurs := func() {
+					res, out, err := runBench(ctx, c, t, size)
+					save(fmt.Sprintf("round%d-%ssize%d-bench.txt", round, t.tag(), size), out)
 					if err != nil {
 						errs = append(errs, err)
 						return
 					}
-					smp.Perftest = perftestFigures(row)
-					if h.PerftestSetup == nil {
-						h.PerftestSetup = setupOf(raw.report.Info, perftestSetupKeys)
+					smp.Ours = res.Figures
+					if h.OursSetup == nil {
+						h.OursSetup = setupOf(res.Config, oursSetupKeys)
 					}
-					return
 				}
-			}
-			runOurs := func() {
-				res, out, err := runBench(ctx, c, size)
-				save(fmt.Sprintf("round%d-size%d-bench.txt", round, size), out)
-				if err != nil {
-					errs = append(errs, err)
-					return
+				if smp.PerftestFirst {
+					runPT()
+					runOurs()
+				} else {
+					runOurs()
+					runPT()
 				}
-				smp.Ours = res.Figures
-				if h.OursSetup == nil {
-					h.OursSetup = setupOf(res.Config, oursSetupKeys)
+				if len(errs) > 0 {
+					smp.Err = errors.Join(errs...)
+					failed++
+					logf("round %d %s size %d: %v", round, t.name, size, smp.Err)
 				}
-			}
-			if smp.PerftestFirst {
-				runPT()
-				runOurs()
-			} else {
-				runOurs()
-				runPT()
-			}
-			if len(errs) > 0 {
-				smp.Err = errors.Join(errs...)
-				failed++
-				logf("round %d size %d: %v", round, size, smp.Err)
-			}
-			logf("round %d/%d size %d: perftest t_typical %s 99%% %s | ours p50 %s p99 %s",
-				round, c.rounds, size, figure(smp.Perftest, "p50"), figure(smp.Perftest, "p99"),
-				figure(smp.Ours, "p50"), figure(smp.Ours, "p99"))
-			samples = append(samples, smp)
-			if ctx.Err() != nil {
-				logf("interrupted")
-				return 1
+				logf("round %d/%d %s size %d: perftest t_typical %s 99%% %s | ours p50 %s p99 %s",
+					round, c.rounds, t.name, size, figure(smp.Perftest, "p50"), figure(smp.Perftest, "p99"),
+					figure(smp.Ours, "p50"), figure(smp.Ours, "p99"))
+				samples = append(samples, smp)
+				if ctx.Err() != nil {
+					logf("interrupted")
+					return 1
+				}
 			}
 		}
 	}
 
-	sums := Summarize(samples, c.sizes, DefaultTargets)
+	sums := Summarize(samples, c.tools, c.sizes, DefaultTargets)
 	var table bytes.Buffer
 	if err := Print(&table, h, sums); err != nil {
 		logf("%v", err)
@@ -262,13 +270,13 @@ func run(ctx context.Context, c *config, stdout, stderr io.Writer) int {
 		return 1
 	}
 	if failed > 0 {
-		logf("%d of %d round-size pairs failed; see the errors above", failed, c.rounds*len(c.sizes))
+		logf("%d of %d runs (round, tool, size) failed; see the errors above", failed, len(samples))
 		return 1
 	}
 	if c.strict {
 		for _, s := range sums {
 			for _, j := range s.Judgement {
-				if !j.Met() {
+				if j.Failed() {
 					return 1
 				}
 			}
@@ -277,13 +285,17 @@ func run(ctx context.Context, c *config, stdout, stderr io.Writer) int {
 	return 0
 }
 
-// resolveTools finds ib_write_lat on PATH and checks the benchmark binary.
+// resolveTools finds the perftest programs on PATH and checks the
+// benchmark binary.
 func (c *config) resolveTools() error {
-	p, err := exec.LookPath(writeLat)
-	if err != nil {
-		return errNoPerftest
+	c.perftestPaths = map[string]string{}
+	for _, t := range c.tools {
+		p, err := exec.LookPath(t.perftest)
+		if err != nil {
+			return errNoPerftest(t.perftest)
+		}
+		c.perftestPaths[t.perftest] = p
 	}
-	c.perftestPath = p
 	fi, err := os.Stat(c.bench)
 	if err != nil {
 		return fmt.Errorf("-bench: %w (build it with go test -c -o bin/rdmabench.test .)", err)
