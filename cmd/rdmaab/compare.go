@@ -17,7 +17,7 @@ import (
 
 type gateRule = abtest.GateRule
 
-func defaultGate() gateRule                   { return abtest.DefaultGateRule }
+func defaultGate() gateRule                 { return abtest.DefaultGateRule }
 func parseUnits(s string) ([]string, error) { return abtest.ParseUnits(s) }
 
 // compareOpts is the compare command's command line beyond the run spec.
@@ -256,4 +256,3 @@ func printVerdict(stdout, stderr io.Writer, v abtest.Verdict) int {
 	}
 	return 0
 }
-

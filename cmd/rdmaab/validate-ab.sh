@@ -13,7 +13,7 @@
 #          alternated so that both see the same host load; the spread of
 #          p50 over boots, and A/A across boots (boot 1 vs 2, 3 vs 4).
 #
-# Environment: OUT (out), STEPS ("aa ab boots"), TRIALS (10), PAIRS (10),
+# Environment: OUT (out), STEPS ("aa ab boots", run in that order), TRIALS (10), PAIRS (10),
 # BENCHTIME (5000x), SIZES (2,4096), DELAY_NS (600), BOOTS (5), BOOTCOUNT
 # (6 repetitions a boot), BOOT_MODES ("before after"), VMFLAGS,
 # BOOT_TIMEOUT (180s: boots take over a minute on a loaded host).
@@ -109,7 +109,7 @@ EOS
 	echo "$((SECONDS - start)) s, $(loadrange "$dir/load.log")" >"$dir/took.txt"
 }
 
-if [[ " $STEPS " == *" aa "* ]]; then
+step_aa() {
 	trials aa "$A" "$A"
 	fl=0 tot=0 gfail=0 lines=""
 	for i in $(seq 1 "$TRIALS"); do
@@ -127,9 +127,9 @@ if [[ " $STEPS " == *" aa "* ]]; then
 	say "  benchstat flagged $fl of $tot time-metric comparisons ($(awk -v f=$fl -v n=$tot 'BEGIN{if(n) printf "%.1f", 100*f/n}')%; goal <= 5%)"
 	say "  the gate (p50, p99; worse by > 5% at p < 0.05) failed $gfail of $TRIALS trials"
 	printf "%s" "$lines" | tee -a "$F"
-fi
+}
 
-if [[ " $STEPS " == *" ab "* ]]; then
+step_ab() {
 	trials ab "$A" "$B"
 	det=0 lines=""
 	for i in $(seq 1 "$TRIALS"); do
@@ -138,15 +138,15 @@ if [[ " $STEPS " == *" ab "* ]]; then
 		r=$(p50_2b_flagged "$t/old.txt" "$t/new.txt")
 		[ "$r" = up ] && det=$((det + 1))
 		bin/rdmaab gate -metrics p50-ns -threshold 1% "$t/old.txt" "$t/new.txt" >"$t/gate.txt"
-		lines+="  trial $i: p50 2 B flagged: $r; $(grep 'size=2-' "$t/gate.txt" | sed 's/^ *//'); $(grep -o 'widest.*' "$t/stop.txt")"$'\n'
+		lines+="  trial $i: p50 2 B flagged: $r; $(grep 'size=2-[0-9]* p50-ns:' "$t/gate.txt" | sed 's/^ *//'); $(grep -o 'widest.*' "$t/stop.txt")"$'\n'
 	done
 	say ""
 	say "A/B, one boot, +$DELAY_NS ns per round trip (+$((DELAY_NS / 2)) ns one-way), $TRIALS trials x $PAIRS pairs ($(cat "$D/ab/took.txt")):"
 	say "  benchstat flagged p50 at 2 B as slower in $det of $TRIALS trials (goal >= 9)"
 	printf "%s" "$lines" | tee -a "$F"
-fi
+}
 
-if [[ " $STEPS " == *" boots "* ]]; then
+step_boots() {
 	mkdir -p "$D/boots"
 	for b in $(seq 1 "$BOOTS"); do
 		for m in $BOOT_MODES; do
@@ -175,6 +175,14 @@ if [[ " $STEPS " == *" boots "* ]]; then
 			say "    A/A across boots $1 vs $2: benchstat flagged $f of $n time metrics"
 		done
 	done
-fi
+}
+
+# The steps in the order given.
+for s in $STEPS; do
+	case $s in
+	aa | ab | boots) "step_$s" ;;
+	*) say "unknown step $s (want aa, ab, boots)"; exit 2 ;;
+	esac
+done
 say ""
 say "done $(date -u +%FT%TZ), $(load)"
