@@ -229,14 +229,6 @@ func TestUsage(t *testing.T) {
 	}
 }
 
-func TestSplitRuns(t *testing.T) {
-	in := "goos: linux\nBenchmarkA 1 2 ns/op\nPASS\ngoos: linux\nBenchmarkA 1 3 ns/op\nPASS\n"
-	runs := splitRuns([]byte(in))
-	if len(runs) != 2 || !strings.HasSuffix(string(runs[1]), "3 ns/op\nPASS\n") {
-		t.Errorf("%q", runs)
-	}
-}
-
 // TestBuildFromGit compares two commits of a throwaway module: each is
 // checked out in a temporary worktree and built, and the worktrees are
 // gone afterwards.

@@ -47,55 +47,19 @@ func report(ctx context.Context, stdout, stderr io.Writer, dir string, rule gate
 	return code
 }
 
-// pairsOf rebuilds the pairs from old.txt and new.txt: the i-th run of each
-// side belongs to pair i. A run starts where its benchmark output starts,
-// at a "goos:" line (every test binary prints one before its results).
+// pairsOf rebuilds the pairs from old.txt and new.txt.
 func pairsOf(dir string) ([]abtest.Pair, error) {
-	var runs [2][]*abtest.Results
-	for _, side := range []abtest.Side{abtest.Old, abtest.New} {
-		b, err := os.ReadFile(sideFile(dir, side))
-		if err != nil {
-			return nil, err
-		}
-		for i, chunk := range splitRuns(b) {
-			rs, err := abtest.ReadResults(bytes.NewReader(chunk), fmt.Sprintf("%s run %d", side, i+1))
-			if err != nil {
-				return nil, err
-			}
-			runs[side] = append(runs[side], rs)
-		}
+	oldF, err := os.Open(sideFile(dir, abtest.Old))
+	if err != nil {
+		return nil, err
 	}
-	n := min(len(runs[0]), len(runs[1]))
-	pairs := make([]abtest.Pair, n)
-	for i := range pairs {
-		pairs[i] = abtest.Pair{Old: runs[0][i], New: runs[1][i]}
+	defer oldF.Close()
+	newF, err := os.Open(sideFile(dir, abtest.New))
+	if err != nil {
+		return nil, err
 	}
-	return pairs, nil
-}
-
-// splitRuns cuts a side's file into runs, each ending with the test
-// binary's final PASS line ("PASS" alone, or "ok" from go test).
-func splitRuns(b []byte) [][]byte {
-	var runs [][]byte
-	start := 0
-	for off := 0; off < len(b); {
-		end := bytes.IndexByte(b[off:], '\n')
-		if end < 0 {
-			end = len(b) - off
-		} else {
-			end++
-		}
-		line := strings.TrimSpace(string(b[off : off+end]))
-		off += end
-		if line == "PASS" || strings.HasPrefix(line, "ok ") {
-			runs = append(runs, b[start:off])
-			start = off
-		}
-	}
-	if start < len(b) && len(bytes.TrimSpace(b[start:])) > 0 {
-		runs = append(runs, b[start:])
-	}
-	return runs
+	defer newF.Close()
+	return abtest.ReadPairs(oldF, newF)
 }
 
 // benchstat prints benchstat's table of the two files: the benchstat on

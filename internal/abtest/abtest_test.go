@@ -276,3 +276,46 @@ func golden(t *testing.T, name, got string) {
 		t.Errorf("output differs from %s (go test -update to rewrite):\n%s", path, got)
 	}
 }
+
+func TestSplitRuns(t *testing.T) {
+	in := "goos: linux\nBenchmarkA 1 2 ns/op\nPASS\ngoos: linux\nBenchmarkA 1 3 ns/op\nPASS\ntrailing\n"
+	runs := SplitRuns([]byte(in))
+	if len(runs) != 3 || !strings.HasSuffix(string(runs[1]), "3 ns/op\nPASS\n") || string(runs[2]) != "trailing\n" {
+		t.Errorf("%q", runs)
+	}
+}
+
+// TestStopRuleRecorded applies the stop rule to the recorded A/A pairs:
+// their per-pair ratios and the state after each pair.
+func TestStopRuleRecorded(t *testing.T) {
+	old, err := os.Open("testdata/loaded4_old.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer old.Close()
+	new, err := os.Open("testdata/loaded4_new.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer new.Close()
+	pairs, err := ReadPairs(old, new)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(pairs) != 4 {
+		t.Fatalf("%d pairs, want 4", len(pairs))
+	}
+	var b strings.Builder
+	rule := StopRule{Units: []string{"p50-ns", "p99-ns"}, HalfWidth: 0.02, Confidence: 0.95, MinPairs: 2, MaxPairs: 4}
+	for n := 1; n <= len(pairs); n++ {
+		fmt.Fprintf(&b, "%s\n", rule.Check(pairs[:n]))
+	}
+	for _, k := range []Key{{"RDMAWrite/size=2-4", "p50-ns"}, {"RDMAWrite/size=4096-4", "p50-ns"}} {
+		fmt.Fprintf(&b, "%s ratios %.3f\n", k, Ratios(pairs, k))
+	}
+	// Confidence 0.8: four pairs give a finite interval.
+	for _, iv := range PairedIntervals(pairs, []string{"p50-ns"}, 0.8) {
+		fmt.Fprintf(&b, "80%%: %s\n", iv)
+	}
+	golden(t, "loaded4_stop.golden", b.String())
+}

@@ -1,7 +1,9 @@
 package abtest
 
 import (
+	"bytes"
 	"fmt"
+	"io"
 	"math"
 	"strings"
 
@@ -11,6 +13,55 @@ import (
 // A Pair is one old run and one new run taken back to back.
 type Pair struct {
 	Old, New *Results
+}
+
+// ReadPairs rebuilds the pairs of an interleaved comparison from each
+// side's whole output: the i-th run of each side belongs to pair i. A run
+// ends with the test binary's "PASS" line (or go test's "ok" line).
+func ReadPairs(old, new io.Reader) ([]Pair, error) {
+	var runs [2][]*Results
+	for side, r := range []io.Reader{old, new} {
+		b, err := io.ReadAll(r)
+		if err != nil {
+			return nil, err
+		}
+		for i, chunk := range SplitRuns(b) {
+			rs, err := ReadResults(bytes.NewReader(chunk), fmt.Sprintf("%s run %d", Side(side), i+1))
+			if err != nil {
+				return nil, err
+			}
+			runs[side] = append(runs[side], rs)
+		}
+	}
+	pairs := make([]Pair, min(len(runs[0]), len(runs[1])))
+	for i := range pairs {
+		pairs[i] = Pair{Old: runs[0][i], New: runs[1][i]}
+	}
+	return pairs, nil
+}
+
+// SplitRuns cuts one side's output into its runs.
+func SplitRuns(b []byte) [][]byte {
+	var runs [][]byte
+	start := 0
+	for off := 0; off < len(b); {
+		end := bytes.IndexByte(b[off:], '\n')
+		if end < 0 {
+			end = len(b) - off
+		} else {
+			end++
+		}
+		line := strings.TrimSpace(string(b[off : off+end]))
+		off += end
+		if line == "PASS" || strings.HasPrefix(line, "ok ") {
+			runs = append(runs, b[start:off])
+			start = off
+		}
+	}
+	if start < len(b) && len(bytes.TrimSpace(b[start:])) > 0 {
+		runs = append(runs, b[start:])
+	}
+	return runs
 }
 
 // An Interval is the median over the pairs of one key's per-pair ratio
