@@ -1,36 +1,45 @@
-// Command rdmacompare sets perftest's ib_write_lat and rdmabench's
-// BenchmarkRDMAWrite side by side on one RDMA device, interleaved, and says
-// how far apart they are.
+// Command rdmacompare sets perftest's latency tests and the rdmabench
+// benchmarks that measure the same thing side by side on one RDMA device,
+// interleaved, and says how far apart they are.
 //
-//	rdmacompare -bench bin/rdmabench.test [-sizes 2,4096] [-iters 5000] [-rounds 5]
+//	rdmacompare -bench bin/rdmabench.test [-tools write,read] [-sizes 2,4096] [-iters 5000] [-rounds 6]
 //
 // make compare builds the benchmark binary and runs rdmacompare inside one
 // boot of the soft-RoCE VM (cmd/rxevm), where perftest is installed. Under
 // emulation absolute figures mean little; runs side by side in one boot,
 // interleaved, make the ratios meaningful.
 //
-// For each round and each size, in turn, it runs
+// -tools picks rows of a table (tools.go): write (ib_write_lat against
+// BenchmarkRDMAWrite, the default), read (ib_read_lat, BenchmarkRDMARead),
+// send and send-ud (ib_send_lat -c RC/UD, BenchmarkRDMASend with
+// RDMABENCH_TRANSPORT), atomic (ib_atomic_lat -A FETCH_AND_ADD, 8 bytes,
+// BenchmarkRDMAAtomic/op=fetch_add), write-imm (ib_write_lat
+// --write_with_imm, BenchmarkRDMAWriteImm), or all. For each round, tool
+// and size, in turn, it runs
 //
-//   - ib_write_lat as a server and as a client on the same device
-//     (-d DEVICE -x GID-INDEX -s SIZE -n ITERS -p PORT -F), the client
-//     connecting to -server-addr once the server listens, and reads the
-//     client's result table;
-//   - the benchmark binary: -test.bench=^BenchmarkRDMAWrite$
+//   - the perftest test as a server and as a client on the same device
+//     (-d DEVICE -x GID-INDEX -s SIZE -n ITERS -p PORT -F and the row's
+//     options), the client connecting to -server-addr once the server
+//     listens, and reads the client's result table;
+//   - the benchmark binary: -test.bench=^Benchmark<name>$
 //     -test.benchtime=ITERSx -test.count=1 with RDMABENCH_SIZES=SIZE,
 //     RDMABENCH_DEVICE and RDMABENCH_GID_INDEX set, and reads its result
 //     with golang.org/x/perf/benchfmt.
 //
 // Odd rounds run perftest first, even rounds ours, so that neither side
 // always profits from a warmer machine. Every run is killed after -timeout.
-// When ib_write_lat's CPU frequency estimate fails (under load it prints
+// When perftest's CPU frequency estimate fails (under load it prints
 // inf/nan figures) that run is repeated, up to -retries times.
 //
-// It prints, per size, perftest's t_min, t_typical, t_avg, 99%, 99.9% and
-// t_max next to our min, p50, mean, p99, p99.9 and max as medians over the
-// rounds with their spread, the ratio ours/perftest of the medians, each
-// round's figures, and a verdict per size: the p50 ratio against 1±5% and
-// the p99 ratio against 1±10%. All figures are one-way latencies in
-// microseconds (ib_write_lat halves the round trip; so does the benchmark).
+// It prints, per tool and size, perftest's t_min, t_typical, t_avg, 99%,
+// 99.9% and t_max next to our min, p50, mean, p99, p99.9 and max as
+// medians over the rounds with their spread, the ratio ours/perftest of
+// the medians, each round's figures, and a verdict: the p50 ratio against
+// 1±5% and the p99 ratio against 1±10%, a miss only when benchmath's
+// Mann-Whitney U test over the rounds finds the two sides differ (hence 6
+// rounds by default, the fewest where it can). Figures are in
+// microseconds: one-way for write and send (perftest halves the round
+// trip; so do the benchmarks), the whole operation for read and atomic.
 //
 // Every raw output (both perftest sides, the benchmark) and the table go
 // under -out, by default $RXEVM_OUT (which rxevm -out brings back to the
