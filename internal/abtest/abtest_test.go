@@ -229,10 +229,14 @@ func TestGateMissing(t *testing.T) {
 // TestGateGolden judges recorded runs of BenchmarkRDMAWrite, interleaved
 // in one boot of the soft-RoCE VM by rdmaab, the same binary on both sides:
 // loaded4_*: 4 pairs at 2 B and 4 KiB, 3000x, on a host at load 15-21 (too
-// few pairs: the gate cannot judge, and says so).
+// few pairs: the gate cannot judge, and says so); aa6pass_* and aa6fail_*:
+// trials 1 and 7 of make validate-ab's A/A, 6 pairs at 2 B, 500x, host load
+// 15-21 (7 is the one trial of 10 where the gate raised a false alarm).
 func TestGateGolden(t *testing.T) {
 	for _, c := range []struct{ old, new, golden string }{
 		{"loaded4_old.txt", "loaded4_new.txt", "loaded4_gate.golden"},
+		{"aa6pass_old.txt", "aa6pass_new.txt", "aa6pass_gate.golden"},
+		{"aa6fail_old.txt", "aa6fail_new.txt", "aa6fail_gate.golden"},
 	} {
 		t.Run(c.golden, func(t *testing.T) {
 			old, new := readFile(t, c.old), readFile(t, c.new)
@@ -240,6 +244,9 @@ func TestGateGolden(t *testing.T) {
 			v := DefaultGateRule.Judge(old, new)
 			if err := v.Print(&b); err != nil {
 				t.Fatal(err)
+			}
+			if strings.Contains(c.golden, "fail") != v.Failed() {
+				t.Errorf("Failed() = %v", v.Failed())
 			}
 			golden(t, c.golden, b.String())
 		})
