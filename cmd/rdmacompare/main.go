@@ -1,36 +1,45 @@
-// Command rdmacompare sets perftest's ib_write_lat and rdmabench's
-// BenchmarkRDMAWrite side by side on one RDMA device, interleaved, and says
-// how far apart they are.
+// Command rdmacompare sets perftest's latency tests and the rdmabench
+// benchmarks that measure the same thing side by side on one RDMA device,
+// interleaved, and says how far apart they are.
 //
-//	rdmacompare -bench bin/rdmabench.test [-sizes 2,4096] [-iters 5000] [-rounds 5]
+//	rdmacompare -bench bin/rdmabench.test [-tools write,read] [-sizes 2,4096] [-iters 5000] [-rounds 6]
 //
 // make compare builds the benchmark binary and runs rdmacompare inside one
 // boot of the soft-RoCE VM (cmd/rxevm), where perftest is installed. Under
 // emulation absolute figures mean little; runs side by side in one boot,
 // interleaved, make the ratios meaningful.
 //
-// For each round and each size, in turn, it runs
+// -tools picks rows of a table (tools.go): write (ib_write_lat against
+// BenchmarkRDMAWrite, the default), read (ib_read_lat, BenchmarkRDMARead),
+// send and send-ud (ib_send_lat -c RC/UD, BenchmarkRDMASend with
+// RDMABENCH_TRANSPORT), atomic (ib_atomic_lat -A FETCH_AND_ADD, 8 bytes,
+// BenchmarkRDMAAtomic/op=fetch_add), write-imm (ib_write_lat
+// --write_with_imm, BenchmarkRDMAWriteImm), or all. For each round, tool
+// and size, in turn, it runs
 //
-//   - ib_write_lat as a server and as a client on the same device
-//     (-d DEVICE -x GID-INDEX -s SIZE -n ITERS -p PORT -F), the client
-//     connecting to -server-addr once the server listens, and reads the
-//     client's result table;
-//   - the benchmark binary: -test.bench=^BenchmarkRDMAWrite$
+//   - the perftest test as a server and as a client on the same device
+//     (-d DEVICE -x GID-INDEX -s SIZE -n ITERS -p PORT -F and the row's
+//     options), the client connecting to -server-addr once the server
+//     listens, and reads the client's result table;
+//   - the benchmark binary: -test.bench=^Benchmark<name>$
 //     -test.benchtime=ITERSx -test.count=1 with RDMABENCH_SIZES=SIZE,
 //     RDMABENCH_DEVICE and RDMABENCH_GID_INDEX set, and reads its result
 //     with golang.org/x/perf/benchfmt.
 //
 // Odd rounds run perftest first, even rounds ours, so that neither side
 // always profits from a warmer machine. Every run is killed after -timeout.
-// When ib_write_lat's CPU frequency estimate fails (under load it prints
+// When perftest's CPU frequency estimate fails (under load it prints
 // inf/nan figures) that run is repeated, up to -retries times.
 //
-// It prints, per size, perftest's t_min, t_typical, t_avg, 99%, 99.9% and
-// t_max next to our min, p50, mean, p99, p99.9 and max as medians over the
-// rounds with their spread, the ratio ours/perftest of the medians, each
-// round's figures, and a verdict per size: the p50 ratio against 1±5% and
-// the p99 ratio against 1±10%. All figures are one-way latencies in
-// microseconds (ib_write_lat halves the round trip; so does the benchmark).
+// It prints, per tool and size, perftest's t_min, t_typical, t_avg, 99%,
+// 99.9% and t_max next to our min, p50, mean, p99, p99.9 and max as
+// medians over the rounds with their spread, the ratio ours/perftest of
+// the medians, each round's figures, and a verdict: the p50 ratio against
+// 1±5% and the p99 ratio against 1±10%, a miss only when benchmath's
+// Mann-Whitney U test over the rounds finds the two sides differ (hence 6
+// rounds by default, the fewest where it can). Figures are in
+// microseconds: one-way for write and send (perftest halves the round
+// trip; so do the benchmarks), the whole operation for read and atomic.
 //
 // Every raw output (both perftest sides, the benchmark) and the table go
 // under -out, by default $RXEVM_OUT (which rxevm -out brings back to the
@@ -59,20 +68,21 @@ import (
 
 // config is the command line.
 type config struct {
-	bench        string
-	sizes        []int
-	iters        int
-	rounds       int
-	device       string
-	gidIndex     int
-	inline       int
-	timeout      time.Duration
-	serverAddr   string
-	port         int
-	outDir       string
-	strict       bool
-	retries      int
-	perftestPath string // resolved from PATH
+	bench         string
+	sizes         []int
+	iters         int
+	rounds        int
+	device        string
+	gidIndex      int
+	inline        int
+	timeout       time.Duration
+	serverAddr    string
+	port          int
+	outDir        string
+	strict        bool
+	retries       int
+	tools         []*tool
+	perftestPaths map[string]string // program -> path, resolved from PATH
 }
 
 func parseFlags(args []string, stderr io.Writer) (*config, error) {
@@ -84,9 +94,10 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 		defDevice = "rxe0"
 	}
 	sizes := fs.String("sizes", "2,4096", "message `sizes` in bytes, comma-separated")
+	toolList := fs.String("tools", "write", "perftest tests to compare, comma-separated: "+toolNames()+", or all")
 	fs.StringVar(&c.bench, "bench", "", "the rdmabench test `binary` (go test -c -o bin/rdmabench.test .); required")
 	fs.IntVar(&c.iters, "iters", 5000, "iterations per run, the same for both (ib_write_lat -n, -test.benchtime=Nx)")
-	fs.IntVar(&c.rounds, "rounds", 5, "rounds; each runs both for every size")
+	fs.IntVar(&c.rounds, "rounds", 6, "rounds; each runs both for every tool and size (6 or more: the fewest for which the U test and a 95% interval of the median work)")
 	fs.StringVar(&c.device, "device", defDevice, "RDMA `device` (default $RDMABENCH_DEVICE, else rxe0)")
 	fs.IntVar(&c.gidIndex, "gid-index", 1, "GID `index` for both (ib_write_lat -x, RDMABENCH_GID_INDEX); 1 is the IPv4 RoCE v2 GID in the VM")
 	fs.IntVar(&c.inline, "inline", 0, "largest inline message in `bytes` for both (ib_write_lat -I, RDMABENCH_INLINE); perftest 4.5 on rxe sends nothing inline by default")
@@ -111,6 +122,9 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 		return nil, errors.New("-bench is required: the rdmabench test binary (go test -c -o bin/rdmabench.test .)")
 	}
 	var err error
+	if c.tools, err = parseTools(*toolList); err != nil {
+		return nil, fmt.Errorf("-tools: %w", err)
+	}
 	if c.sizes, err = parseSizes(*sizes); err != nil {
 		return nil, fmt.Errorf("-sizes: %w", err)
 	}
@@ -181,76 +195,79 @@ func run(ctx context.Context, c *config, stdout, stderr io.Writer) int {
 
 	var (
 		samples []Sample
-		h       = Header{Device: c.device, GIDIndex: c.gidIndex, Iters: c.iters, Rounds: c.rounds}
+		h       = Header{Device: c.device, GIDIndex: c.gidIndex, Iters: c.iters, Rounds: c.rounds, Tools: c.tools}
 		failed  int
 		port    = c.port
 	)
 	for round := 1; round <= c.rounds; round++ {
-		for _, size := range c.sizes {
-			smp := Sample{Round: round, Size: size, PerftestFirst: round%2 == 1}
-			var errs []error
-			runPT := func() {
-				for try := 1; ; try++ {
-					port = freePort(port)
-					row, raw, err := runPerftest(ctx, c, size, port)
-					port++
-					tag := fmt.Sprintf("round%d-size%d-perftest", round, size)
-					if try > 1 {
-						tag += fmt.Sprintf("-try%d", try)
+		for _, t := range c.tools {
+			for _, size := range t.sizesFor(c.sizes) {
+				smp := Sample{Round: round, Tool: t.name, Size: size, PerftestFirst: round%2 == 1}
+				writeLat := t.perftest
+				var errs []error
+				runPT := func() {
+					for try := 1; ; try++ {
+						port = freePort(port)
+						row, raw, err := runPerftest(ctx, c, t, size, port)
+						port++
+						tag := fmt.Sprintf("round%d-%ssize%d-perftest", round, t.tag(), size)
+						if try > 1 {
+							tag += fmt.Sprintf("-try%d", try)
+						}
+						save(tag+"-server.txt", raw.server)
+						save(tag+"-client.txt", raw.client)
+						if errors.Is(err, perftest.ErrNoClock) && try <= c.retries && ctx.Err() == nil {
+							logf("round %d size %d: %s could not estimate the CPU frequency (inf/nan figures); running it again", round, size, writeLat)
+							continue
+						}
+						if err != nil {
+							errs = append(errs, err)
+							return
+						}
+						smp.Perftest = perftestFigures(row)
+						if h.PerftestSetup == nil {
+							h.PerftestSetup = setupOf(raw.report.Info, perftestSetupKeys)
+						}
+						return
 					}
-					save(tag+"-server.txt", raw.server)
-					save(tag+"-client.txt", raw.client)
-					if errors.Is(err, perftest.ErrNoClock) && try <= c.retries && ctx.Err() == nil {
-						logf("round %d size %d: %s could not estimate the CPU frequency (inf/nan figures); running it again", round, size, writeLat)
-						continue
-					}
+				}
+				runOurs := func() {
+					res, out, err := runBench(ctx, c, t, size)
+					save(fmt.Sprintf("round%d-%ssize%d-bench.txt", round, t.tag(), size), out)
 					if err != nil {
 						errs = append(errs, err)
 						return
 					}
-					smp.Perftest = perftestFigures(row)
-					if h.PerftestSetup == nil {
-						h.PerftestSetup = setupOf(raw.report.Info, perftestSetupKeys)
+					smp.Ours = res.Figures
+					if h.OursSetup == nil {
+						h.OursSetup = setupOf(res.Config, oursSetupKeys)
 					}
-					return
 				}
-			}
-			runOurs := func() {
-				res, out, err := runBench(ctx, c, size)
-				save(fmt.Sprintf("round%d-size%d-bench.txt", round, size), out)
-				if err != nil {
-					errs = append(errs, err)
-					return
+				if smp.PerftestFirst {
+					runPT()
+					runOurs()
+				} else {
+					runOurs()
+					runPT()
 				}
-				smp.Ours = res.Figures
-				if h.OursSetup == nil {
-					h.OursSetup = setupOf(res.Config, oursSetupKeys)
+				if len(errs) > 0 {
+					smp.Err = errors.Join(errs...)
+					failed++
+					logf("round %d %s size %d: %v", round, t.name, size, smp.Err)
 				}
-			}
-			if smp.PerftestFirst {
-				runPT()
-				runOurs()
-			} else {
-				runOurs()
-				runPT()
-			}
-			if len(errs) > 0 {
-				smp.Err = errors.Join(errs...)
-				failed++
-				logf("round %d size %d: %v", round, size, smp.Err)
-			}
-			logf("round %d/%d size %d: perftest t_typical %s 99%% %s | ours p50 %s p99 %s",
-				round, c.rounds, size, figure(smp.Perftest, "p50"), figure(smp.Perftest, "p99"),
-				figure(smp.Ours, "p50"), figure(smp.Ours, "p99"))
-			samples = append(samples, smp)
-			if ctx.Err() != nil {
-				logf("interrupted")
-				return 1
+				logf("round %d/%d %s size %d: perftest t_typical %s 99%% %s | ours p50 %s p99 %s",
+					round, c.rounds, t.name, size, figure(smp.Perftest, "p50"), figure(smp.Perftest, "p99"),
+					figure(smp.Ours, "p50"), figure(smp.Ours, "p99"))
+				samples = append(samples, smp)
+				if ctx.Err() != nil {
+					logf("interrupted")
+					return 1
+				}
 			}
 		}
 	}
 
-	sums := Summarize(samples, c.sizes, DefaultTargets)
+	sums := Summarize(samples, c.tools, c.sizes, DefaultTargets)
 	var table bytes.Buffer
 	if err := Print(&table, h, sums); err != nil {
 		logf("%v", err)
@@ -262,13 +279,13 @@ func run(ctx context.Context, c *config, stdout, stderr io.Writer) int {
 		return 1
 	}
 	if failed > 0 {
-		logf("%d of %d round-size pairs failed; see the errors above", failed, c.rounds*len(c.sizes))
+		logf("%d of %d runs (round, tool, size) failed; see the errors above", failed, len(samples))
 		return 1
 	}
 	if c.strict {
 		for _, s := range sums {
 			for _, j := range s.Judgement {
-				if !j.Met() {
+				if j.Failed() {
 					return 1
 				}
 			}
@@ -277,13 +294,17 @@ func run(ctx context.Context, c *config, stdout, stderr io.Writer) int {
 	return 0
 }
 
-// resolveTools finds ib_write_lat on PATH and checks the benchmark binary.
+// resolveTools finds the perftest programs on PATH and checks the
+// benchmark binary.
 func (c *config) resolveTools() error {
-	p, err := exec.LookPath(writeLat)
-	if err != nil {
-		return errNoPerftest
+	c.perftestPaths = map[string]string{}
+	for _, t := range c.tools {
+		p, err := exec.LookPath(t.perftest)
+		if err != nil {
+			return errNoPerftest(t.perftest)
+		}
+		c.perftestPaths[t.perftest] = p
 	}
-	c.perftestPath = p
 	fi, err := os.Stat(c.bench)
 	if err != nil {
 		return fmt.Errorf("-bench: %w (build it with go test -c -o bin/rdmabench.test .)", err)

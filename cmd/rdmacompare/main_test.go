@@ -21,7 +21,7 @@ func TestParseBench(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	res, err := ParseBench(f, "bench.txt", 2)
+	res, err := ParseBench(f, "bench.txt", tools[0], 2)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -39,7 +39,7 @@ func TestParseBench(t *testing.T) {
 	}
 
 	f.Seek(0, io.SeekStart)
-	res, err = ParseBench(f, "bench.txt", 4096)
+	res, err = ParseBench(f, "bench.txt", tools[0], 4096)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -59,7 +59,7 @@ func TestParseBenchErrors(t *testing.T) {
 		{"twice", cfg + "BenchmarkRDMAWrite/size=2-4 5000 12000 ns/op\nBenchmarkRDMAWrite/size=2-4 5000 12000 ns/op\n", "more than one result"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			_, err := ParseBench(strings.NewReader(tc.in), "out.txt", 2)
+			_, err := ParseBench(strings.NewReader(tc.in), "out.txt", tools[0], 2)
 			if err == nil || !strings.Contains(err.Error(), tc.want) {
 				t.Fatalf("err = %v, want one containing %q", err, tc.want)
 			}
@@ -100,6 +100,14 @@ func TestSpreadOf(t *testing.T) {
 // testSamples are three rounds of size 2 and 4096; round 2 of size 4096
 // lost its perftest run.
 func testSamples() []Sample {
+	s := testSamplesOf()
+	for i := range s {
+		s[i].Tool = "write"
+	}
+	return s
+}
+
+func testSamplesOf() []Sample {
 	return []Sample{
 		{Round: 1, Size: 2, PerftestFirst: true,
 			Perftest: Figures{"min": 10.50, "p50": 12.00, "mean": 13.00, "p99": 40.00, "p99.9": 180.00, "max": 2100.00},
@@ -124,7 +132,7 @@ func testSamples() []Sample {
 }
 
 func TestSummarize(t *testing.T) {
-	sums := Summarize(testSamples(), []int{2, 4096}, DefaultTargets)
+	sums := Summarize(testSamples(), tools[:1], []int{2, 4096}, DefaultTargets)
 	if len(sums) != 2 || sums[0].Size != 2 || sums[1].Size != 4096 {
 		t.Fatalf("sizes %+v, want 2 then 4096", sums)
 	}
@@ -187,28 +195,133 @@ func TestSummarize(t *testing.T) {
 }
 
 func TestJudgement(t *testing.T) {
+	// Six rounds each. Apart: every ours above (or below) every perftest
+	// figure, p = 2/C(12,6) = 0.002 (0.004 at the edge, where 10.0x1.05
+	// ties perftest's 10.5). Mixed: the ranks interleave, p = 0.70.
+	pt := []float64{10.0, 10.1, 10.2, 10.3, 10.4, 10.5}
+	scale := func(xs []float64, f float64) []float64 {
+		var out []float64
+		for _, x := range xs {
+			out = append(out, x*f)
+		}
+		return out
+	}
+	mixed := []float64{9.0, 10.05, 10.15, 11.5, 11.6, 11.7}
 	for _, tc := range []struct {
-		ratio float64
-		tol   float64
-		met   bool
-		want  string
+		name        string
+		ratio       float64
+		ours        []float64
+		met, failed bool
+		want        string
 	}{
-		{1.05, 0.05, true, "p50 1.050x (target ±5%: met)"},
-		{0.95, 0.05, true, "p50 0.950x (target ±5%: met)"},
-		{1.0501, 0.05, false, "p50 1.050x (target ±5%: MISSED, ours slower)"},
-		{0.80, 0.05, false, "p50 0.800x (target ±5%: MISSED, ours faster)"},
-		{math.NaN(), 0.05, false, "p50: no figures (target ±5%: NOT JUDGED)"},
+		{"edge", 1.05, scale(pt, 1.05), true, false, "p50 1.050x (target ±5%: met; p=0.004 n=6)"},
+		{"faster edge", 0.95, scale(pt, 0.95), true, false, "p50 0.950x (target ±5%: met; p=0.002 n=6)"},
+		{"slower", 1.0501, scale(pt, 1.0501), false, true, "p50 1.050x (target ±5%: MISSED, ours slower; p=0.002 n=6)"},
+		{"faster", 0.80, scale(pt, 0.8), false, true, "p50 0.800x (target ±5%: MISSED, ours faster; p=0.002 n=6)"},
+		{"unclear", 1.08, mixed, false, false, "p50 1.080x (target ±5%: unclear: outside, ours slower, but not significant; p=0.699 n=6)"},
+		{"no figures", math.NaN(), nil, false, true, "p50: no figures (target ±5%: NOT JUDGED)"},
 	} {
-		j := Judgement{Target{"p50", tc.tol}, tc.ratio}
-		if j.Met() != tc.met || j.String() != tc.want {
-			t.Errorf("ratio %v: Met %v %q, want %v %q", tc.ratio, j.Met(), j.String(), tc.met, tc.want)
+		t.Run(tc.name, func(t *testing.T) {
+			var theirs []float64
+			if tc.ours != nil {
+				theirs = pt
+			}
+			j := judge(Target{"p50", 0.05}, tc.ratio, theirs, tc.ours)
+			if j.Met() != tc.met || j.Failed() != tc.failed || j.String() != tc.want {
+				t.Errorf("Met %v Failed %v %q, want %v %v %q", j.Met(), j.Failed(), j.String(), tc.met, tc.failed, tc.want)
+			}
+		})
+	}
+}
+
+// TestTools checks each row's command lines and result names.
+func TestTools(t *testing.T) {
+	c := &config{device: "rxe0", gidIndex: 1, iters: 100, inline: 0}
+	for _, tc := range []struct {
+		name, args, result string
+	}{
+		{"write", "-d rxe0 -x 1 -s 64 -n 100 -p 9 -I 0 -F", "RDMAWrite/size=64-4"},
+		{"read", "-d rxe0 -x 1 -s 64 -n 100 -p 9 -F", "RDMARead/size=64-4"},
+		{"send", "-d rxe0 -x 1 -s 64 -n 100 -p 9 -I 0 -F -c RC", "RDMASend/size=64-4"},
+		{"send-ud", "-d rxe0 -x 1 -s 64 -n 100 -p 9 -I 0 -F -c UD", "RDMASend/size=64-4"},
+		// Atomics: 8 bytes only, no -s; the sub-benchmark parts in any order.
+		{"atomic", "-d rxe0 -x 1 -n 100 -p 9 -F -A FETCH_AND_ADD", "RDMAAtomic/op=fetch_add-4"},
+		{"write-imm", "-d rxe0 -x 1 -s 64 -n 100 -p 9 -I 0 -F --write_with_imm", "RDMAWriteImm/size=64-4"},
+	} {
+		tl, err := parseTools(tc.name)
+		if err != nil || len(tl) != 1 {
+			t.Fatalf("parseTools(%q): %v %v", tc.name, tl, err)
+		}
+		if got := strings.Join(perftestArgs(c, tl[0], 64, 9), " "); got != tc.args {
+			t.Errorf("%s: perftest args %q, want %q", tc.name, got, tc.args)
+		}
+		size := 64
+		if tl[0].size > 0 {
+			size = tl[0].size
+		}
+		in := "Benchmark" + tc.result + "\t100\t5000 ns/op\t4000 p50-ns\n"
+		if _, err := ParseBench(strings.NewReader(in), "b.txt", tl[0], size); err != nil {
+			t.Errorf("%s: %v", tc.name, err)
+		}
+	}
+	atomic, _ := parseTools("atomic")
+	for _, in := range []string{
+		"BenchmarkRDMAAtomic/size=8/op=fetch_add-4\t100\t5000 ns/op\t4000 p50-ns\n",
+		"BenchmarkRDMAAtomic/op=fetch_add/size=8-4\t100\t5000 ns/op\t4000 p50-ns\n",
+	} {
+		if _, err := ParseBench(strings.NewReader(in), "b.txt", atomic[0], 8); err != nil {
+			t.Errorf("%q: %v", in, err)
+		}
+	}
+	if _, err := ParseBench(strings.NewReader("BenchmarkRDMAAtomic/op=cmp_swap/size=8-4\t100\t5000 ns/op\t4000 p50-ns\n"), "b.txt", atomic[0], 8); err == nil {
+		t.Error("cmp_swap taken for fetch_add")
+	}
+	if all, _ := parseTools("all"); len(all) != 6 {
+		t.Errorf("all: %d tools", len(all))
+	}
+	if _, err := parseTools("write,nope"); err == nil || !strings.Contains(err.Error(), "want a list of write, read") {
+		t.Errorf("bad tool: %v", err)
+	}
+}
+
+// TestRunAllToolsWithFakes drives every row through the fakes: each
+// perftest test with its options, each benchmark with its environment.
+func TestRunAllToolsWithFakes(t *testing.T) {
+	c := fakeConfig(t)
+	c.rounds, c.sizes = 1, []int{2}
+	c.tools = tools
+	var stdout, stderr bytes.Buffer
+	if code := run(t.Context(), c, &stdout, &stderr); code != 0 {
+		t.Fatalf("status %d; stderr:\n%s", code, stderr.String())
+	}
+	log, _ := os.ReadFile(os.Getenv("FAKE_LOG"))
+	want := "perftest ib_write_lat 2\nours RDMAWrite 2\n" +
+		"perftest ib_read_lat 2\nours RDMARead 2\n" +
+		"perftest ib_send_lat 2\nours RDMASend rc 2\n" +
+		"perftest ib_send_lat UD 2\nours RDMASend ud 2\n" +
+		"perftest ib_atomic_lat FETCH_AND_ADD 8\nours RDMAAtomic 8\n" +
+		"perftest ib_write_lat imm 2\nours RDMAWrite imm 2\n"
+	want = strings.Replace(want, "ours RDMAWrite imm 2", "ours RDMAWriteImm 2", 1)
+	if string(log) != want {
+		t.Errorf("runs:\n%s\nwant\n%s", log, want)
+	}
+	out := stdout.String()
+	for _, s := range []string{
+		"ib_atomic_lat -A FETCH_AND_ADD vs BenchmarkRDMAAtomic/op=fetch_add, size 8 B (both sides ran in 1 of 1 rounds): latency of the whole operation",
+		"ib_send_lat -c UD vs BenchmarkRDMASend (RDMABENCH_TRANSPORT=ud), size 2 B",
+		// fetch_add's figures, not cmp_swap's 5x ones.
+		"verdict atomic size 8: p50 1.040x",
+		"verdict write-imm size 2: p50 1.040x",
+	} {
+		if !strings.Contains(out, s) {
+			t.Errorf("output lacks %q:\n%s", s, out)
 		}
 	}
 }
 
 func TestPrintGolden(t *testing.T) {
 	h := Header{
-		Device: "rxe0", GIDIndex: 1, Iters: 5000, Rounds: 3,
+		Device: "rxe0", GIDIndex: 1, Iters: 5000, Rounds: 3, Tools: tools[:1],
 		PerftestSetup: setupOf(map[string]string{
 			"Device": "rxe0", "Link type": "Ethernet", "GID index": "1", "Mtu": "1024[B]",
 			"Max inline data": "220[B]", "Connection type": "RC", "Dual-port": "OFF",
@@ -219,7 +332,7 @@ func TestPrintGolden(t *testing.T) {
 		}, oursSetupKeys),
 	}
 	var buf bytes.Buffer
-	if err := Print(&buf, h, Summarize(testSamples(), []int{2, 4096}, DefaultTargets)); err != nil {
+	if err := Print(&buf, h, Summarize(testSamples(), tools[:1], []int{2, 4096}, DefaultTargets)); err != nil {
 		t.Fatal(err)
 	}
 	golden := filepath.Join("testdata", "compare.golden")
@@ -258,7 +371,7 @@ func TestParseFlags(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c.device != "rxe0" || c.gidIndex != 1 || c.iters != 5000 || c.rounds != 5 ||
+	if c.device != "rxe0" || c.gidIndex != 1 || c.iters != 5000 || c.rounds != 6 || len(c.tools) != 1 || c.tools[0].name != "write" ||
 		c.timeout != 2*time.Minute || c.outDir != "/rxevm/out" || len(c.sizes) != 2 || c.sizes[0] != 2 || c.sizes[1] != 4096 {
 		t.Errorf("defaults: %+v", c)
 	}
@@ -283,7 +396,8 @@ func TestParseFlags(t *testing.T) {
 func TestNoPerftest(t *testing.T) {
 	t.Setenv("PATH", t.TempDir())
 	c := &config{bench: os.Args[0]}
-	if err := c.resolveTools(); !errors.Is(err, errNoPerftest) {
+	c.tools = tools[:1]
+	if err := c.resolveTools(); err == nil || !strings.Contains(err.Error(), "ib_write_lat is not on PATH") {
 		t.Fatalf("resolveTools with an empty PATH: %v, want errNoPerftest", err)
 	}
 	var stderr bytes.Buffer

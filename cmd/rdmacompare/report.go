@@ -13,6 +13,7 @@ type Header struct {
 	GIDIndex int
 	Iters    int
 	Rounds   int
+	Tools    []*tool
 	// PerftestSetup and OursSetup are "key value" settings each side
 	// reported, from the first round that has them, so that a mismatch
 	// (MTU, inline size) shows.
@@ -43,9 +44,13 @@ func setupOf(m map[string]string, keys []string) []string {
 // the medians; then the per-round figures; then one verdict line per size.
 func Print(w io.Writer, h Header, sums []SizeSummary) error {
 	p := &printer{w: w}
-	p.f("perftest %s vs Benchmark%s on %s (GID index %d), %d iterations each, %d rounds interleaved\n",
-		writeLat, benchName, h.Device, h.GIDIndex, h.Iters, h.Rounds)
-	p.f("one-way latency in microseconds; median over the rounds [min..max across rounds]; ratio = ours/perftest of the medians\n")
+	var labels []string
+	for _, t := range h.Tools {
+		labels = append(labels, t.label())
+	}
+	p.f("perftest %s on %s (GID index %d), %d iterations each, %d rounds interleaved\n",
+		strings.Join(labels, "; "), h.Device, h.GIDIndex, h.Iters, h.Rounds)
+	p.f("microseconds; median over the rounds [min..max across rounds]; ratio = ours/perftest of the medians\n")
 	if len(h.PerftestSetup) > 0 {
 		p.f("perftest setup: %s\n", strings.Join(h.PerftestSetup, ", "))
 	}
@@ -53,7 +58,7 @@ func Print(w io.Writer, h Header, sums []SizeSummary) error {
 		p.f("ours setup:     %s\n", strings.Join(h.OursSetup, ", "))
 	}
 	for _, s := range sums {
-		p.f("\nsize %d B (both sides ran in %d of %d rounds)\n", s.Size, completeRounds(s.Samples), len(s.Samples))
+		p.f("\n%s, size %d B (both sides ran in %d of %d rounds): %s\n", s.Tool.label(), s.Size, completeRounds(s.Samples), len(s.Samples), s.Tool.latencyKind())
 		p.f("  %-10s %9s  %-21s  %-6s %9s  %-21s  %s\n",
 			"perftest", "median", "range", "ours", "median", "range", "ours/perftest")
 		for _, r := range s.Rows {
@@ -92,12 +97,13 @@ func Print(w io.Writer, h Header, sums []SizeSummary) error {
 		}
 	}
 	p.f("\nt_max is perftest's second-largest sample, max ours the largest; perftest has no warm-up.\n")
+	p.f("a target is MISSED when the ratio is outside it and the U test over the rounds finds the sides differ (p < %g)\n", Alpha)
 	for _, s := range sums {
 		var parts []string
 		for _, j := range s.Judgement {
 			parts = append(parts, j.String())
 		}
-		p.f("verdict size %d: %s\n", s.Size, strings.Join(parts, "; "))
+		p.f("verdict %s size %d: %s\n", s.Tool.name, s.Size, strings.Join(parts, "; "))
 	}
 	return p.err
 }

@@ -15,22 +15,22 @@ import (
 	"github.com/rdmabench/rdmabench/internal/perftest"
 )
 
-// writeLat is perftest's RDMA WRITE latency test.
-const writeLat = "ib_write_lat"
-
-// perftestArgs returns ib_write_lat's options, the same for the server and
-// the client (perftest requires it). -F: under emulation perftest finds
-// conflicting CPU frequencies and, without -F, may refuse to report.
-func perftestArgs(c *config, size, port int) []string {
-	return []string{
-		"-d", c.device,
-		"-x", strconv.Itoa(c.gidIndex),
-		"-s", strconv.Itoa(size),
-		"-n", strconv.Itoa(c.iters),
-		"-p", strconv.Itoa(port),
-		"-I", strconv.Itoa(c.inline),
-		"-F",
+// perftestArgs returns the perftest tool's options, the same for the
+// server and the client (perftest requires it). -F: under emulation
+// perftest finds conflicting CPU frequencies and, without -F, may refuse
+// to report. A tool of one fixed size (atomics) takes no -s; read and
+// atomic take no -I.
+func perftestArgs(c *config, t *tool, size, port int) []string {
+	a := []string{"-d", c.device, "-x", strconv.Itoa(c.gidIndex)}
+	if t.size == 0 {
+		a = append(a, "-s", strconv.Itoa(size))
 	}
+	a = append(a, "-n", strconv.Itoa(c.iters), "-p", strconv.Itoa(port))
+	if t.inline {
+		a = append(a, "-I", strconv.Itoa(c.inline))
+	}
+	a = append(a, "-F")
+	return append(a, t.ptArgs...)
 }
 
 // A perftestRun is the output of one server and client pair.
@@ -40,14 +40,15 @@ type perftestRun struct {
 	report         *perftest.LatencyReport // the client's, once parsed
 }
 
-// runPerftest runs ib_write_lat's server, waits until it listens on port,
+// runPerftest runs tool t's perftest server, waits until it listens on port,
 // runs the client against it and returns the client's result row. Both
 // processes are killed when c.timeout passes. The server's table (it
 // measures too) is kept in the raw output only.
-func runPerftest(ctx context.Context, c *config, size, port int) (perftest.LatencyRow, *perftestRun, error) {
+func runPerftest(ctx context.Context, c *config, t *tool, size, port int) (perftest.LatencyRow, *perftestRun, error) {
 	ctx, cancel := context.WithTimeout(ctx, c.timeout)
 	defer cancel()
-	run := &perftestRun{args: perftestArgs(c, size, port)}
+	run := &perftestRun{args: perftestArgs(c, t, size, port)}
+	writeLat := t.perftest // the program, in messages
 	fail := func(format string, args ...any) (perftest.LatencyRow, *perftestRun, error) {
 		err := fmt.Errorf(format, args...)
 		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
@@ -57,7 +58,7 @@ func runPerftest(ctx context.Context, c *config, size, port int) (perftest.Laten
 	}
 
 	var srvOut, srvErr bytes.Buffer
-	srv := exec.CommandContext(ctx, c.perftestPath, run.args...)
+	srv := exec.CommandContext(ctx, c.perftestPaths[t.perftest], run.args...)
 	srv.Stdout, srv.Stderr = &srvOut, &srvErr
 	srv.WaitDelay = 5 * time.Second
 	if err := srv.Start(); err != nil {
@@ -83,7 +84,7 @@ func runPerftest(ctx context.Context, c *config, size, port int) (perftest.Laten
 	}
 
 	var cliOut, cliErr bytes.Buffer
-	cli := exec.CommandContext(ctx, c.perftestPath, append(run.args, c.serverAddr)...)
+	cli := exec.CommandContext(ctx, c.perftestPaths[t.perftest], append(run.args, c.serverAddr)...)
 	cli.Stdout, cli.Stderr = &cliOut, &cliErr
 	cli.WaitDelay = 5 * time.Second
 	cliRunErr := cli.Run()

@@ -54,6 +54,8 @@ type config struct {
 	logFile     string
 	appendArgs  string
 	qemu        string
+	pin         string // -pin, see pin.go
+	isolate     bool   // -isolate, see pin.go
 	prog        string
 	args        []string
 
@@ -91,6 +93,9 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	fs.StringVar(&c.nodeCmd, "node-cmd", "", "with -nodes: a sh `command` run on nodes 2..N (its output in -out DIR/rxevm-nodeK.log)")
 	fs.BoolVar(&c.slurm, "slurm", false, "with -nodes: run Slurm (slurmctld on node1, munged and slurmd on every node) and start PROGRAM once every node is idle")
 	fs.Var(&c.netem, "netem", "with -nodes: `nodeK=ARGS` adds tc qdisc netem ARGS (e.g. node3='delay 2ms') on nodeK's NIC; repeatable")
+
+	fs.StringVar(&c.pin, "pin", defaultPin, "pin vCPU thread i to host CPU i mod N of these `CPUs`: auto (those rxevm may use), none, or a list like 0,1")
+	fs.BoolVar(&c.isolate, "isolate", defaultIsolate, "keep guest kernel work off the last two vCPUs, where benchmarks run (nohz_full, irqaffinity)")
 	fs.Usage = func() {
 		fmt.Fprintf(stderr, "usage: rxevm [flags] PROGRAM [ARGS...]\n\n"+
 			"Runs PROGRAM in a QEMU VM with soft-RoCE devices rxe0 and rxe1 and exits with its status.\n"+
@@ -111,6 +116,9 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	case "auto", "kvm", "tcg":
 	default:
 		return nil, fmt.Errorf("-accel %q: want auto, kvm or tcg", c.accel)
+	}
+	if _, err := pinPlan(c.pin); err != nil {
+		return nil, err
 	}
 	if c.attempts < 1 {
 		c.attempts = 1
@@ -332,6 +340,10 @@ func prepare(ctx context.Context, c *config, tmp string, logf logFunc) (v *vm, c
 		nonce:  hex.EncodeToString(nonce),
 		kernel: filepath.Join(tmp, "vmlinuz"),
 		initrd: filepath.Join(tmp, "initrd"),
+	}
+	v.isolate = c.isolate // pin.go
+	if v.pinCPUs, _ = pinPlan(c.pin); v.pinCPUs != nil {
+		v.qmpSock = qmpSocket(tmp)
 	}
 
 	lock, err := lockCache(ctx, cacheDir, logf)

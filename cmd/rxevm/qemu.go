@@ -45,6 +45,12 @@ type vm struct {
 	netArgs []string // the NIC on the fleet's segment, instead of -nic none
 	ctlDir  string   // host directory shared as the control share
 	onReady func()   // called once when the guest's setup is done
+
+	// pin.go: pin the vCPU threads through QMP; keep kernel work off the
+	// measuring vCPUs.
+	qmpSock string
+	pinCPUs []int
+	isolate bool
 }
 
 // qemuArgs returns QEMU's command line. The kernel console goes to the first
@@ -61,6 +67,9 @@ func (v *vm) qemuArgs() []string {
 	// directly, so without this the two would not pay the same for a
 	// timestamp. QEMU's TCG TSC is one virtual clock for all vCPUs.
 	cmdline := "console=ttyS0 quiet panic=-1 rdinit=/init tsc=reliable"
+	if iso := isolateArgs(v.smp); v.isolate && iso != "" {
+		cmdline += " " + iso
+	}
 	if v.append != "" {
 		cmdline += " " + v.append
 	}
@@ -76,6 +85,9 @@ func (v *vm) qemuArgs() []string {
 		args = append(args, v.netArgs...)
 	} else {
 		args = append(args, "-nic", "none")
+	}
+	if v.qmpSock != "" {
+		args = append(args, "-qmp", "unix:"+v.qmpSock+",server=on,wait=off")
 	}
 	if v.outDir != "" {
 		args = append(args, "-virtfs",
@@ -127,6 +139,9 @@ func (v *vm) boot(ctx context.Context, bound time.Duration, stdout io.Writer, co
 		conR.Close()
 		outR.Close()
 		return 0, fmt.Errorf("start %s: %w", v.qemu, err)
+	}
+	if v.qmpSock != "" {
+		pinAfterStart(ctx, v.qmpSock, v.pinCPUs, logf)
 	}
 
 	filter := newExitFilter(stdout, v.nonce)

@@ -166,7 +166,11 @@ func ParseLatency(r io.Reader) (*LatencyReport, error) {
 				state = table
 				break
 			}
-			if state == preamble && afterDash && trimmed != "" && !dashed && !strings.Contains(trimmed, ":") {
+			// The title: the first plain line after a dashed one. The
+			// server's "* Waiting for client to connect... *" banner in
+			// asterisks may come between (send and atomic servers print a
+			// dashed line before it).
+			if state == preamble && afterDash && trimmed != "" && !dashed && !strings.Contains(trimmed, ":") && !strings.HasPrefix(trimmed, "*") {
 				rep.Title = trimmed
 				state = info
 			}

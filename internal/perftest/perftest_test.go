@@ -198,3 +198,57 @@ func TestParseErrors(t *testing.T) {
 		t.Errorf("bad header: err = %v, want a *SyntaxError at line 1", err)
 	}
 }
+
+// The other latency tests, captured the same way (perftest 4.5+0.17 in the
+// soft-RoCE VM, -d rxe0 -x 1 -n 2000 -F, 2 bytes; atomics take no -s):
+// ib_read_lat -s 2, ib_send_lat -s 2 -c RC|UD -I 0, ib_atomic_lat -A
+// FETCH_AND_ADD. Read and atomic are reported by the client only, not
+// halved (the whole operation); the send server reports too.
+func TestParseOtherTests(t *testing.T) {
+	for _, tc := range []struct {
+		file, title, conn string
+		bytes             int
+		typical, p99      float64
+	}{
+		{"read_lat_client_2.txt", "RDMA_Read Latency Test", "RC", 2, 56.66, 253.04},
+		{"send_lat_rc_client_2.txt", "Send Latency Test", "RC", 2, 15.68, 14369.27},
+		{"send_lat_rc_server_2.txt", "Send Latency Test", "RC", 2, 15.70, 13529.07},
+		{"send_lat_ud_client_2.txt", "Send Latency Test", "UD", 2, 42.04, 40826.88},
+		{"atomic_lat_client.txt", "Atomic FETCH_AND_ADD Latency Test", "RC", 8, 50.56, 8671.11},
+	} {
+		t.Run(tc.file, func(t *testing.T) {
+			rep, err := parseFile(t, tc.file)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if rep.Title != tc.title || rep.Info["Connection type"] != tc.conn || rep.Info["Device"] != "rxe0" {
+				t.Errorf("Title %q, Connection type %q, Device %q", rep.Title, rep.Info["Connection type"], rep.Info["Device"])
+			}
+			row, ok := rep.Row(tc.bytes)
+			if !ok || len(rep.Rows) != 1 || row.Iterations != 2000 {
+				t.Fatalf("rows %+v, want one of %d bytes, 2000 iterations", rep.Rows, tc.bytes)
+			}
+			for _, s := range []Stat{Min, Max, Typical, Avg, StdDev, P99, P999} {
+				if _, ok := row.Get(s); !ok {
+					t.Errorf("no %s", s)
+				}
+			}
+			if v, _ := row.Get(Typical); v != tc.typical {
+				t.Errorf("t_typical %v, want %v", v, tc.typical)
+			}
+			if v, _ := row.Get(P99); v != tc.p99 {
+				t.Errorf("99%% %v, want %v", v, tc.p99)
+			}
+		})
+	}
+	// Read and atomic servers print their parameters and no table.
+	for _, f := range []string{"read_lat_server_2.txt", "atomic_lat_server.txt"} {
+		if _, err := parseFile(t, f); !errors.Is(err, ErrNoTable) {
+			t.Errorf("%s: err %v, want ErrNoTable", f, err)
+		}
+	}
+	// perftest 4.5 has no --write_with_imm: usage text, no table.
+	if _, err := parseFile(t, "write_imm_unsupported.txt"); !errors.Is(err, ErrNoTable) {
+		t.Errorf("write_imm_unsupported.txt: err %v, want ErrNoTable", err)
+	}
+}

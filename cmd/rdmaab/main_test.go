@@ -1,0 +1,288 @@
+package main
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// The test binary doubles as a fake benchmark binary (os/exec's
+// helper-process pattern): run through a link named fakeold.test or
+// fakenew.test it prints one run of BenchmarkRDMAWrite in the testing
+// package's format and appends its side to $FAKE_LOG. Its p50 is 10 us,
+// times $FAKE_NEW_FACTOR on the new side, times a drift of 1% per run so
+// far (the machine slowing down), times 1±$FAKE_NEW_NOISE alternating by
+// pair on the new side.
+func TestMain(m *testing.M) {
+	switch filepath.Base(os.Args[0]) {
+	case "fakeold.test", "fakenew.test":
+		os.Exit(fakeBench(strings.TrimSuffix(strings.TrimPrefix(filepath.Base(os.Args[0]), "fake"), ".test"), os.Args[1:]))
+	}
+	os.Exit(m.Run())
+}
+
+func fakeBench(side string, args []string) int {
+	if !contains(args, "-test.count=1") || !contains(args, "-test.run=^$") {
+		fmt.Fprintf(os.Stderr, "fake: want -test.count=1 and -test.run=^$, got %q\n", args)
+		return 1
+	}
+	logName := os.Getenv("FAKE_LOG")
+	prev, _ := os.ReadFile(logName)
+	n := strings.Count(string(prev), "\n") // runs before this one
+	f, err := os.OpenFile(logName, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
+	if err != nil {
+		return 1
+	}
+	fmt.Fprintf(f, "%s %s\n", side, os.Getenv("FAKE_SIDE_ENV"))
+	f.Close()
+	p50 := 10000 * (1 + 0.01*float64(n))
+	if side == "new" {
+		if v, err := strconv.ParseFloat(os.Getenv("FAKE_NEW_FACTOR"), 64); err == nil {
+			p50 *= v
+		}
+		if v, err := strconv.ParseFloat(os.Getenv("FAKE_NEW_NOISE"), 64); err == nil {
+			if (n/2)%2 == 0 {
+				p50 *= 1 + v
+			} else {
+				p50 *= 1 - v
+			}
+		}
+	}
+	fmt.Printf("goos: linux\ngoarch: amd64\npkg: fake\nrdma-device: rxe0\n")
+	fmt.Printf("BenchmarkRDMAWrite/size=2-4\t1000\t%.0f ns/op\t%.0f min-ns\t%.0f p50-ns\t%.0f p99-ns\t0 B/op\t0 allocs/op\nPASS\n",
+		p50*1.1, p50*0.9, p50, p50*3)
+	fmt.Fprintln(os.Stderr, "fake stderr line")
+	return 0
+}
+
+func contains(args []string, s string) bool {
+	for _, a := range args {
+		if a == s {
+			return true
+		}
+	}
+	return false
+}
+
+// fakes links the fakes into a fresh directory and returns their paths.
+func fakes(t *testing.T) (old, new, dir string) {
+	t.Helper()
+	dir = t.TempDir()
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range []string{"fakeold.test", "fakenew.test"} {
+		if err := os.Symlink(self, filepath.Join(dir, n)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Setenv("FAKE_LOG", filepath.Join(dir, "log"))
+	return filepath.Join(dir, "fakeold.test"), filepath.Join(dir, "fakenew.test"), dir
+}
+
+func compare(t *testing.T, args ...string) (code int, stdout, stderr string) {
+	t.Helper()
+	var o, e bytes.Buffer
+	code = dispatch(t.Context(), args, &o, &e)
+	return code, o.String(), e.String()
+}
+
+func TestCompareLocalInterleaves(t *testing.T) {
+	old, new, dir := fakes(t)
+	out := filepath.Join(dir, "out")
+	code, stdout, stderr := compare(t, "-where", "local", "-count", "4", "-bench", "RDMAWrite", "-out", out,
+		"-old-env", "FAKE_SIDE_ENV=o", "-new-env", "FAKE_SIDE_ENV=n", old, new)
+	if code != 0 {
+		t.Fatalf("status %d\n%s\n%s", code, stdout, stderr)
+	}
+	log, _ := os.ReadFile(os.Getenv("FAKE_LOG"))
+	// Pairs alternate their order; each side got its own environment.
+	if want := "old o\nnew n\nnew n\nold o\nold o\nnew n\nnew n\nold o\n"; string(log) != want {
+		t.Errorf("runs:\n%s\nwant\n%s", log, want)
+	}
+	order, _ := os.ReadFile(filepath.Join(out, "order.txt"))
+	if want := "pair 1 old\npair 1 new\npair 2 new\npair 2 old\npair 3 old\npair 3 new\npair 4 new\npair 4 old\n"; string(order) != want {
+		t.Errorf("order.txt:\n%s", order)
+	}
+	oldTxt, _ := os.ReadFile(filepath.Join(out, "old.txt"))
+	if n := strings.Count(string(oldTxt), "BenchmarkRDMAWrite/size=2-4"); n != 4 {
+		t.Errorf("old.txt has %d results, want 4:\n%s", n, oldTxt)
+	}
+	if !strings.Contains(string(oldTxt), "rdma-device: rxe0") {
+		t.Errorf("old.txt lacks the config lines")
+	}
+	errLog, _ := os.ReadFile(filepath.Join(out, "new.log"))
+	if strings.Count(string(errLog), "fake stderr line") != 4 {
+		t.Errorf("new.log:\n%s", errLog)
+	}
+	for _, s := range []string{
+		"old: binary " + old, "new: binary " + new,
+		// Old runs 1,4,5,8 and new 2,3,6,7 (0-based runs before: 0,3,4,7
+		// and 1,2,5,6): the ratios are 1.01/1.00, 1.02/1.03, 1.05/1.04,
+		// 1.06/1.07, median (1.0096+0.9903)/2 ~ 1.000.
+		"BenchmarkRDMAWrite/size=2-4 p50-ns: new/old 1.000 [-Inf, +Inf] (±∞, 4 pairs)",
+		"ran the 4 pairs asked for (-count 4)",
+		"gate: CANNOT JUDGE",
+	} {
+		if !strings.Contains(stdout, s) {
+			t.Errorf("stdout lacks %q:\n%s", s, stdout)
+		}
+	}
+	// Without -gate the verdict informs and the status is 0; with it, a
+	// gate that cannot judge (4 pairs) fails with status 3.
+	code, stdout, _ = compare(t, "-where", "local", "-count", "4", "-gate", "-out", out, old, new)
+	if code != exitFailed || !strings.Contains(stdout, "gate: CANNOT JUDGE") {
+		t.Errorf("-gate with 4 pairs: status %d\n%s", code, stdout)
+	}
+}
+
+func TestCompareGate(t *testing.T) {
+	old, new, dir := fakes(t)
+	t.Setenv("FAKE_NEW_FACTOR", "1.10")
+	out := filepath.Join(dir, "out")
+	code, stdout, stderr := compare(t, "-where", "local", "-count", "8", "-gate", "-out", out, old, new)
+	if code != exitRegressed {
+		t.Fatalf("status %d, want %d\n%s\n%s", code, exitRegressed, stdout, stderr)
+	}
+	for _, s := range []string{"FAIL RDMAWrite/size=2-4 p50-ns: old ", "worse, p=0.", "above the 5% threshold", "gate: FAIL: 2 of 2 metrics regressed"} {
+		if !strings.Contains(stdout, s) {
+			t.Errorf("stdout lacks %q:\n%s", s, stdout)
+		}
+	}
+	// The same files through rdmaab gate; a threshold of 20% passes them.
+	code, stdout, _ = compare(t, "gate", filepath.Join(out, "old.txt"), filepath.Join(out, "new.txt"))
+	if code != exitRegressed {
+		t.Errorf("gate: status %d\n%s", code, stdout)
+	}
+	code, stdout, _ = compare(t, "gate", "-threshold", "20%", "-metrics", "p50-ns", filepath.Join(out, "old.txt"), filepath.Join(out, "new.txt"))
+	if code != 0 || !strings.Contains(stdout, "within the 20% threshold") || !strings.Contains(stdout, "gate: pass") {
+		t.Errorf("gate -threshold 20%%: status %d\n%s", code, stdout)
+	}
+}
+
+func TestRepetitionConverges(t *testing.T) {
+	old, new, dir := fakes(t)
+	t.Setenv("FAKE_NEW_FACTOR", "1.03")
+	out := filepath.Join(dir, "out")
+	code, stdout, stderr := compare(t, "-where", "local", "-count", "20", "-ci", "2%", "-metrics", "p50-ns", "-out", out, old, new)
+	if code != 0 {
+		t.Fatalf("status %d\n%s\n%s", code, stdout, stderr)
+	}
+	// The drift makes each ratio 1.03 x (1.00+-0.01) at most; six pairs
+	// give a finite interval well within +-2%.
+	if !strings.Contains(stdout, "stopped after 6 pairs: the 95% interval of every median new/old ratio of p50-ns is within ±2%") {
+		t.Errorf("stdout:\n%s", stdout)
+	}
+	if !strings.Contains(stderr, "rdmaab: after 5 pairs: widest") {
+		t.Errorf("no progress of the stop rule:\n%s", stderr)
+	}
+}
+
+func TestRepetitionReachesMax(t *testing.T) {
+	old, new, dir := fakes(t)
+	t.Setenv("FAKE_NEW_NOISE", "0.2")
+	out := filepath.Join(dir, "out")
+	code, stdout, stderr := compare(t, "-where", "local", "-count", "7", "-ci", "2%", "-metrics", "p50-ns", "-out", out, old, new)
+	if code != 0 {
+		t.Fatalf("status %d\n%s\n%s", code, stdout, stderr)
+	}
+	if !strings.Contains(stdout, "stopped at the maximum of 7 pairs WITHOUT reaching ±2%") {
+		t.Errorf("stdout:\n%s", stdout)
+	}
+	order, _ := os.ReadFile(filepath.Join(out, "order.txt"))
+	if strings.Count(string(order), "\n") != 14 {
+		t.Errorf("order.txt:\n%s", order)
+	}
+}
+
+func TestUsage(t *testing.T) {
+	old, _, _ := fakes(t)
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"main"}, "want OLD and NEW"},
+		{[]string{"a", "b", "-count", "3"}, "flags go before OLD NEW"},
+		{[]string{"-count", "0", "a", "b"}, "-count 0"},
+		{[]string{"-ci", "2%", "-count", "4", "a", "b"}, "-ci needs -count of at least 6"},
+		{[]string{"-where", "moon", "a", "b"}, "want local, vm or auto"},
+		{[]string{"-metrics", "p50 ns", "a", "b"}, "not a unit"},
+		{[]string{"-threshold", "five", "a", "b"}, "want a percentage like 5%"},
+		{[]string{"-old-env", "X", "a", "b"}, "want KEY=VALUE"},
+		{[]string{"gate", "one.txt"}, "gate takes two files"},
+	} {
+		code, _, stderr := compare(t, c.args...)
+		if code != exitUsage || !strings.Contains(stderr, c.want) {
+			t.Errorf("%q: status %d, stderr %q; want %d and %q", c.args, code, stderr, exitUsage, c.want)
+		}
+	}
+	// A side that is nothing at all says what it may be.
+	code, _, stderr := compare(t, "-where", "local", "-out", t.TempDir(), old, "no-such-rev-or-file")
+	if code != exitFailed || !strings.Contains(stderr, "no file, no directory and no git revision") {
+		t.Errorf("bad side: status %d, %s", code, stderr)
+	}
+}
+
+// TestBuildFromGit compares two commits of a throwaway module: each is
+// checked out in a temporary worktree and built, and the worktrees are
+// gone afterwards.
+func TestBuildFromGit(t *testing.T) {
+	for _, tool := range []string{"git", "go"} {
+		if _, err := exec.LookPath(tool); err != nil {
+			t.Skipf("skipping: no %s on PATH (inside the VM there is no toolchain; the host run covers this)", tool)
+		}
+	}
+	repo := t.TempDir()
+	gitRun := func(args ...string) {
+		t.Helper()
+		cmd := exec.Command("git", append([]string{"-c", "user.name=t", "-c", "user.email=t@t", "-c", "commit.gpgsign=false"}, args...)...)
+		cmd.Dir = repo
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("git %v: %v\n%s", args, err, out)
+		}
+	}
+	write := func(name, s string) {
+		t.Helper()
+		os.MkdirAll(filepath.Dir(filepath.Join(repo, name)), 0o755)
+		if err := os.WriteFile(filepath.Join(repo, name), []byte(s), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	bench := func(p50 int) string {
+		return fmt.Sprintf("package lat\n\nimport \"testing\"\n\nfunc BenchmarkLat(b *testing.B) {\n\tfor b.Loop() {\n\t}\n\tb.ReportMetric(%d, \"p50-ns\")\n}\n", p50)
+	}
+	gitRun("init", "-q")
+	write("go.mod", "module example.com/lat\n\ngo 1.26\n")
+	write("lat/lat_test.go", bench(1000))
+	gitRun("add", ".")
+	gitRun("commit", "-qm", "one")
+	write("lat/lat_test.go", bench(1200))
+	gitRun("commit", "-qam", "two")
+
+	t.Chdir(repo)
+	out := filepath.Join(t.TempDir(), "out")
+	code, stdout, stderr := compare(t, "-where", "local", "-pkg", "lat", "-count", "6", "-benchtime", "10x", "-gate", "-out", out, "HEAD~1", "HEAD")
+	if code != exitRegressed {
+		t.Fatalf("status %d, want %d\n%s\n%s", code, exitRegressed, stdout, stderr)
+	}
+	for _, s := range []string{"old: commit HEAD~1 (", "new: commit HEAD (", "FAIL Lat-", "+20.0% worse"} {
+		if !strings.Contains(stdout, s) {
+			t.Errorf("stdout lacks %q:\n%s", s, stdout)
+		}
+	}
+	wt, err := exec.Command("git", "worktree", "list").Output()
+	if err != nil || strings.Count(string(wt), "\n") != 1 {
+		t.Errorf("worktrees left behind (%v):\n%s", err, wt)
+	}
+	// The current working tree compares too, as a directory.
+	code, stdout, stderr = compare(t, "-where", "local", "-pkg", "lat", "-count", "1", "-benchtime", "10x", "-out", out, "HEAD", ".")
+	if code != 0 || !strings.Contains(stdout, "new: working tree .") || !strings.Contains(stdout, "no change") {
+		t.Errorf("HEAD vs .: status %d\n%s\n%s", code, stdout, stderr)
+	}
+}

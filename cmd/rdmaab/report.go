@@ -1,0 +1,81 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+
+	"github.com/rdmabench/rdmabench/internal/abtest"
+)
+
+// report prints benchstat old.txt new.txt, the median per-pair ratio of
+// each gated metric with its interval, why the runs stopped, and the gate;
+// with gateOn it returns the gate's exit status.
+func report(ctx context.Context, stdout, stderr io.Writer, dir string, rule gateRule, gateOn bool) int {
+	oldName, newName := sideFile(dir, abtest.Old), sideFile(dir, abtest.New)
+	fmt.Fprintf(stdout, "results: %s %s\n\n", oldName, newName)
+	if err := benchstat(ctx, stdout, oldName, newName); err != nil {
+		fmt.Fprintf(stdout, "(no benchstat table: %v)\n", err)
+	}
+	old, new, err := readSides(oldName, newName)
+	if err != nil {
+		fmt.Fprintf(stderr, "rdmaab: %v\n", err)
+		return exitFailed
+	}
+	pairs, err := pairsOf(dir)
+	if err != nil {
+		fmt.Fprintf(stderr, "rdmaab: %v\n", err)
+		return exitFailed
+	}
+	fmt.Fprintf(stdout, "\nper-pair ratios new/old (each pair ran back to back, so drift cancels), median and 95%% interval:\n")
+	for _, iv := range abtest.PairedIntervals(pairs, rule.Units, 0.95) {
+		fmt.Fprintf(stdout, "  %s\n", iv)
+	}
+	if b, err := os.ReadFile(filepath.Join(dir, "stop.txt")); err == nil {
+		fmt.Fprintf(stdout, "%s", b)
+	}
+	fmt.Fprintln(stdout)
+	code := printVerdict(stdout, stderr, rule.Judge(old, new))
+	if !gateOn {
+		return 0 // the verdict informs; only -gate makes it the status
+	}
+	return code
+}
+
+// pairsOf rebuilds the pairs from old.txt and new.txt.
+func pairsOf(dir string) ([]abtest.Pair, error) {
+	oldF, err := os.Open(sideFile(dir, abtest.Old))
+	if err != nil {
+		return nil, err
+	}
+	defer oldF.Close()
+	newF, err := os.Open(sideFile(dir, abtest.New))
+	if err != nil {
+		return nil, err
+	}
+	defer newF.Close()
+	return abtest.ReadPairs(oldF, newF)
+}
+
+// benchstat prints benchstat's table of the two files: the benchstat on
+// PATH, else go tool benchstat (this module declares it as a tool).
+func benchstat(ctx context.Context, w io.Writer, oldName, newName string) error {
+	var cmd *exec.Cmd
+	if p, err := exec.LookPath("benchstat"); err == nil {
+		cmd = exec.CommandContext(ctx, p, oldName, newName)
+	} else {
+		cmd = exec.CommandContext(ctx, "go", "tool", "benchstat", oldName, newName)
+	}
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	if err := cmd.Run(); err != nil {
+		return fmt.Errorf("%s: %v: %s (go install golang.org/x/perf/cmd/benchstat@latest)", strings.Join(cmd.Args[:len(cmd.Args)-2], " "), err, strings.TrimSpace(errb.String()))
+	}
+	_, err := w.Write(out.Bytes())
+	return err
+}

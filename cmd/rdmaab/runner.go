@@ -1,0 +1,282 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/rdmabench/rdmabench/internal/abtest"
+)
+
+// A runSpec is what the runner needs: two test binaries, how to run them
+// and when to stop. The host driver passes it to "rdmaab run" inside the
+// VM as flags (runFlags, args), so it holds only what flags can carry.
+type runSpec struct {
+	bins       [2]string // by abtest.Side
+	env        [2]multiFlag
+	bench      string
+	benchtime  string
+	pairs      int // pairs to run; the maximum with -ci
+	ci         float64
+	ciUnits    string
+	runTimeout time.Duration
+	outDir     string
+	dir        string   // working directory of the runs; "" for the current one
+	testArgs   []string // more test binary flags
+}
+
+// register defines the flags of spec shared by the compare command and the
+// runner.
+func (s *runSpec) register(fs *flag.FlagSet) {
+	fs.StringVar(&s.bench, "bench", ".", "benchmark `regexp` (go test -bench)")
+	fs.StringVar(&s.benchtime, "benchtime", "", "go test -benchtime per run, e.g. 5000x (fixed iteration counts compare best); empty: go's default")
+	fs.IntVar(&s.pairs, "count", 10, "interleaved pairs of runs: each side gets this many -count repetitions (with -ci: the most)")
+	fs.Var(percentFlag{&s.ci}, "ci", "repeat pairs until the 95% interval of every median new/old ratio of -ci-units is within ±`PCT` (e.g. 2%), at least 6 pairs and at most -count; 0: run exactly -count pairs")
+	fs.StringVar(&s.ciUnits, "ci-units", "p50-ns", "`units` the -ci stop rule watches, comma-separated")
+	fs.DurationVar(&s.runTimeout, "run-timeout", 10*time.Minute, "kill one run of a test binary after this `duration`")
+	fs.Var(&s.env[abtest.Old], "old-env", "set `KEY=VALUE` for the old side's runs only; repeatable")
+	fs.Var(&s.env[abtest.New], "new-env", "set `KEY=VALUE` for the new side's runs only; repeatable")
+}
+
+// flags returns the command line that register reads back, for the runner
+// inside the VM.
+func (s *runSpec) flags() []string {
+	a := []string{"-bench", s.bench, "-benchtime", s.benchtime, "-count", strconv.Itoa(s.pairs),
+		"-ci", strconv.FormatFloat(s.ci*100, 'g', -1, 64) + "%", "-ci-units", s.ciUnits,
+		"-run-timeout", s.runTimeout.String()}
+	for side, env := range s.env {
+		for _, kv := range env {
+			a = append(a, "-"+abtest.Side(side).String()+"-env", kv)
+		}
+	}
+	return a
+}
+
+// stopRule is the rule the runner applies after each pair.
+func (s *runSpec) stopRule() (abtest.StopRule, error) {
+	r := abtest.DefaultStopRule
+	units, err := abtest.ParseUnits(s.ciUnits)
+	if err != nil {
+		return r, fmt.Errorf("-ci-units: %w", err)
+	}
+	r.Units, r.MaxPairs, r.HalfWidth = units, s.pairs, s.ci
+	if s.ci == 0 {
+		r.MinPairs = s.pairs // exactly -count pairs; the state is still reported
+		r.HalfWidth = -1
+	}
+	return r, nil
+}
+
+func (s *runSpec) check() error {
+	if s.pairs < 1 {
+		return fmt.Errorf("-count %d: want at least 1 pair (10 or more for benchstat)", s.pairs)
+	}
+	if s.ci < 0 || s.ci >= 1 {
+		return fmt.Errorf("-ci %g%%: want a bound like 2%%, or 0 for none", s.ci*100)
+	}
+	if s.ci > 0 && s.pairs < abtest.DefaultStopRule.MinPairs {
+		return fmt.Errorf("-ci needs -count of at least %d (the fewest pairs with a finite 95%% interval)", abtest.DefaultStopRule.MinPairs)
+	}
+	if s.runTimeout <= 0 {
+		return fmt.Errorf("-run-timeout %s: want a positive duration", s.runTimeout)
+	}
+	for _, env := range s.env {
+		for _, kv := range env {
+			if k, _, ok := strings.Cut(kv, "="); !ok || k == "" {
+				return fmt.Errorf("-old-env/-new-env %q: want KEY=VALUE", kv)
+			}
+		}
+	}
+	_, err := s.stopRule()
+	return err
+}
+
+// sideFile is where a side's benchmark output accumulates.
+func sideFile(dir string, side abtest.Side) string { return filepath.Join(dir, side.String()+".txt") }
+
+// runInterleaved runs the two binaries in alternating pairs, appends each
+// run's standard output to old.txt or new.txt and its standard error to
+// old.log or new.log under s.outDir, records the order in order.txt, and
+// stops by s's rule. It returns the stop state; stop.txt says it too.
+func runInterleaved(ctx context.Context, s *runSpec, progress io.Writer) (abtest.StopState, error) {
+	rule, err := s.stopRule()
+	if err != nil {
+		return abtest.StopState{}, err
+	}
+	if err := os.MkdirAll(s.outDir, 0o755); err != nil {
+		return abtest.StopState{}, err
+	}
+	var files [2]*os.File
+	for _, side := range []abtest.Side{abtest.Old, abtest.New} {
+		// Truncate: a file holds one comparison.
+		f, err := os.Create(sideFile(s.outDir, side))
+		if err != nil {
+			return abtest.StopState{}, err
+		}
+		defer f.Close()
+		files[side] = f
+	}
+	order, err := os.Create(filepath.Join(s.outDir, "order.txt"))
+	if err != nil {
+		return abtest.StopState{}, err
+	}
+	defer order.Close()
+
+	var pairs []abtest.Pair
+	var st abtest.StopState
+	for i := 0; !st.Done; i++ {
+		var p abtest.Pair
+		for _, side := range abtest.Order(i) {
+			start := time.Now()
+			out, err := runOnce(ctx, s, side)
+			fmt.Fprintf(order, "pair %d %s\n", i+1, side)
+			if err != nil {
+				return st, fmt.Errorf("pair %d, %s side: %w", i+1, side, err)
+			}
+			if _, err := files[side].Write(out.stdout); err != nil {
+				return st, err
+			}
+			appendFile(filepath.Join(s.outDir, side.String()+".log"), out.stderr)
+			rs, err := abtest.ReadResults(bytes.NewReader(out.stdout), s.bins[side])
+			if err != nil {
+				return st, fmt.Errorf("pair %d, %s side: %w", i+1, side, err)
+			}
+			if len(rs.Keys) == 0 {
+				return st, fmt.Errorf("pair %d, %s side: %s ran no benchmark matching -bench %q%s", i+1, side, s.bins[side], s.bench, tailOf(out.stdout))
+			}
+			if side == abtest.Old {
+				p.Old = rs
+			} else {
+				p.New = rs
+			}
+			fmt.Fprintf(progress, "rdmaab: pair %d/%d: %s ran in %.1f s\n", i+1, s.pairs, side, time.Since(start).Seconds())
+		}
+		pairs = append(pairs, p)
+		st = rule.Check(pairs)
+		if s.ci > 0 {
+			fmt.Fprintf(progress, "rdmaab: %s\n", st)
+		}
+	}
+	msg := st.String()
+	if s.ci == 0 {
+		msg = fmt.Sprintf("ran the %d pairs asked for (-count %d); %s", st.Pairs, s.pairs, widest(st))
+	}
+	if err := os.WriteFile(filepath.Join(s.outDir, "stop.txt"), []byte(msg+"\n"), 0o644); err != nil {
+		return st, err
+	}
+	return st, nil
+}
+
+func widest(st abtest.StopState) string {
+	if st.Widest == nil {
+		return "no result on both sides for the paired ratios"
+	}
+	return "widest paired interval " + st.Widest.String()
+}
+
+// runOutput is one run's output.
+type runOutput struct {
+	stdout, stderr []byte
+}
+
+// runOnce runs one side's binary for one repetition of every benchmark.
+func runOnce(ctx context.Context, s *runSpec, side abtest.Side) (runOutput, error) {
+	args := []string{"-test.run=^$", "-test.bench=" + s.bench, "-test.count=1",
+		"-test.timeout=" + s.runTimeout.String()}
+	if s.benchtime != "" {
+		args = append(args, "-test.benchtime="+s.benchtime)
+	}
+	args = append(args, s.testArgs...)
+	ctx, cancel := context.WithTimeout(ctx, s.runTimeout+30*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, s.bins[side], args...)
+	cmd.Dir = s.dir
+	cmd.Env = append(os.Environ(), s.env[side]...)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	cmd.WaitDelay = 5 * time.Second
+	err := cmd.Run()
+	out := runOutput{stdout.Bytes(), stderr.Bytes()}
+	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+		return out, fmt.Errorf("%s: killed after %s (-run-timeout)%s", s.bins[side], s.runTimeout+30*time.Second, tailOf(append(out.stdout, out.stderr...)))
+	}
+	if err != nil {
+		return out, fmt.Errorf("%s: %w%s", s.bins[side], err, tailOf(append(out.stdout, out.stderr...)))
+	}
+	return out, nil
+}
+
+// appendFile appends b to the file name, if there is anything to append.
+func appendFile(name string, b []byte) {
+	if len(b) == 0 {
+		return
+	}
+	f, err := os.OpenFile(name, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
+	if err != nil {
+		return
+	}
+	f.Write(b)
+	f.Close()
+}
+
+// tailOf returns the last lines of a program's output to quote in an
+// error, or "" when there is none.
+func tailOf(out []byte) string {
+	out = bytes.TrimRight(out, "\n")
+	if len(out) == 0 {
+		return ""
+	}
+	lines := bytes.Split(out, []byte("\n"))
+	if len(lines) > 10 {
+		lines = lines[len(lines)-10:]
+	}
+	return "; output ends:\n\t" + string(bytes.Join(lines, []byte("\n\t")))
+}
+
+// multiFlag is a repeatable string flag.
+type multiFlag []string
+
+func (m *multiFlag) String() string     { return strings.Join(*m, ",") }
+func (m *multiFlag) Set(s string) error { *m = append(*m, s); return nil }
+
+// percentFlag reads "5%" or "0.05" into a fraction.
+type percentFlag struct{ p *float64 }
+
+func (f percentFlag) String() string {
+	if f.p == nil {
+		return "0"
+	}
+	return strconv.FormatFloat(*f.p*100, 'g', -1, 64) + "%"
+}
+
+func (f percentFlag) Set(s string) error {
+	v, err := parsePercent(s)
+	if err != nil {
+		return err
+	}
+	*f.p = v
+	return nil
+}
+
+// parsePercent reads "5%" as 0.05 and a bare "0.05" as 0.05.
+func parsePercent(s string) (float64, error) {
+	t := strings.TrimSpace(s)
+	pct := strings.HasSuffix(t, "%")
+	v, err := strconv.ParseFloat(strings.TrimSuffix(t, "%"), 64)
+	if err != nil || v < 0 {
+		return 0, fmt.Errorf("%q: want a percentage like 5%%", s)
+	}
+	if pct {
+		v /= 100
+	}
+	return v, nil
+}

@@ -1,0 +1,188 @@
+#!/usr/bin/env bash
+# validate-ab.sh: the validation of issue 9, as one command (make
+# validate-ab). It writes every figure, with the host's load next to it, to
+# $OUT/validate-ab/figures.txt, and keeps every raw file beside it.
+#
+#   aa     A/A: the same build against itself, TRIALS comparisons of PAIRS
+#          interleaved pairs in one VM boot; how many time-metric
+#          comparisons benchstat flags, how many trials the gate fails.
+#   ab     A/B: the same build against one with DELAY_NS of busy-waiting
+#          added to each measured round trip (+DELAY_NS/2 one-way, ~3% at
+#          2 B); in how many trials benchstat flags p50 at 2 B.
+#   boots  Drift across boots: BOOTS boots per rxevm setting (BOOT_MODES),
+#          alternated so that both see the same host load; the spread of
+#          p50 over boots, and A/A across boots (boot 1 vs 2, 3 vs 4).
+#
+# Environment: OUT (out), STEPS ("aa ab boots", run in that order), TRIALS (10), PAIRS (10),
+# BENCHTIME (5000x), SIZES (2,4096), DELAY_NS (600), BOOTS (5), BOOTCOUNT
+# (6 repetitions a boot), BOOT_MODES ("before after"), VMFLAGS,
+# BOOT_TIMEOUT (180s: boots take over a minute on a loaded host).
+set -uo pipefail
+cd "$(dirname "$0")/../.."
+OUT=${OUT:-out}
+D=$OUT/validate-ab
+F=$D/figures.txt
+STEPS=${STEPS:-aa ab boots}
+TRIALS=${TRIALS:-10}
+PAIRS=${PAIRS:-10}
+BENCHTIME=${BENCHTIME:-5000x}
+SIZES=${SIZES:-2,4096}
+DELAY_NS=${DELAY_NS:-600}
+BOOTS=${BOOTS:-5}
+BOOTCOUNT=${BOOTCOUNT:-6}
+BOOT_MODES=${BOOT_MODES:-before after}
+VMFLAGS=${VMFLAGS:-}
+BOOT_TIMEOUT=${BOOT_TIMEOUT:-180s}
+export GOTOOLCHAIN=${GOTOOLCHAIN:-local}
+
+# rxevm flags of each boot mode: before the drift work and after it.
+mode_flags() {
+	case $1 in
+	before) echo "-pin none -isolate=false" ;;
+	after) echo "-pin auto -isolate" ;;
+	pin) echo "-pin auto -isolate=false" ;;
+	isolate) echo "-pin none -isolate" ;;
+	smp2) echo "-smp 2 -pin auto -isolate=false" ;;
+	*) echo "unknown boot mode $1" >&2; exit 2 ;;
+	esac
+}
+
+mkdir -p "$D"
+: >"$F"
+say() { echo "$*" | tee -a "$F"; }
+load() { echo "load $(cut -d' ' -f1-3 /proc/loadavg) on $(nproc) CPUs"; }
+# loadlog FILE: sample the host's 1-minute load every 15 s until stopped.
+loadlog() { while :; do echo "$(date +%T) $(cut -d' ' -f1 /proc/loadavg)" >>"$1"; sleep 15; done; }
+loadrange() { awk '{print $2}' "$1" | sort -n | awk 'NR==1{lo=$1} {hi=$1; s+=$1; n++} END{if(n) printf "host load %.1f-%.1f (mean %.1f) on '"$(nproc)"' CPUs", lo, hi, s/n}'; }
+# benchstat_flags OLD NEW: "flagged total" over the time metrics' tables.
+benchstat_flags() {
+	go tool benchstat "$1" "$2" | awk '
+		/vs base/ { t = ($0 ~ /sec/); next }
+		t && /\(p=/ { n++; if ($0 !~ /~ +\(p=/) f++ }
+		END { printf "%d %d\n", f, n }'
+}
+# p50_2b_flagged OLD NEW: "up", "down" or "no" for p50 at 2 B.
+p50_2b_flagged() {
+	go tool benchstat "$1" "$2" | awk '
+		/vs base/ { t = ($0 ~ /p50-sec/); next }
+		t && /size=2-/ { if ($0 ~ /~ +\(p=/) r = "no"; else if ($0 ~ /\+[0-9.]+%/) r = "up"; else r = "down" }
+		END { print (r == "" ? "missing" : r) }'
+}
+
+say "rdmaab validation, $(date -u +%FT%TZ), commit $(git rev-parse --short HEAD)$(git diff --quiet || echo ' (dirty)'), $(load)"
+go build -o bin/rxevm ./cmd/rxevm && go build -o bin/rdmaab ./cmd/rdmaab || exit 1
+
+# Both builds from one temporary worktree of HEAD: a.test as it is, b.test
+# with the delay patched into rb_write_ping's loop.
+WT=$(mktemp -d)/wt
+trap 'git worktree remove --force "$WT" >/dev/null 2>&1; git worktree prune' EXIT
+git worktree add --detach --quiet "$WT" HEAD || exit 1
+(cd "$WT" && go test -c -o "$PWD/../a.test" .) && cp "$WT/../a.test" "$D/a.test" || exit 1
+perl -0pi -e 's/(static int rb_write_ping\([^\n]*\n[^\n]*\n\tfor \(int i = 0; i < n; i\+\+\) \{\n)/$1\t\t{ int64_t rb_d = rb_now() + '"$DELAY_NS"'; while (rb_now() < rb_d) ; } \/\/ validate-ab: fixed delay\n/s' "$WT/rdmalat/loop_cgo.go"
+grep -q 'validate-ab: fixed delay' "$WT/rdmalat/loop_cgo.go" || { say "could not patch the delay into rdmalat/loop_cgo.go"; exit 1; }
+(cd "$WT" && go test -c -o "$PWD/../b.test" .) && cp "$WT/../b.test" "$D/b.test" || exit 1
+A=$(realpath "$D/a.test")
+B=$(realpath "$D/b.test")
+RDMAAB=$(realpath bin/rdmaab)
+
+# trials NAME OLD NEW: TRIALS comparisons in one boot into $D/NAME/NAMEi.
+trials() {
+	local name=$1 old=$2 new=$3 dir=$D/$1
+	rm -rf "$dir"
+	mkdir -p "$dir"
+	cat >"$dir/trials.sh" <<EOS
+#!/bin/sh
+i=1
+while [ \$i -le $TRIALS ]; do
+	$RDMAAB run -old $old -new $new -out "\$RXEVM_OUT/$name\$i" -bench '^BenchmarkRDMAWrite\$' -benchtime $BENCHTIME -count $PAIRS >/dev/null || echo "trial $name\$i failed"
+	echo "trial $name\$i done"
+	i=\$((i + 1))
+done
+EOS
+	chmod +x "$dir/trials.sh"
+	loadlog "$dir/load.log" &
+	local lp=$!
+	local start=$SECONDS
+	RDMABENCH_SIZES=$SIZES bin/rxevm $VMFLAGS -boot-timeout "$BOOT_TIMEOUT" -timeout 6h -out "$dir" \
+		-include "$RDMAAB" -include "$A" -include "$B" "$dir/trials.sh" | tee "$dir/guest.log"
+	kill $lp
+	echo "$((SECONDS - start)) s, $(loadrange "$dir/load.log")" >"$dir/took.txt"
+}
+
+step_aa() {
+	trials aa "$A" "$A"
+	fl=0 tot=0 gfail=0 lines=""
+	for i in $(seq 1 "$TRIALS"); do
+		t=$D/aa/aa$i
+		[ -s "$t/old.txt" ] || continue
+		read -r f n < <(benchstat_flags "$t/old.txt" "$t/new.txt")
+		fl=$((fl + f)) tot=$((tot + n))
+		bin/rdmaab gate "$t/old.txt" "$t/new.txt" >"$t/gate.txt"
+		g=$?
+		[ $g = 1 ] && gfail=$((gfail + 1))
+		lines+="  trial $i: benchstat flagged $f of $n; gate status $g"$'\n'
+	done
+	say ""
+	say "A/A, one boot, $TRIALS trials x $PAIRS interleaved pairs, sizes $SIZES, $BENCHTIME ($(cat "$D/aa/took.txt")):"
+	say "  benchstat flagged $fl of $tot time-metric comparisons ($(awk -v f=$fl -v n=$tot 'BEGIN{if(n) printf "%.1f", 100*f/n}')%; goal <= 5%)"
+	say "  the gate (p50, p99; worse by > 5% at p < 0.05) failed $gfail of $TRIALS trials"
+	printf "%s" "$lines" | tee -a "$F"
+}
+
+step_ab() {
+	trials ab "$A" "$B"
+	det=0 lines=""
+	for i in $(seq 1 "$TRIALS"); do
+		t=$D/ab/ab$i
+		[ -s "$t/old.txt" ] || continue
+		r=$(p50_2b_flagged "$t/old.txt" "$t/new.txt")
+		[ "$r" = up ] && det=$((det + 1))
+		bin/rdmaab gate -metrics p50-ns -threshold 1% "$t/old.txt" "$t/new.txt" >"$t/gate.txt"
+		lines+="  trial $i: p50 2 B flagged: $r; $(grep 'size=2-[0-9]* p50-ns:' "$t/gate.txt" | sed 's/^ *//'); $(grep -o 'widest.*' "$t/stop.txt")"$'\n'
+	done
+	say ""
+	say "A/B, one boot, +$DELAY_NS ns per round trip (+$((DELAY_NS / 2)) ns one-way), $TRIALS trials x $PAIRS pairs ($(cat "$D/ab/took.txt")):"
+	say "  benchstat flagged p50 at 2 B as slower in $det of $TRIALS trials (goal >= 9)"
+	printf "%s" "$lines" | tee -a "$F"
+}
+
+step_boots() {
+	mkdir -p "$D/boots"
+	for b in $(seq 1 "$BOOTS"); do
+		for m in $BOOT_MODES; do
+			o=$D/boots/$m-$b.txt
+			l0=$(cut -d' ' -f1 /proc/loadavg)
+			RDMABENCH_SIZES=2 bin/rxevm $VMFLAGS $(mode_flags "$m") -boot-timeout "$BOOT_TIMEOUT" -log "$D/boots/rxevm.log" \
+				"$A" -test.run='^$' -test.bench='^BenchmarkRDMAWrite$' -test.benchtime="$BENCHTIME" -test.count="$BOOTCOUNT" >"$o" 2>&1
+			echo "$m-$b: load $l0-$(cut -d' ' -f1 /proc/loadavg)" >>"$D/boots/load.txt"
+		done
+	done
+	say ""
+	say "Drift across boots: $BOOTS boots per setting, $BOOTCOUNT runs of 2 B x $BENCHTIME each, settings alternated:"
+	for m in $BOOT_MODES; do
+		meds=""
+		for b in $(seq 1 "$BOOTS"); do
+			v=$(grep -o '[0-9.]* p50-ns' "$D/boots/$m-$b.txt" | awk '{print $1}' | sort -n | awk '{a[NR]=$1} END{if(NR) print (NR%2 ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2)}')
+			meds+="${v:-?} "
+		done
+		sp=$(echo "$meds" | tr ' ' '\n' | grep -v '^?*$' | sort -n | awk '{a[NR]=$1} END{if(NR>1) printf "%.1f%% (max/min - 1), median %.0f ns", 100*(a[NR]/a[1]-1), (NR%2 ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2)}')
+		loads=$(grep "^$m-" "$D/boots/load.txt" | awk '{print $3}' | tr '\n' ' ')
+		say "  $m ($(mode_flags "$m")): p50 per boot (median of $BOOTCOUNT runs, ns): $meds-> spread $sp; host load per boot (start-end): $loads"
+		for p in "1 2" "3 4"; do
+			set -- $p
+			[ -s "$D/boots/$m-$1.txt" ] && [ -s "$D/boots/$m-$2.txt" ] || continue
+			read -r f n < <(benchstat_flags "$D/boots/$m-$1.txt" "$D/boots/$m-$2.txt")
+			say "    A/A across boots $1 vs $2: benchstat flagged $f of $n time metrics"
+		done
+	done
+}
+
+# The steps in the order given.
+for s in $STEPS; do
+	case $s in
+	aa | ab | boots) "step_$s" ;;
+	*) say "unknown step $s (want aa, ab, boots)"; exit 2 ;;
+	esac
+done
+say ""
+say "done $(date -u +%FT%TZ), $(load)"
