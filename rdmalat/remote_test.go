@@ -31,10 +31,10 @@ func remoteConfig(timeout time.Duration) rdmalat.RemoteConfig {
 // TestDialPeerErrors: a bad address, nothing listening, and things that are
 // not an rdmapeer each fail fast, with errors that say which.
 func TestDialPeerErrors(t *testing.T) {
-	closed, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	closedAddr := closed.Addr().String()
-	closed.Close()
+	// Port 1, not a port a listener just closed: the kernel hands a
+	// freed ephemeral port to the next listener, and another package's
+	// test running at the same time once took it (and never answered).
+	closedAddr := closedPort(t)
 	silent, err := net.Listen("tcp", "127.0.0.1:0") // accepts, never answers
 	require.NoError(t, err)
 	defer silent.Close()
@@ -147,4 +147,15 @@ func waitActive(t *testing.T, srv *peer.Server, n int) {
 		require.True(t, time.Now().Before(deadline), "active %d, want %d", srv.Stats().Active, n)
 		time.Sleep(time.Millisecond)
 	}
+}
+
+// closedPort returns 127.0.0.1:1, where nothing listens on a test host.
+func closedPort(t *testing.T) string {
+	t.Helper()
+	const addr = "127.0.0.1:1"
+	if c, err := net.DialTimeout("tcp", addr, time.Second); err == nil {
+		c.Close()
+		t.Fatalf("something listens on %s; these tests need a port where nothing does", addr)
+	}
+	return addr
 }
