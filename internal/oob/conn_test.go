@@ -617,10 +617,9 @@ func TestDialErrors(t *testing.T) {
 	_, err := oob.Dial(t.Context(), "nodeB:", time.Second)
 	require.ErrorIs(t, err, oob.ErrAddr)
 
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	addr := ln.Addr().String()
-	ln.Close()
+	// Port 1, where nothing listens: a just-closed ephemeral port can be
+	// handed to a parallel test's listener.
+	addr := "127.0.0.1:1"
 	_, err = oob.Dial(t.Context(), addr, time.Second)
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "cannot reach rdmapeer at "+addr+" (is it running there?): connect: connection refused")
