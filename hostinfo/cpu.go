@@ -165,11 +165,10 @@ func OnlineCPUs(fsys fs.FS) []int {
 	return ParseCPUList(l)
 }
 
-// DefaultCPUs returns the CPUs the benchmarks pin to by default: the last
-// two this process may run on (initiator, responder). It is what rdmalat
-// chooses when RDMABENCH_CPUS is unset, for tools that report on those
-// CPUs without running a benchmark.
-func DefaultCPUs() ([]int, error) {
+// AllowedCPUs returns the CPUs this process may run on (taskset -p), in
+// order: the one reading of the affinity mask that the benchmarks' default
+// pinning, the checks of RDMABENCH_CPUS and the host tools share.
+func AllowedCPUs() ([]int, error) {
 	var set unix.CPUSet
 	if err := unix.SchedGetaffinity(0, &set); err != nil {
 		return nil, fmt.Errorf("sched_getaffinity: %w", err)
@@ -179,6 +178,18 @@ func DefaultCPUs() ([]int, error) {
 		if set.IsSet(c) {
 			cpus = append(cpus, c)
 		}
+	}
+	return cpus, nil
+}
+
+// DefaultCPUs returns the CPUs the benchmarks pin to by default: the last
+// two this process may run on (initiator, responder), as rdmalat chooses
+// when RDMABENCH_CPUS is unset, for tools that report on those CPUs
+// without running a benchmark.
+func DefaultCPUs() ([]int, error) {
+	cpus, err := AllowedCPUs()
+	if err != nil {
+		return nil, err
 	}
 	if len(cpus) > 2 {
 		cpus = cpus[len(cpus)-2:]

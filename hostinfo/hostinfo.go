@@ -55,12 +55,6 @@ func Governor(fsys fs.FS, cpu int) string {
 	return "no cpufreq"
 }
 
-// Governors returns the governors of cpus joined with "/", collapsed to one
-// word when they agree.
-func Governors(fsys fs.FS, cpus []int) string {
-	return joinCollapsed(cpus, func(c int) string { return Governor(fsys, c) })
-}
-
 // IdleStates returns cpu's idle states in order, each name followed by "-"
 // when disabled, like "POLL,C1,C1E,C6-"; "no cpuidle" when the host exposes
 // none. Deep idle states enabled on a polling CPU are the classic cause of
@@ -118,12 +112,6 @@ func CPUIdleStates(fsys fs.FS, cpu int) []IdleState {
 	}
 	slices.SortFunc(states, func(a, b IdleState) int { return a.Index - b.Index })
 	return states
-}
-
-// IdleStatesOf returns IdleStates for several CPUs joined with "/",
-// collapsed when they agree.
-func IdleStatesOf(fsys fs.FS, cpus []int) string {
-	return joinCollapsed(cpus, func(c int) string { return IdleStates(fsys, c) })
 }
 
 // IRQAffinity summarises where the interrupts of RDMA device dev may be

@@ -34,16 +34,12 @@ var fake = fstest.MapFS{
 func TestGovernor(t *testing.T) {
 	assert.Equal(t, "performance", Governor(fake, 0))
 	assert.Equal(t, "no cpufreq", Governor(fake, 7))
-	assert.Equal(t, "performance", Governors(fake, []int{0, 2}))
-	assert.Equal(t, "performance/powersave", Governors(fake, []int{0, 1}))
-	assert.Equal(t, "unknown", Governors(fake, nil))
 }
 
 func TestIdleStates(t *testing.T) {
 	// Sorted by state number (10 after 2), disabled ones marked with "-".
 	assert.Equal(t, "POLL,C1,C1E-,C6-", IdleStates(fake, 0))
 	assert.Equal(t, "no cpuidle", IdleStates(fake, 1))
-	assert.Equal(t, "POLL,C1,C1E-,C6-/no cpuidle", IdleStatesOf(fake, []int{0, 1}))
 }
 
 func TestIRQAffinity(t *testing.T) {

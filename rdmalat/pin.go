@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"runtime"
 
+	"github.com/rdmabench/rdmabench/hostinfo"
 	"golang.org/x/sys/unix"
 )
 
@@ -37,15 +38,9 @@ func pinThread(cpu int) (restore func(), err error) {
 // pinned to by default: the last two this process may run on, away from
 // CPU 0 where housekeeping and interrupts tend to land.
 func DefaultCPUs() ([2]int, error) {
-	var set unix.CPUSet
-	if err := unix.SchedGetaffinity(0, &set); err != nil {
-		return [2]int{}, fmt.Errorf("rdmalat: sched_getaffinity: %w", err)
-	}
-	var cpus []int
-	for c := 0; c < len(set)*64; c++ {
-		if set.IsSet(c) {
-			cpus = append(cpus, c)
-		}
+	cpus, err := hostinfo.AllowedCPUs()
+	if err != nil {
+		return [2]int{}, fmt.Errorf("rdmalat: %w", err)
 	}
 	if len(cpus) < 2 {
 		return [2]int{}, fmt.Errorf("rdmalat: loopback needs two CPUs for its two busy-polling threads, this process may use %v (set RDMABENCH_CPUS=none to run unpinned anyway)", cpus)

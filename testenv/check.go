@@ -8,8 +8,6 @@ import (
 	"strconv"
 	"strings"
 
-	"golang.org/x/sys/unix"
-
 	"github.com/rdmabench/rdmabench/hostinfo"
 	"github.com/rdmabench/rdmabench/verbs"
 )
@@ -20,7 +18,7 @@ import (
 // (created if missing). Each error says what to type instead.
 func (c Config) Check() error {
 	if len(c.CPUs) > 0 {
-		allowed, err := allowedCPUs()
+		allowed, err := hostinfo.AllowedCPUs()
 		if err != nil {
 			return fmt.Errorf("%s=%s: %w", EnvCPUs, joinInts(c.CPUs), err)
 		}
@@ -50,21 +48,6 @@ func checkCPUs(cpus, allowed []int) error {
 	}
 	example := allowed[max(0, len(allowed)-len(cpus)):]
 	return fmt.Errorf("%s=%s: this process may run on CPUs %s; e.g. %s=%s or none", EnvCPUs, joinInts(cpus), hostinfo.FormatCPUList(allowed), EnvCPUs, joinInts(example))
-}
-
-// allowedCPUs returns the CPUs this process may run on (taskset -p).
-func allowedCPUs() ([]int, error) {
-	var set unix.CPUSet
-	if err := unix.SchedGetaffinity(0, &set); err != nil {
-		return nil, fmt.Errorf("sched_getaffinity: %w", err)
-	}
-	var cpus []int
-	for n := 0; n < len(set)*64; n++ {
-		if set.IsSet(n) {
-			cpus = append(cpus, n)
-		}
-	}
-	return cpus, nil
 }
 
 // checkSamplesDir makes dir if missing and writes and removes a file in it.

@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/rdmabench/rdmabench/hostinfo"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -24,7 +25,7 @@ func TestCheckCPUs(t *testing.T) {
 // TestCheckCPUsThisProcess runs the check against this process's real
 // affinity: CPU 100000 is never allowed, the allowed ones always are.
 func TestCheckCPUsThisProcess(t *testing.T) {
-	allowed, err := allowedCPUs()
+	allowed, err := hostinfo.AllowedCPUs()
 	require.NoError(t, err)
 	require.NotEmpty(t, allowed)
 	assert.NoError(t, Config{CPUs: allowed[:1]}.Check())
