@@ -8,13 +8,14 @@
 #          comparisons benchstat flags, how many trials the gate fails.
 #   ab     A/B: the same build against one with DELAY_NS of busy-waiting
 #          added to each measured round trip (+DELAY_NS/2 one-way, ~3% at
-#          2 B); in how many trials benchstat flags p50 at 2 B.
+#          2 B); in how many trials benchstat flags each time metric at 2 B
+#          as slower.
 #   boots  Drift across boots: BOOTS boots per rxevm setting (BOOT_MODES),
 #          alternated so that both see the same host load; the spread of
 #          p50 over boots, and A/A across boots (boot 1 vs 2, 3 vs 4).
 #
 # Environment: OUT (out), STEPS ("aa ab boots", run in that order), TRIALS (10), PAIRS (10),
-# BENCHTIME (5000x), SIZES (2,4096), DELAY_NS (600), BOOTS (5), BOOTCOUNT
+# BENCHTIME (5000x), SIZES (2,4096), DELAY_NS (800), BOOTS (5), BOOTCOUNT
 # (6 repetitions a boot), BOOT_MODES ("before after"), VMFLAGS,
 # BOOT_TIMEOUT (180s: boots take over a minute on a loaded host).
 set -uo pipefail
@@ -27,7 +28,7 @@ TRIALS=${TRIALS:-10}
 PAIRS=${PAIRS:-10}
 BENCHTIME=${BENCHTIME:-5000x}
 SIZES=${SIZES:-2,4096}
-DELAY_NS=${DELAY_NS:-600}
+DELAY_NS=${DELAY_NS:-800}
 BOOTS=${BOOTS:-5}
 BOOTCOUNT=${BOOTCOUNT:-6}
 BOOT_MODES=${BOOT_MODES:-before after}
@@ -54,17 +55,20 @@ load() { echo "load $(cut -d' ' -f1-3 /proc/loadavg) on $(nproc) CPUs"; }
 # loadlog FILE: sample the host's 1-minute load every 15 s until stopped.
 loadlog() { while :; do echo "$(date +%T) $(cut -d' ' -f1 /proc/loadavg)" >>"$1"; sleep 15; done; }
 loadrange() { awk '{print $2}' "$1" | sort -n | awk 'NR==1{lo=$1} {hi=$1; s+=$1; n++} END{if(n) printf "host load %.1f-%.1f (mean %.1f) on '"$(nproc)"' CPUs", lo, hi, s/n}'; }
-# benchstat_flags OLD NEW: "flagged total" over the time metrics' tables.
-benchstat_flags() {
-	go tool benchstat "$1" "$2" | awk '
-		/vs base/ { t = ($0 ~ /sec/); next }
-		t && /\(p=/ { n++; if ($0 !~ /~ +\(p=/) f++ }
-		END { printf "%d %d\n", f, n }'
+# The time metrics judged, as benchstat names their tables.
+UNITS="sec/op min-sec p50-sec p90-sec p99-sec max-sec"
+# flags_by_unit OLD NEW: a "unit flagged compared" line per time metric.
+flags_by_unit() {
+	go tool benchstat "$1" "$2" | awk -v units="$UNITS" '
+		BEGIN { n = split(units, us, " ") }
+		/vs base/ { u = ""; for (k = 1; k <= n; k++) if (index($0, " " us[k] " ")) u = us[k]; next }
+		u != "" && /\(p=/ { tot[u]++; if ($0 !~ /~ +\(p=/) f[u]++ }
+		END { for (k = 1; k <= n; k++) if (tot[us[k]]) printf "%s %d %d\n", us[k], f[us[k]], tot[us[k]] }'
 }
-# p50_2b_flagged OLD NEW: "up", "down" or "no" for p50 at 2 B.
-p50_2b_flagged() {
-	go tool benchstat "$1" "$2" | awk '
-		/vs base/ { t = ($0 ~ /p50-sec/); next }
+# flagged_2b OLD NEW UNIT: "up", "down" or "no" for UNIT at 2 B.
+flagged_2b() {
+	go tool benchstat "$1" "$2" | awk -v u="$3" '
+		/vs base/ { t = index($0, " " u " ") > 0; next }
 		t && /size=2-/ { if ($0 ~ /~ +\(p=/) r = "no"; else if ($0 ~ /\+[0-9.]+%/) r = "up"; else r = "down" }
 		END { print (r == "" ? "missing" : r) }'
 }
@@ -78,9 +82,10 @@ WT=$(mktemp -d)/wt
 trap 'git worktree remove --force "$WT" >/dev/null 2>&1; git worktree prune' EXIT
 git worktree add --detach --quiet "$WT" HEAD || exit 1
 (cd "$WT" && go test -c -o "$PWD/../a.test" .) && cp "$WT/../a.test" "$D/a.test" || exit 1
-perl -0pi -e 's/(static int rb_write_ping\([^\n]*\n[^\n]*\n\tfor \(int i = 0; i < n; i\+\+\) \{\n)/$1\t\t{ int64_t rb_d = rb_now() + '"$DELAY_NS"'; while (rb_now() < rb_d) ; } \/\/ validate-ab: fixed delay\n/s' "$WT/rdmalat/loop_cgo.go"
-grep -q 'validate-ab: fixed delay' "$WT/rdmalat/loop_cgo.go" || { say "could not patch the delay into rdmalat/loop_cgo.go"; exit 1; }
-(cd "$WT" && go test -c -o "$PWD/../b.test" .) && cp "$WT/../b.test" "$D/b.test" || exit 1
+# b.test: the same source with RB_EXTRA_DELAY_NS defined, which adds the
+# busy-wait to rb_write_ping's loop (internal/loops/write.c).
+(cd "$WT" && CGO_CFLAGS="${CGO_CFLAGS:--O2 -g} -DRB_EXTRA_DELAY_NS=$DELAY_NS" go test -c -o "$PWD/../b.test" .) && cp "$WT/../b.test" "$D/b.test" || exit 1
+cmp -s "$D/a.test" "$D/b.test" && { say "b.test came out identical to a.test: the delay was not compiled in"; exit 1; }
 A=$(realpath "$D/a.test")
 B=$(realpath "$D/b.test")
 RDMAAB=$(realpath bin/rdmaab)
@@ -111,38 +116,46 @@ EOS
 
 step_aa() {
 	trials aa "$A" "$A"
-	fl=0 tot=0 gfail=0 lines=""
+	gfail=0 lines=""
+	: >"$D/aa/flags.txt"
 	for i in $(seq 1 "$TRIALS"); do
 		t=$D/aa/aa$i
 		[ -s "$t/old.txt" ] || continue
-		read -r f n < <(benchstat_flags "$t/old.txt" "$t/new.txt")
-		fl=$((fl + f)) tot=$((tot + n))
+		flags_by_unit "$t/old.txt" "$t/new.txt" | tee -a "$D/aa/flags.txt" >"$t/flags.txt"
 		bin/rdmaab gate "$t/old.txt" "$t/new.txt" >"$t/gate.txt"
 		g=$?
 		[ $g = 1 ] && gfail=$((gfail + 1))
-		lines+="  trial $i: benchstat flagged $f of $n; gate status $g"$'\n'
+		lines+="  trial $i: benchstat flagged $(awk '{f += $2; n += $3} END {printf "%d of %d", f, n}' "$t/flags.txt"); gate status $g"$'\n'
 	done
 	say ""
 	say "A/A, one boot, $TRIALS trials x $PAIRS interleaved pairs, sizes $SIZES, $BENCHTIME ($(cat "$D/aa/took.txt")):"
-	say "  benchstat flagged $fl of $tot time-metric comparisons ($(awk -v f=$fl -v n=$tot 'BEGIN{if(n) printf "%.1f", 100*f/n}')%; goal <= 5%)"
+	say "  benchstat flagged $(awk '{f += $2; n += $3} END {printf "%d of %d time-metric comparisons (%.1f%%; goal <= 5%%)", f, n, n ? 100 * f / n : 0}' "$D/aa/flags.txt")"
+	say "  by metric: $(awk '{f[$1] += $2; n[$1] += $3; if (!($1 in o)) { o[$1] = ++k; u[k] = $1 } } END {for (i = 1; i <= k; i++) printf "%s %d/%d  ", u[i], f[u[i]], n[u[i]]}' "$D/aa/flags.txt")"
 	say "  the gate (p50, p99; worse by > 5% at p < 0.05) failed $gfail of $TRIALS trials"
 	printf "%s" "$lines" | tee -a "$F"
 }
 
 step_ab() {
 	trials ab "$A" "$B"
-	det=0 lines=""
+	lines="" det=""
 	for i in $(seq 1 "$TRIALS"); do
 		t=$D/ab/ab$i
 		[ -s "$t/old.txt" ] || continue
-		r=$(p50_2b_flagged "$t/old.txt" "$t/new.txt")
-		[ "$r" = up ] && det=$((det + 1))
-		bin/rdmaab gate -metrics p50-ns -threshold 1% "$t/old.txt" "$t/new.txt" >"$t/gate.txt"
-		lines+="  trial $i: p50 2 B flagged: $r; $(grep 'size=2-[0-9]* p50-ns:' "$t/gate.txt" | sed 's/^ *//'); $(grep -o 'widest.*' "$t/stop.txt")"$'\n'
+		line="  trial $i:"
+		for u in $UNITS; do
+			r=$(flagged_2b "$t/old.txt" "$t/new.txt" "$u")
+			line+=" $u $r"
+			det+="$u $r"$'\n'
+		done
+		bin/rdmaab gate -metrics p50-ns,min-ns -threshold 1% "$t/old.txt" "$t/new.txt" >"$t/gate.txt"
+		lines+="$line; $(grep -o 'widest.*' "$t/stop.txt")"$'\n'
+		lines+="    $(grep 'size=2-[0-9]* p50-ns:' "$t/gate.txt" | sed 's/^ *//')"$'\n'
+		lines+="    $(grep 'size=2-[0-9]* min-ns:' "$t/gate.txt" | sed 's/^ *//')"$'\n'
 	done
 	say ""
 	say "A/B, one boot, +$DELAY_NS ns per round trip (+$((DELAY_NS / 2)) ns one-way), $TRIALS trials x $PAIRS pairs ($(cat "$D/ab/took.txt")):"
-	say "  benchstat flagged p50 at 2 B as slower in $det of $TRIALS trials (goal >= 9)"
+	say "  trials in which benchstat flagged the metric at 2 B as slower (goal >= 9 of $TRIALS):"
+	say "   $(printf "%s" "$det" | awk '{n[$1]++; if ($2 == "up") d[$1]++; if (!($1 in o)) { o[$1] = ++k; u[k] = $1 } } END {for (i = 1; i <= k; i++) printf " %s %d/%d", u[i], d[u[i]], n[u[i]]}')"
 	printf "%s" "$lines" | tee -a "$F"
 }
 
@@ -171,8 +184,7 @@ step_boots() {
 		for p in "1 2" "3 4"; do
 			set -- $p
 			[ -s "$D/boots/$m-$1.txt" ] && [ -s "$D/boots/$m-$2.txt" ] || continue
-			read -r f n < <(benchstat_flags "$D/boots/$m-$1.txt" "$D/boots/$m-$2.txt")
-			say "    A/A across boots $1 vs $2: benchstat flagged $f of $n time metrics"
+			say "    A/A across boots $1 vs $2: benchstat flagged $(flags_by_unit "$D/boots/$m-$1.txt" "$D/boots/$m-$2.txt" | awk '{f += $2; n += $3; if ($2) l = l " " $1} END {printf "%d of %d time metrics%s", f, n, l}')"
 		done
 	done
 }

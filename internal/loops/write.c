@@ -29,6 +29,12 @@ static inline int rb_wait_byte(rb_loop *l, uint8_t want) {
 int rb_write_ping(rb_loop *l, int64_t *rtt, int n) {
 	int64_t t0 = rb_now();
 	for (int i = 0; i < n; i++) {
+#ifdef RB_EXTRA_DELAY_NS
+		// Only make validate-ab defines this (through CGO_CFLAGS): a known
+		// busy-wait per round trip, the real difference its A/B must find.
+		for (int64_t d = rb_now() + RB_EXTRA_DELAY_NS; rb_now() < d;)
+			;
+#endif
 		uint8_t c = (uint8_t)(l->cnt + 1);
 		int rc = rb_send_next(l, c);
 		if (rc)
