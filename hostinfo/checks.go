@@ -3,12 +3,14 @@ package hostinfo
 import (
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 )
 
 // Warning is one thing about the host that distorts latency, with what to
 // do about it. Check is a stable name for it (README.md explains each):
-// "cpu-idle", "cpu-governor", "irq", "numa", "smt", "clocksource", "vm".
+// "cpu-idle", "cpu-governor", "irq", "numa", "smt", "clocksource", "vm",
+// "host-cpu-contention" (here), "cpu-contention" (hostinfo/cpuprobe).
 type Warning struct {
 	Check   string
 	Problem string // what is wrong, with the values seen
@@ -60,7 +62,21 @@ func (f *facts) checks() []Warning {
 		add("vm", fmt.Sprintf("running under a hypervisor%s: vCPU scheduling and virtual timers and interrupts add latency, and results drift between boots", which),
 			"compare only results taken in one boot, interleaved (make compare does); pin the vCPUs on the host; measure on bare metal for absolute figures")
 	}
+	f.checkHostContention(add)
 	return ws
+}
+
+// checkHostContention warns from the slowdown at the head of the host's
+// cpu-contention value ("1.62x (worst 2.50x) with CPUs 0-1 all busy").
+func (f *facts) checkHostContention(add func(check, problem, fix string)) {
+	head, _, _ := strings.Cut(f.hostContention, " ")
+	s, err := strconv.ParseFloat(strings.TrimSuffix(head, "x"), 64)
+	if err != nil || s <= ContentionThreshold {
+		return
+	}
+	add("host-cpu-contention", fmt.Sprintf("the VM's host CPUs that run the measuring vCPUs slow each other down when both are busy: %s; "+
+		"latency then switches between a fast and a slow level every few hundred milliseconds, within a run and between runs", f.hostContention),
+		"compare only interleaved runs in one boot (make compare-commits) and prefer min to p50; for absolute figures use a host with whole cores")
 }
 
 func (f *facts) checkIdle(add func(check, problem, fix string)) {

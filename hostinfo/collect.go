@@ -38,21 +38,32 @@ type Line struct{ Key, Value string }
 // String returns the line as benchmark output carries it, "key: value".
 func (l Line) String() string { return l.Key + ": " + l.Value }
 
-// Report is what Collect found: configuration lines for benchmark output
-// and the warnings about what distorts latency on this host.
+// Report is what Collect found: configuration lines for benchmark output,
+// measured notes, and the warnings about what distorts latency on this
+// host.
 type Report struct {
-	Lines    []Line
+	Lines []Line
+	// Notes are measurements (host-cpu-contention): they differ from run
+	// to run, so they are written as "#" lines, which benchstat skips; as
+	// configuration lines they would split its tables by their values.
+	Notes    []Line
 	Warnings []Warning
 }
 
-// Write writes the configuration lines, then the warnings. Both are safe
-// in benchmark output: benchstat labels results with the lines and skips
-// the warnings. Call it from TestMain or a parent benchmark before b.Run,
-// once per run.
+// FormatNote returns a note as a "#" line for benchmark output.
+func FormatNote(l Line) string { return "# " + l.String() + "\n" }
+
+// Write writes the configuration lines, then the notes and the warnings.
+// All are safe in benchmark output: benchstat labels results with the
+// lines and skips the rest. Call it from TestMain or a parent benchmark
+// before b.Run, once per run.
 func (r Report) Write(w io.Writer) error {
 	var b strings.Builder
 	for _, l := range r.Lines {
 		b.WriteString(l.String() + "\n")
+	}
+	for _, l := range r.Notes {
+		b.WriteString(FormatNote(l))
 	}
 	for _, warn := range r.Warnings {
 		b.WriteString(warn.Format())
@@ -73,7 +84,24 @@ type facts struct {
 	devNode  int
 	cpuNodes map[int]int
 	irqs     []IRQ
+	getenv   func(string) string
+	// hostContention is the VM host's cpu-contention line, which rxevm
+	// measured before the boot and passed in HostContentionEnv.
+	hostContention string
 }
+
+// HostContentionEnv carries the host's cpu-contention value (see
+// hostinfo/cpuprobe) into a VM: rxevm sets it, and Collect notes it as
+// host-cpu-contention and warns from it, because the guest cannot see
+// how its host's CPUs are shared.
+const HostContentionEnv = "RDMABENCH_HOST_CPU_CONTENTION"
+
+// ContentionThreshold is the slowdown of busy CPUs, all busy against
+// alone, above which the cpu-contention checks warn: 15% is well above
+// what two real cores cost each other in a loop that touches no memory
+// (nothing), and well below the 1.6x to 2.5x of hyperthreads or a
+// time-shared hypervisor.
+const ContentionThreshold = 1.15
 
 // Collect reads the host and returns its configuration lines, in a fixed
 // order, and its warnings. It never fails: what it cannot read it reports
@@ -93,6 +121,11 @@ func Collect(o Options) Report {
 		f.pmqos = -1
 	}
 	f.cmdline = func(name string) (string, bool) { return CmdlineParam(f.fsys, name) }
+	f.getenv = o.Getenv
+	if f.getenv == nil {
+		f.getenv = os.Getenv
+	}
+	f.hostContention = strings.Join(strings.Fields(f.getenv(HostContentionEnv)), " ")
 	for _, c := range f.cpus {
 		f.idle[c] = CPUIdleStates(f.fsys, c)
 		f.cpuNodes[c] = CPUNUMANode(f.fsys, c)
@@ -102,7 +135,11 @@ func Collect(o Options) Report {
 		f.devNode = DeviceNUMANode(f.fsys, f.device)
 		f.irqs = DeviceIRQs(f.fsys, f.device)
 	}
-	return Report{Lines: f.lines(o), Warnings: f.checks()}
+	r := Report{Lines: f.lines(o), Warnings: f.checks()}
+	if f.hostContention != "" {
+		r.Notes = append(r.Notes, Line{"host-cpu-contention", f.hostContention})
+	}
+	return r
 }
 
 func (f *facts) lines(o Options) []Line {
@@ -137,11 +174,7 @@ func (f *facts) lines(o Options) []Line {
 	if maxprocs == 0 {
 		maxprocs = runtime.GOMAXPROCS(0)
 	}
-	getenv := o.Getenv
-	if getenv == nil {
-		getenv = os.Getenv
-	}
-	godebug := getenv("GODEBUG")
+	godebug := f.getenv("GODEBUG")
 	if godebug == "" {
 		godebug = "none"
 	}

@@ -17,6 +17,8 @@ import (
 	"golang.org/x/perf/benchfmt"
 )
 
+func noEnv(string) string { return "" }
+
 var update = flag.Bool("update", false, "rewrite golden files")
 
 func link(target string) *fstest.MapFile {
@@ -155,13 +157,13 @@ func TestCollectBadHost(t *testing.T) {
 }
 
 func TestCollectSiblings(t *testing.T) {
-	r := Collect(Options{FS: goodHost(), Device: "mlx5_0", CPUs: []int{0, 2}})
+	r := Collect(Options{FS: goodHost(), Device: "mlx5_0", CPUs: []int{0, 2}, Getenv: noEnv})
 	assert.Equal(t, "yes", lineMap(r)["cpu-smt-siblings"])
 	assert.Equal(t, []string{"irq", "numa", "smt"}, checks(r))
 }
 
 func TestCollectGoodHost(t *testing.T) {
-	r := Collect(Options{FS: goodHost(), Device: "mlx5_0", CPUs: []int{0, 1}})
+	r := Collect(Options{FS: goodHost(), Device: "mlx5_0", CPUs: []int{0, 1}, Getenv: noEnv})
 	assert.Empty(t, r.Warnings)
 	assert.Equal(t, "POLL 0us", lineMap(r)["cpu-idle-deepest"])
 }
@@ -171,13 +173,13 @@ func TestCollectGoodHost(t *testing.T) {
 func TestCollectPMQoSHeld(t *testing.T) {
 	m := badHost()
 	m["dev/cpu_dma_latency"] = qos(0)
-	r := Collect(Options{FS: m, Device: "mlx5_0", CPUs: []int{2, 3}})
+	r := Collect(Options{FS: m, Device: "mlx5_0", CPUs: []int{2, 3}, Getenv: noEnv})
 	assert.NotContains(t, checks(r), "cpu-idle")
 	l := lineMap(r)
 	assert.Equal(t, "0us", l["pm-qos"])
 	assert.Equal(t, "POLL 0us", l["cpu-idle-deepest"])
 	m["dev/cpu_dma_latency"] = qos(20)
-	assert.Equal(t, "C1E 10us/C1 2us", lineMap(Collect(Options{FS: m, CPUs: []int{3, 2}}))["cpu-idle-deepest"])
+	assert.Equal(t, "C1E 10us/C1 2us", lineMap(Collect(Options{FS: m, CPUs: []int{3, 2}, Getenv: noEnv}))["cpu-idle-deepest"])
 }
 
 // The soft-RoCE VM: no cpuidle driver, no PCI function, no DMI vendor but
@@ -194,7 +196,7 @@ func TestCollectSoftRoCEGuest(t *testing.T) {
 		"sys/devices/system/cpu/cpu2/topology/thread_siblings_list":       file("2\n"),
 		"sys/devices/system/clocksource/clocksource0/current_clocksource": file("tsc\n"),
 	}
-	r := Collect(Options{FS: m, Device: "rxe0", CPUs: []int{2, 3}})
+	r := Collect(Options{FS: m, Device: "rxe0", CPUs: []int{2, 3}, Getenv: noEnv})
 	l := lineMap(r)
 	assert.Equal(t, "rdma_rxe", l["rdma-driver"])
 	assert.Equal(t, "none", l["rdma-numa-node"])
@@ -208,11 +210,36 @@ func TestCollectSoftRoCEGuest(t *testing.T) {
 	assert.Contains(t, r.Warnings[0].Problem, "no cpuidle driver: idle CPUs 2-3 halt")
 	// idle=poll keeps idle CPUs polling: nothing to warn about.
 	m["proc/cmdline"] = file("console=ttyS0 idle=poll\n")
-	assert.Equal(t, []string{"vm"}, checks(Collect(Options{FS: m, Device: "rxe0", CPUs: []int{2, 3}})))
+	assert.Equal(t, []string{"vm"}, checks(Collect(Options{FS: m, Device: "rxe0", CPUs: []int{2, 3}, Getenv: noEnv})))
+	assert.Empty(t, r.Notes, "host-cpu-contention is noted only when rxevm measured it")
+
+	// rxevm's measurement of its host: recorded, and warned about above
+	// ContentionThreshold.
+	env := func(v string) func(string) string {
+		return func(k string) string {
+			if k == HostContentionEnv {
+				return v
+			}
+			return ""
+		}
+	}
+	r = Collect(Options{FS: m, Device: "rxe0", CPUs: []int{2, 3}, Getenv: env("1.62x (worst 2.50x) with CPUs 0-1 all busy")})
+	assert.Equal(t, []Line{{"host-cpu-contention", "1.62x (worst 2.50x) with CPUs 0-1 all busy"}}, r.Notes)
+	assert.NotContains(t, lineMap(r), "host-cpu-contention", "a measurement is a note, not a config line that would split benchstat's tables")
+	var out strings.Builder
+	require.NoError(t, r.Write(&out))
+	assert.Contains(t, out.String(), "\n# host-cpu-contention: 1.62x (worst 2.50x) with CPUs 0-1 all busy\n# warning (vm)")
+	assert.Equal(t, []string{"vm", "host-cpu-contention"}, checks(r))
+	assert.Contains(t, r.Warnings[1].Problem, "slow each other down when both are busy: 1.62x (worst 2.50x)")
+	r = Collect(Options{FS: m, Device: "rxe0", CPUs: []int{2, 3}, Getenv: env("1.02x (worst 1.30x) with CPUs 4,9 all busy")})
+	assert.Equal(t, "1.02x (worst 1.30x) with CPUs 4,9 all busy", r.Notes[0].Value)
+	assert.Equal(t, []string{"vm"}, checks(r), "2% is no contention")
+	r = Collect(Options{FS: m, Device: "rxe0", CPUs: []int{2, 3}, Getenv: env("garbage")})
+	assert.Equal(t, []string{"vm"}, checks(r), "an unreadable value is recorded, not warned about")
 }
 
 func TestCollectUnpinnedNoDevice(t *testing.T) {
-	r := Collect(Options{FS: badHost()})
+	r := Collect(Options{FS: badHost(), Getenv: noEnv})
 	l := lineMap(r)
 	assert.Equal(t, "unpinned", l["cpu-governor"])
 	assert.Equal(t, "unpinned", l["cpu-smt-siblings"])
@@ -224,7 +251,7 @@ func TestCollectUnpinnedNoDevice(t *testing.T) {
 // labels the result, and no warning becomes one or breaks the parse.
 func TestReportInBenchmarkOutput(t *testing.T) {
 	r := Collect(Options{FS: badHost(), Device: "mlx5_0", CPUs: []int{2, 3}, GOMAXPROCS: 4,
-		Getenv: func(string) string { return "asyncpreemptoff=1" }})
+		Getenv: func(k string) string { return map[string]string{"GODEBUG": "asyncpreemptoff=1"}[k] }})
 	var out bytes.Buffer
 	require.NoError(t, r.Write(&out))
 	golden := filepath.Join("testdata", "report.golden")

@@ -221,8 +221,9 @@ func FormatConfig(key, value string) string {
 }
 
 // PrintConfig writes ConfigLines to w, one per line, and the first time in
-// this process also hostinfo's warnings about this host (deep idle states,
-// the governor, interrupts or NUMA placement of the measuring CPUs, SMT
+// this process also hostinfo's notes (in the VM, how its host's CPUs slow
+// each other) and warnings about this host (deep idle states, the
+// governor, interrupts or NUMA placement of the measuring CPUs, SMT
 // siblings, the clocksource, a hypervisor), each with what to do. benchstat
 // labels results with the lines and skips the warnings, which start with
 // "#". Call it from TestMain or a parent benchmark before b.Run: anything a
@@ -230,7 +231,11 @@ func FormatConfig(key, value string) string {
 func PrintConfig(w io.Writer, p *rdmalat.Pair, c Config) error {
 	text := strings.Join(ConfigLines(p, c), "\n") + "\n"
 	warnOnce.Do(func() {
-		for _, warn := range hostReport(p).Warnings {
+		r := hostReport(p)
+		for _, l := range r.Notes {
+			text += hostinfo.FormatNote(l)
+		}
+		for _, warn := range r.Warnings {
 			text += warn.Format()
 		}
 	})

@@ -28,7 +28,8 @@
 //
 // -gate makes the exit status 1 when a metric of -metrics (default p50-ns
 // and p99-ns) is worse by more than -threshold and the Mann-Whitney U test
-// finds the sides differ at -alpha; every metric's line says why. "rdmaab
+// finds the sides differ at -alpha, a level for all the gated metrics
+// together (Holm's correction); every metric's line says why. "rdmaab
 // gate" applies the same rule to two files made any other way.
 //
 // Exit status: 0; 1 when -gate (or rdmaab gate) finds a regression; 2 for
@@ -94,7 +95,7 @@ func (g *gateFlags) register(fs *flag.FlagSet) {
 	g.threshold = 0.05
 	fs.StringVar(&g.metrics, "metrics", "p50-ns,p99-ns", "`units` the gate judges, comma-separated (as the benchmark reports them: p50-ns, ns/op, ...)")
 	fs.Var(percentFlag{&g.threshold}, "threshold", "smallest change of a median that fails the gate, `PCT` (5% or 0.05)")
-	fs.Float64Var(&g.alpha, "alpha", 0.05, "significance level of the U test")
+	fs.Float64Var(&g.alpha, "alpha", 0.05, "significance level of the U tests, for all gated metrics together (Holm's correction)")
 }
 
 func (g *gateFlags) rule() (gateRule, error) {

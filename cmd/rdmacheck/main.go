@@ -9,10 +9,16 @@
 // and RDMABENCH_CPUS, else the benchmarks' defaults. Its output is in
 // benchmark format: config lines, then warnings as "#" lines that
 // benchstat skips. Exit status 0, or with -strict 3 when it warned.
+//
+// Unless -probe=false it also spends about a second timing a busy loop on
+// the two CPUs alone and together (hostinfo/cpuprobe): on hosts whose CPUs
+// share a core or a hypervisor's time, the two polling threads slow each
+// other, which no file in sysfs shows.
 // Run it as root to read the PM QoS limit in force.
 package main
 
 import (
+	"context"
 	"errors"
 	"flag"
 	"fmt"
@@ -20,6 +26,7 @@ import (
 	"os"
 
 	"github.com/rdmabench/rdmabench/hostinfo"
+	"github.com/rdmabench/rdmabench/hostinfo/cpuprobe"
 	"github.com/rdmabench/rdmabench/internal/target"
 )
 
@@ -32,6 +39,7 @@ func run(args []string, stdout, stderr io.Writer, getenv func(string) string) in
 	cpus := fl.String("cpus", "", "measuring CPUs `A,B` (initiator, responder), A, or none (default: $RDMABENCH_CPUS, else the last two this process may use)")
 	root := fl.String("root", "/", "root of the file system to read (a fake sysfs and /proc for tests)")
 	strict := fl.Bool("strict", false, "exit with status 3 when there are warnings")
+	probe := fl.Bool("probe", true, "time a busy loop on the CPUs alone and together (about 1 s) and warn when they slow each other")
 	fl.Usage = func() {
 		fmt.Fprintf(stderr, "usage: rdmacheck [flags]\n\nPrints this host's benchmark configuration lines and warnings.\n\n")
 		fl.PrintDefaults()
@@ -61,6 +69,12 @@ func run(args []string, stdout, stderr io.Writer, getenv func(string) string) in
 	}
 	r := hostinfo.Collect(hostinfo.Options{FS: fsys, Device: t.Device, CPUs: t.CPUs, Getenv: getenv})
 	r.Lines = append([]hostinfo.Line{{Key: "rdma-device", Value: dev}, {Key: "rdmabench-cpus", Value: cpuDesc}}, r.Lines...)
+	if *probe {
+		if err := addProbe(&r, t.CPUs); err != nil {
+			fmt.Fprintf(stderr, "rdmacheck: %v\n", err)
+			return 1
+		}
+	}
 	if err := r.Write(stdout); err != nil {
 		fmt.Fprintf(stderr, "rdmacheck: %v\n", err)
 		return 1
@@ -75,4 +89,23 @@ func run(args []string, stdout, stderr io.Writer, getenv func(string) string) in
 		fmt.Fprintf(stdout, "# %d warnings\n", n)
 	}
 	return 0
+}
+
+// addProbe probes the measuring CPUs and adds the cpu-contention note and,
+// when they slow each other, its warning. Unpinned runs have no two CPUs
+// to probe: the line says so.
+func addProbe(r *hostinfo.Report, cpus []int) error {
+	if len(cpus) < 2 {
+		r.Notes = append(r.Notes, hostinfo.Line{Key: "cpu-contention", Value: "not probed (needs two measuring CPUs; see -cpus)"})
+		return nil
+	}
+	res, err := cpuprobe.Probe(context.Background(), cpuprobe.Options{CPUs: cpus})
+	if err != nil {
+		return err
+	}
+	r.Notes = append(r.Notes, res.Line())
+	if w, ok := res.Warning(); ok {
+		r.Warnings = append(r.Warnings, w)
+	}
+	return nil
 }

@@ -56,7 +56,7 @@ var goLines = regexp.MustCompile(`(?m)^(go-version|go-maxprocs): .*$`)
 
 func TestGolden(t *testing.T) {
 	var out, errOut bytes.Buffer
-	code := run([]string{"-root", fakeHost(t), "-cpus", "0,1"}, &out, &errOut, noEnv)
+	code := run([]string{"-root", fakeHost(t), "-cpus", "0,1", "-probe=false"}, &out, &errOut, noEnv)
 	require.Equal(t, 0, code, errOut.String())
 	got := goLines.ReplaceAllString(out.String(), "$1: X")
 	golden := filepath.Join("testdata", "fakehost.golden")
@@ -68,7 +68,7 @@ func TestGolden(t *testing.T) {
 	assert.Equal(t, string(want), got)
 
 	// -strict turns warnings into exit status 3.
-	assert.Equal(t, 3, run([]string{"-root", fakeHost(t), "-cpus", "0,1", "-strict"}, &out, &errOut, noEnv))
+	assert.Equal(t, 3, run([]string{"-root", fakeHost(t), "-cpus", "0,1", "-probe=false", "-strict"}, &out, &errOut, noEnv))
 }
 
 func TestBadInput(t *testing.T) {
@@ -101,6 +101,7 @@ func TestThisHost(t *testing.T) {
 	require.True(t, ok, "%v", r.Result())
 	nConfig := strings.Count(text, "\n") - strings.Count(text, "#")
 	assert.Len(t, res.Config, nConfig, "every non-# line is a config line")
+	assert.Regexp(t, `(?m)^# cpu-contention: [0-9.]+x \(worst [0-9.]+x\) with CPUs \S+ all busy$`, text, "the probe ran on the two default CPUs")
 	if os.Getenv("RDMABENCH_VM") == "1" {
 		assert.Equal(t, "rxe0", res.GetConfig("rdma-device"))
 		assert.Equal(t, "rdma_rxe", res.GetConfig("rdma-driver"))

@@ -54,8 +54,10 @@ type config struct {
 	logFile     string
 	appendArgs  string
 	qemu        string
-	pin         string // -pin, see pin.go
-	isolate     bool   // -isolate, see pin.go
+	pin         string   // -pin, see pin.go
+	isolate     bool     // -isolate, see pin.go
+	probe       bool     // -probe, see probe.go
+	hostEnv     []string // what probeHost passes to the guest
 	prog        string
 	args        []string
 
@@ -95,6 +97,7 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	fs.Var(&c.netem, "netem", "with -nodes: `nodeK=ARGS` adds tc qdisc netem ARGS (e.g. node3='delay 2ms') on nodeK's NIC; repeatable")
 
 	fs.StringVar(&c.pin, "pin", defaultPin, "pin vCPU thread i to host CPU i mod N of these `CPUs`: auto (those rxevm may use), none, or a list like 0,1")
+	fs.BoolVar(&c.probe, "probe", true, "before the boot, time a busy loop on the host CPUs the measuring vCPUs run on, alone and together (0.6 s), and pass the slowdown to the guest's benchmarks")
 	fs.BoolVar(&c.isolate, "isolate", defaultIsolate, "keep guest kernel work off the last two vCPUs, where benchmarks run (nohz_full, irqaffinity)")
 	fs.Usage = func() {
 		fmt.Fprintf(stderr, "usage: rxevm [flags] PROGRAM [ARGS...]\n\n"+
@@ -344,6 +347,9 @@ func prepare(ctx context.Context, c *config, tmp string, logf logFunc) (v *vm, c
 	v.isolate = c.isolate // pin.go
 	if v.pinCPUs, _ = pinPlan(c.pin); v.pinCPUs != nil {
 		v.qmpSock = qmpSocket(tmp)
+	}
+	if c.probe {
+		c.hostEnv = probeHost(ctx, c, v.pinCPUs, logf)
 	}
 
 	lock, err := lockCache(ctx, cacheDir, logf)

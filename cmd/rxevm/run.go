@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 )
 
@@ -41,7 +42,7 @@ func runArchive(ctx context.Context, c *config, base *guestBase, nonce string) (
 	if err := addRunLibs(ctx, a, base); err != nil {
 		return nil, err
 	}
-	env, err := guestEnv(os.Environ(), c.env)
+	env, err := guestEnv(os.Environ(), append(slices.Clone(c.hostEnv), c.env...))
 	if err != nil {
 		return nil, err
 	}

@@ -1,10 +1,12 @@
 package abtest
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"io"
 	"math"
+	"slices"
 	"strings"
 
 	"golang.org/x/perf/benchmath"
@@ -14,9 +16,16 @@ import (
 // A GateRule says which change fails a CI job: a metric of Units that got
 // worse by more than Threshold (0.05 for 5%, as a change of the medians)
 // where the Mann-Whitney U test (benchmath.AssumeNothing, as benchstat
-// uses) finds the two sides differ at Alpha. Both conditions: a
-// significant change too small to matter passes, and so does a large
-// change the samples cannot tell from noise.
+// uses) finds the two sides differ. Both conditions: a significant change
+// too small to matter passes, and so does a large change the samples
+// cannot tell from noise.
+//
+// Alpha is the chance of a false alarm for the whole job, not for each
+// metric: the gate judges every gated key at once (p50 and p99 at two
+// sizes are four tests) and holds their p-values to Holm's step-down
+// levels, the smallest to Alpha/m, the next to Alpha/(m-1), and so on.
+// Judged each at Alpha, the four failed 2 of 10 A/A trials of make
+// validate-ab, a false alarm rate no CI job can live with.
 type GateRule struct {
 	Units      []string
 	Threshold  float64
@@ -34,8 +43,13 @@ type Finding struct {
 	Cmp           benchmath.Comparison
 	Change        float64 // new/old - 1 of the medians; NaN when old's is 0
 	LowerIsBetter bool
+	// Alpha is the level this key's p was held to (Holm's, see GateRule)
+	// and Significant whether it passed it.
+	Alpha       float64
+	Significant bool
 	// Judged is false when there are too few samples to find any
-	// difference significant (benchmath's warning is in Cmp.Warnings).
+	// difference significant at the strictest level (benchmath's warning
+	// is in Cmp.Warnings).
 	Judged    bool
 	Regressed bool
 }
@@ -93,7 +107,9 @@ func (r GateRule) Judge(old, new *Results) Verdict {
 	v := Verdict{Rule: r}
 	keys, missing := KeysFor(old, new, r.Units)
 	v.Missing = missing
-	th := benchmath.Thresholds{CompareAlpha: r.Alpha}
+	// benchmath warns when the samples could not reach this level, which
+	// makes a key unjudged: use the strictest level Holm may apply.
+	th := benchmath.Thresholds{CompareAlpha: r.Alpha / float64(max(1, len(keys)))}
 	for _, k := range keys {
 		so := benchmath.NewSample(append([]float64(nil), old.Values[k]...), &th)
 		sn := benchmath.NewSample(append([]float64(nil), new.Values[k]...), &th)
@@ -114,10 +130,39 @@ func (r GateRule) Judge(old, new *Results) Verdict {
 		f.Judged = f.Cmp.P < f.Cmp.Alpha ||
 			len(f.Cmp.Warnings) == 0 && len(f.Old.Warnings) == 0 && len(f.New.Warnings) == 0 ||
 			allEqual(so.Values, sn.Values) && len(so.Values) >= 6 && len(sn.Values) >= 6
-		f.Regressed = f.Cmp.P < f.Cmp.Alpha && f.Worse() > r.Threshold
 		v.Findings = append(v.Findings, f)
 	}
+	holm(v.Findings, r.Alpha)
+	for i := range v.Findings {
+		f := &v.Findings[i]
+		f.Regressed = f.Significant && f.Worse() > r.Threshold
+	}
 	return v
+}
+
+// holm sets each finding's Alpha and Significant by Holm's step-down
+// method: in order of p, the k-th smallest (from 0) of m is held to
+// alpha/(m-k), and once one fails the larger ones fail too. The chance of
+// any false alarm among the m stays at most alpha, whatever their
+// dependence.
+func holm(fs []Finding, alpha float64) {
+	order := make([]int, len(fs))
+	for i := range order {
+		order[i] = i
+	}
+	p := func(i int) float64 {
+		if math.IsNaN(fs[i].Cmp.P) {
+			return 1 // no test: last, and never significant
+		}
+		return fs[i].Cmp.P
+	}
+	slices.SortStableFunc(order, func(a, b int) int { return cmp.Compare(p(a), p(b)) })
+	rejecting := true
+	for rank, i := range order {
+		fs[i].Alpha = alpha / float64(len(fs)-rank)
+		fs[i].Significant = rejecting && fs[i].Cmp.P < fs[i].Alpha
+		rejecting = fs[i].Significant
+	}
 }
 
 // Print writes one line per finding and a last line with the outcome:
@@ -125,8 +170,14 @@ func (r GateRule) Judge(old, new *Results) Verdict {
 //	FAIL RDMAWrite/size=2-4 p50-ns: old 10.1µs [10.0µs, 10.2µs] new 10.9µs [10.8µs, 11.0µs]: +7.9% worse, p=0.000 < 0.05, above the 5% threshold
 func (v Verdict) Print(w io.Writer) error {
 	p := &printer{w: w}
-	p.f("gate: a metric fails when it is worse by more than %g%% and the U test says p < %g (medians, %g%% intervals)\n",
-		v.Rule.Threshold*100, v.Rule.Alpha, v.Rule.Confidence*100)
+	if n := len(v.Findings); n > 1 {
+		p.f("gate: a metric fails when it is worse by more than %g%% and the U test finds a difference at %g over all %d metrics "+
+			"(Holm: the smallest p must be below %.3g, the next below %.3g, ...; medians, %g%% intervals)\n",
+			v.Rule.Threshold*100, v.Rule.Alpha, n, v.Rule.Alpha/float64(n), v.Rule.Alpha/float64(n-1), v.Rule.Confidence*100)
+	} else {
+		p.f("gate: a metric fails when it is worse by more than %g%% and the U test says p < %g (medians, %g%% intervals)\n",
+			v.Rule.Threshold*100, v.Rule.Alpha, v.Rule.Confidence*100)
+	}
 	for _, f := range v.Findings {
 		tag := "ok  "
 		switch {
@@ -178,14 +229,16 @@ func changeString(f Finding) string {
 func reason(f Finding, r GateRule) string {
 	p := fmt.Sprintf("p=%.3f", f.Cmp.P)
 	switch {
-	case f.Cmp.P >= f.Cmp.Alpha:
-		return fmt.Sprintf("%s >= %g, not significant", p, f.Cmp.Alpha)
+	case f.Cmp.P >= f.Alpha:
+		return fmt.Sprintf("%s >= %.3g, not significant", p, f.Alpha)
+	case !f.Significant:
+		return fmt.Sprintf("%s < %.3g, not significant: a smaller p was not (Holm)", p, f.Alpha)
 	case f.Worse() <= 0:
-		return fmt.Sprintf("%s < %g, an improvement", p, f.Cmp.Alpha)
+		return fmt.Sprintf("%s < %.3g, an improvement", p, f.Alpha)
 	case f.Regressed:
-		return fmt.Sprintf("%s < %g, above the %g%% threshold", p, f.Cmp.Alpha, r.Threshold*100)
+		return fmt.Sprintf("%s < %.3g, above the %g%% threshold", p, f.Alpha, r.Threshold*100)
 	}
-	return fmt.Sprintf("%s < %g, within the %g%% threshold", p, f.Cmp.Alpha, r.Threshold*100)
+	return fmt.Sprintf("%s < %.3g, within the %g%% threshold", p, f.Alpha, r.Threshold*100)
 }
 
 // summaryString prints a median and its interval in the unit's tidied

@@ -1,0 +1,100 @@
+package cpuprobe
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.uber.org/goleak"
+	"golang.org/x/sys/unix"
+
+	"github.com/rdmabench/rdmabench/hostinfo"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+func ms(f float64) time.Duration { return time.Duration(f * float64(time.Millisecond)) }
+
+func TestWarning(t *testing.T) {
+	shared := Result{CPUs: []CPUResult{
+		{CPU: 0, Alone: ms(10), Together: ms(16.2), Worst: ms(25)},
+		{CPU: 1, Alone: ms(10), Together: ms(15), Worst: ms(20)},
+	}}
+	assert.InDelta(t, 1.62, shared.Slowdown(), 1e-9)
+	assert.InDelta(t, 2.5, shared.WorstSlowdown(), 1e-9)
+	w, ok := shared.Warning()
+	require.True(t, ok)
+	assert.Equal(t, "cpu-contention", w.Check)
+	assert.Contains(t, w.Problem, "CPUs 0-1 run a busy loop 1.62x slower (median; worst 2.50x)")
+	assert.Contains(t, w.Fix, "RDMABENCH_CPUS")
+	assert.Equal(t, hostinfo.Line{Key: "cpu-contention", Value: "1.62x (worst 2.50x) with CPUs 0-1 all busy"}, shared.Line())
+
+	separate := Result{CPUs: []CPUResult{
+		{CPU: 2, Alone: ms(10), Together: ms(10.3), Worst: ms(14)},
+		{CPU: 5, Alone: ms(10), Together: ms(10.1), Worst: ms(11)},
+	}}
+	_, ok = separate.Warning()
+	assert.False(t, ok, "3%% slower is not contention")
+	assert.Equal(t, "1.03x (worst 1.40x) with CPUs 2,5 all busy", separate.Line().Value)
+
+	assert.Zero(t, Result{}.Slowdown(), "no CPUs, no ratio (and no division by zero)")
+}
+
+func TestBadOptions(t *testing.T) {
+	allowed, err := hostinfo.AllowedCPUs()
+	require.NoError(t, err)
+	for _, tc := range []struct {
+		name string
+		cpus []int
+		want string
+	}{
+		{"none", nil, "want at least two CPUs, those the benchmark polls on (e.g. 0,1); got 0"},
+		{"one", allowed[:1], "got 1"},
+		{"not allowed", []int{allowed[0], 4095}, "CPU 4095: this process may run on CPUs " + hostinfo.FormatCPUList(allowed) + " only"},
+		{"twice", []int{allowed[0], allowed[0]}, "given twice"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := Probe(context.Background(), Options{CPUs: tc.cpus})
+			require.Error(t, err)
+			assert.Contains(t, err.Error(), tc.want)
+		})
+	}
+}
+
+// TestProbe runs a short probe on two CPUs this process may use. What it
+// finds depends on the host, so it checks the shape of the result and
+// that the probing threads' affinity did not leak into the caller's.
+func TestProbe(t *testing.T) {
+	allowed, err := hostinfo.AllowedCPUs()
+	require.NoError(t, err)
+	if len(allowed) < 2 {
+		t.Fatalf("this test needs two CPUs; the process may use %s", hostinfo.FormatCPUList(allowed))
+	}
+	cpus := allowed[len(allowed)-2:]
+	r, err := Probe(context.Background(), Options{CPUs: cpus, Block: time.Millisecond, Blocks: 8})
+	require.NoError(t, err)
+	require.Len(t, r.CPUs, 2)
+	for i, c := range r.CPUs {
+		assert.Equal(t, cpus[i], c.CPU)
+		assert.Positive(t, c.Alone)
+		assert.Positive(t, c.Together)
+		assert.GreaterOrEqual(t, c.Worst, c.Together, "the slowest block is no faster than the median")
+	}
+	assert.Positive(t, r.Slowdown())
+
+	var set unix.CPUSet
+	require.NoError(t, unix.SchedGetaffinity(0, &set))
+	assert.Equal(t, len(allowed), set.Count(), "the caller's affinity is as it was")
+}
+
+func TestProbeCancelled(t *testing.T) {
+	allowed, err := hostinfo.AllowedCPUs()
+	require.NoError(t, err)
+	require.GreaterOrEqual(t, len(allowed), 2)
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	_, err = Probe(ctx, Options{CPUs: allowed[:2], Block: time.Millisecond, Blocks: 4})
+	assert.ErrorIs(t, err, context.Canceled)
+}
