@@ -3,7 +3,6 @@ package hostinfo
 import (
 	"fmt"
 	"slices"
-	"strconv"
 	"strings"
 )
 
@@ -66,17 +65,15 @@ func (f *facts) checks() []Warning {
 	return ws
 }
 
-// checkHostContention warns from the slowdown at the head of the host's
-// cpu-contention value ("1.62x (worst 2.50x) with CPUs 0-1 all busy").
+// checkHostContention warns from the host's contention, as rxevm passed it.
 func (f *facts) checkHostContention(add func(check, problem, fix string)) {
-	head, _, _ := strings.Cut(f.hostContention, " ")
-	s, err := strconv.ParseFloat(strings.TrimSuffix(head, "x"), 64)
-	if err != nil || s <= ContentionThreshold {
+	c, err := ParseContention(f.hostContention)
+	if err != nil {
 		return
 	}
-	add("host-cpu-contention", fmt.Sprintf("the VM's host CPUs that run the measuring vCPUs slow each other down when both are busy: %s; "+
-		"latency then switches between a fast and a slow level every few hundred milliseconds, within a run and between runs", f.hostContention),
-		"compare only interleaved runs in one boot (make compare-commits) and prefer min to p50; for absolute figures use a host with whole cores")
+	if w, ok := c.Warning("host-cpu-contention", "the VM's host CPUs "+FormatCPUList(c.CPUs)+", which run its measuring vCPUs,"); ok {
+		add(w.Check, w.Problem, w.Fix)
+	}
 }
 
 func (f *facts) checkIdle(add func(check, problem, fix string)) {

@@ -90,19 +90,6 @@ type facts struct {
 	hostContention string
 }
 
-// HostContentionEnv carries the host's cpu-contention value (see
-// hostinfo/cpuprobe) into a VM: rxevm sets it, and Collect notes it as
-// host-cpu-contention and warns from it, because the guest cannot see
-// how its host's CPUs are shared.
-const HostContentionEnv = "RDMABENCH_HOST_CPU_CONTENTION"
-
-// ContentionThreshold is the slowdown of busy CPUs, all busy against
-// alone, above which the cpu-contention checks warn: 15% is well above
-// what two real cores cost each other in a loop that touches no memory
-// (nothing), and well below the 1.6x to 2.5x of hyperthreads or a
-// time-shared hypervisor.
-const ContentionThreshold = 1.15
-
 // Collect reads the host and returns its configuration lines, in a fixed
 // order, and its warnings. It never fails: what it cannot read it reports
 // as "unknown" (or "no cpufreq", "no cpuidle") and does not warn about.

@@ -213,7 +213,7 @@ func TestCollectSoftRoCEGuest(t *testing.T) {
 	assert.Equal(t, []string{"vm"}, checks(Collect(Options{FS: m, Device: "rxe0", CPUs: []int{2, 3}, Getenv: noEnv})))
 	assert.Empty(t, r.Notes, "host-cpu-contention is noted only when rxevm measured it")
 
-	// rxevm's measurement of its host: recorded, and warned about above
+	// rxevm's measurement of its host: noted, and warned about above
 	// ContentionThreshold.
 	env := func(v string) func(string) string {
 		return func(k string) string {
@@ -223,19 +223,37 @@ func TestCollectSoftRoCEGuest(t *testing.T) {
 			return ""
 		}
 	}
-	r = Collect(Options{FS: m, Device: "rxe0", CPUs: []int{2, 3}, Getenv: env("1.62x (worst 2.50x) with CPUs 0-1 all busy")})
-	assert.Equal(t, []Line{{"host-cpu-contention", "1.62x (worst 2.50x) with CPUs 0-1 all busy"}}, r.Notes)
+	shared := "1.62x with all busy, p90 1.10x the median, worst 2.50x; CPUs 0-1"
+	r = Collect(Options{FS: m, Device: "rxe0", CPUs: []int{2, 3}, Getenv: env(shared)})
+	assert.Equal(t, []Line{{"host-cpu-contention", shared}}, r.Notes)
 	assert.NotContains(t, lineMap(r), "host-cpu-contention", "a measurement is a note, not a config line that would split benchstat's tables")
 	var out strings.Builder
 	require.NoError(t, r.Write(&out))
-	assert.Contains(t, out.String(), "\n# host-cpu-contention: 1.62x (worst 2.50x) with CPUs 0-1 all busy\n# warning (vm)")
+	assert.Contains(t, out.String(), "\n# host-cpu-contention: "+shared+"\n# warning (vm)")
 	assert.Equal(t, []string{"vm", "host-cpu-contention"}, checks(r))
-	assert.Contains(t, r.Warnings[1].Problem, "slow each other down when both are busy: 1.62x (worst 2.50x)")
-	r = Collect(Options{FS: m, Device: "rxe0", CPUs: []int{2, 3}, Getenv: env("1.02x (worst 1.30x) with CPUs 4,9 all busy")})
-	assert.Equal(t, "1.02x (worst 1.30x) with CPUs 4,9 all busy", r.Notes[0].Value)
+	assert.Contains(t, r.Warnings[1].Problem, "the VM's host CPUs 0-1, which run its measuring vCPUs, run a busy loop 1.62x slower with all busy than alone (worst block 2.50x): they share a core")
+	unsteady := "1.02x with all busy, p90 1.40x the median, worst 1.90x; CPUs 4,9"
+	r = Collect(Options{FS: m, Device: "rxe0", CPUs: []int{2, 3}, Getenv: env(unsteady)})
+	assert.Equal(t, []string{"vm", "host-cpu-contention"}, checks(r))
+	assert.Contains(t, r.Warnings[1].Problem, "host CPUs 4,9, which run its measuring vCPUs, vary in speed from one 5 ms block of it to the next (p90 1.40x the median)")
+	r = Collect(Options{FS: m, Device: "rxe0", CPUs: []int{2, 3}, Getenv: env("1.02x with all busy, p90 1.05x the median, worst 1.30x; CPUs 4,9")})
+	assert.Equal(t, "1.02x with all busy, p90 1.05x the median, worst 1.30x; CPUs 4,9", r.Notes[0].Value)
 	assert.Equal(t, []string{"vm"}, checks(r), "2% is no contention")
 	r = Collect(Options{FS: m, Device: "rxe0", CPUs: []int{2, 3}, Getenv: env("garbage")})
 	assert.Equal(t, []string{"vm"}, checks(r), "an unreadable value is recorded, not warned about")
+}
+
+func TestContentionRoundTrip(t *testing.T) {
+	c := Contention{CPUs: []int{0, 1}, Slowdown: 1.62, Unsteady: 1.2, Worst: 2.5}
+	assert.Equal(t, "1.62x with all busy, p90 1.20x the median, worst 2.50x; CPUs 0-1", c.String())
+	got, err := ParseContention(c.String())
+	require.NoError(t, err)
+	assert.Equal(t, c, got)
+	got, err = ParseContention("0.98x with all busy, p90 1.01x the median, worst 1.05x; CPUs 3,7")
+	require.NoError(t, err)
+	assert.Equal(t, Contention{CPUs: []int{3, 7}, Slowdown: 0.98, Unsteady: 1.01, Worst: 1.05}, got)
+	_, err = ParseContention("1.6x")
+	assert.ErrorContains(t, err, `want the form "1.00x with all busy, p90 1.00x the median, worst 1.00x; CPUs 0-1"`)
 }
 
 func TestCollectUnpinnedNoDevice(t *testing.T) {

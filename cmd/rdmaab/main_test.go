@@ -54,6 +54,9 @@ func fakeBench(side string, args []string) int {
 		}
 	}
 	fmt.Printf("goos: linux\ngoarch: amd64\npkg: fake\nrdma-device: rxe0\n")
+	if os.Getenv("FAKE_CONTENTION") != "" {
+		fmt.Printf("# host-cpu-contention: 1.62x with all busy, p90 1.20x the median, worst 2.50x; CPUs 0-1\n# warning (host-cpu-contention): the VM's host CPUs ... slow each other down\n#   fix: ...\n")
+	}
 	fmt.Printf("BenchmarkRDMAWrite/size=2-4\t1000\t%.0f ns/op\t%.0f min-ns\t%.0f p50-ns\t%.0f p99-ns\t0 B/op\t0 allocs/op\nPASS\n",
 		p50*1.1, p50*0.9, p50, p50*3)
 	fmt.Fprintln(os.Stderr, "fake stderr line")
@@ -134,6 +137,9 @@ func TestCompareLocalInterleaves(t *testing.T) {
 			t.Errorf("stdout lacks %q:\n%s", s, stdout)
 		}
 	}
+	if strings.Contains(stdout, "note:") {
+		t.Errorf("a note about CPU contention where the output warned of none:\n%s", stdout)
+	}
 	// Without -gate the verdict informs and the status is 0; with it, a
 	// gate that cannot judge (4 pairs) fails with status 3.
 	code, stdout, _ = compare(t, "-where", "local", "-count", "4", "-gate", "-out", out, old, new)
@@ -145,12 +151,14 @@ func TestCompareLocalInterleaves(t *testing.T) {
 func TestCompareGate(t *testing.T) {
 	old, new, dir := fakes(t)
 	t.Setenv("FAKE_NEW_FACTOR", "1.10")
+	t.Setenv("FAKE_CONTENTION", "1") // the runs warn that the host's CPUs slow each other
 	out := filepath.Join(dir, "out")
 	code, stdout, stderr := compare(t, "-where", "local", "-count", "8", "-gate", "-out", out, old, new)
 	if code != exitRegressed {
 		t.Fatalf("status %d, want %d\n%s\n%s", code, exitRegressed, stdout, stderr)
 	}
-	for _, s := range []string{"FAIL RDMAWrite/size=2-4 p50-ns: old ", "worse, p=0.", "above the 5% threshold", "gate: FAIL: 2 of 2 metrics regressed"} {
+	for _, s := range []string{"FAIL RDMAWrite/size=2-4 p50-ns: old ", "worse, p=0.", "above the 5% threshold", "gate: FAIL: 2 of 2 metrics regressed",
+		"note: warning (host-cpu-contention): the VM's host CPUs", "judge min (-metrics min-ns) and run 30 or more pairs"} {
 		if !strings.Contains(stdout, s) {
 			t.Errorf("stdout lacks %q:\n%s", s, stdout)
 		}

@@ -41,10 +41,35 @@ func report(ctx context.Context, stdout, stderr io.Writer, dir string, rule gate
 	}
 	fmt.Fprintln(stdout)
 	code := printVerdict(stdout, stderr, rule.Judge(old, new))
+	if w := contentionWarning(oldName); w != "" {
+		fmt.Fprintf(stdout, "\nnote: %s\n  %s\n", w, contentionAdvice)
+	}
 	if !gateOn {
 		return 0 // the verdict informs; only -gate makes it the status
 	}
 	return code
+}
+
+// contentionAdvice is what to do about a host whose CPUs slow each other:
+// there each run's p50 sits at one of two levels, so p50 and p99 move by
+// the luck of the draw, and min, the floor both levels share, is what
+// resolves a change (README, "Comparing across a change").
+const contentionAdvice = "on such a host p50 and p99 follow the slowdown, which switches between two levels, not the code: " +
+	"for a change under ~10% judge min (-metrics min-ns) and run 30 or more pairs (-count 30)"
+
+// contentionWarning returns the first cpu-contention warning in a side's
+// output (a "#" line from hostinfo, which benchstat skips), or "".
+func contentionWarning(name string) string {
+	b, err := os.ReadFile(name)
+	if err != nil {
+		return ""
+	}
+	for line := range strings.Lines(string(b)) {
+		if strings.HasPrefix(line, "# warning (host-cpu-contention)") || strings.HasPrefix(line, "# warning (cpu-contention)") {
+			return strings.TrimSpace(strings.TrimPrefix(line, "# "))
+		}
+	}
+	return ""
 }
 
 // pairsOf rebuilds the pairs from old.txt and new.txt.

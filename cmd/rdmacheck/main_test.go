@@ -101,7 +101,7 @@ func TestThisHost(t *testing.T) {
 	require.True(t, ok, "%v", r.Result())
 	nConfig := strings.Count(text, "\n") - strings.Count(text, "#")
 	assert.Len(t, res.Config, nConfig, "every non-# line is a config line")
-	assert.Regexp(t, `(?m)^# cpu-contention: [0-9.]+x \(worst [0-9.]+x\) with CPUs \S+ all busy$`, text, "the probe ran on the two default CPUs")
+	assert.Regexp(t, `(?m)^# cpu-contention: [0-9.]+x with all busy, p90 [0-9.]+x the median, worst [0-9.]+x; CPUs \S+$`, text, "the probe ran on the two default CPUs")
 	if os.Getenv("RDMABENCH_VM") == "1" {
 		assert.Equal(t, "rxe0", res.GetConfig("rdma-device"))
 		assert.Equal(t, "rdma_rxe", res.GetConfig("rdma-driver"))

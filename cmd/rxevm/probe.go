@@ -9,7 +9,7 @@ package main
 // (13 and 23 µs one-way at 2 B, measured), within a run and between runs,
 // and no setting inside the guest can remove it. The guest cannot see
 // it either, so rxevm times it before the boot (hostinfo/cpuprobe, about
-// 0.6 s, while the host is otherwise idle), says so, and passes the
+// 1 s, while the host is otherwise idle), says so, and passes the
 // figure in hostinfo.HostContentionEnv for the benchmarks to note.
 
 import (

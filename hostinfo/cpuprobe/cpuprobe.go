@@ -28,80 +28,59 @@ import (
 )
 
 // Options says what to probe and for how long. The zero values of Block
-// and Blocks take the defaults, about 0.6 s in all for two CPUs.
+// and Blocks take the defaults, about 1 s in all for two CPUs.
 type Options struct {
 	CPUs   []int         // the CPUs to probe, at least two
 	Block  time.Duration // the time one block of work takes alone (default 5ms)
-	Blocks int           // blocks timed per CPU and phase (default 40)
+	Blocks int           // blocks timed per CPU and phase (default 60)
 }
 
 const (
 	defaultBlock  = 5 * time.Millisecond
-	defaultBlocks = 40
+	defaultBlocks = 60
 )
 
-// CPUResult is one CPU's block times: the median alone, the median and
-// the slowest with every probed CPU busy.
+// CPUResult is one CPU's block times: the median and 90th percentile
+// alone, and the median, 90th percentile and slowest with every probed
+// CPU busy.
 type CPUResult struct {
-	CPU                    int
-	Alone, Together, Worst time.Duration
+	CPU                          int
+	Alone, AloneP90              time.Duration
+	Together, TogetherP90, Worst time.Duration
 }
 
 // Result is a probe's outcome, CPU by CPU in the order probed.
 type Result struct{ CPUs []CPUResult }
 
-// Slowdown is the largest ratio of a CPU's median block time with all
-// busy to its median alone.
-func (r Result) Slowdown() float64 {
-	return r.ratio(func(c CPUResult) time.Duration { return c.Together })
-}
-
-// WorstSlowdown is the largest ratio of a CPU's slowest block with all
-// busy to its median alone.
-func (r Result) WorstSlowdown() float64 {
-	return r.ratio(func(c CPUResult) time.Duration { return c.Worst })
-}
-
-func (r Result) ratio(of func(CPUResult) time.Duration) float64 {
-	worst := 0.0
-	for _, c := range r.CPUs {
-		if c.Alone > 0 {
-			worst = max(worst, float64(of(c))/float64(c.Alone))
+// Contention sums the result up, each figure the worst CPU's.
+func (r Result) Contention() hostinfo.Contention {
+	c := hostinfo.Contention{}
+	ratio := func(a, b time.Duration) float64 {
+		if b <= 0 {
+			return 0
 		}
+		return float64(a) / float64(b)
 	}
-	return worst
+	for _, x := range r.CPUs {
+		c.CPUs = append(c.CPUs, x.CPU)
+		c.Slowdown = max(c.Slowdown, ratio(x.Together, x.Alone))
+		c.Unsteady = max(c.Unsteady, ratio(x.AloneP90, x.Alone), ratio(x.TogetherP90, x.Together))
+		c.Worst = max(c.Worst, ratio(x.Worst, x.Alone))
+	}
+	return c
 }
 
-func (r Result) cpuList() string {
-	cpus := make([]int, len(r.CPUs))
-	for i, c := range r.CPUs {
-		cpus[i] = c.CPU
-	}
-	return hostinfo.FormatCPUList(cpus)
-}
-
-// Line is the result as a note, "cpu-contention: 1.62x (worst 2.50x)
-// with CPUs 0-1 all busy" (a measurement: see hostinfo.Report.Notes).
+// Line is the result as a note (a measurement: see hostinfo.Report.Notes),
+// "cpu-contention: 1.62x with all busy, p90 1.20x the median, worst 2.50x; CPUs 0-1".
 func (r Result) Line() hostinfo.Line {
-	return hostinfo.Line{Key: "cpu-contention", Value: fmt.Sprintf("%.2fx (worst %.2fx) with CPUs %s all busy",
-		r.Slowdown(), r.WorstSlowdown(), r.cpuList())}
+	return hostinfo.Line{Key: "cpu-contention", Value: r.Contention().String()}
 }
 
 // Warning returns the "cpu-contention" warning when the CPUs slow each
-// other down by more than hostinfo.ContentionThreshold.
+// other, or run unsteadily, by more than hostinfo.ContentionThreshold.
 func (r Result) Warning() (hostinfo.Warning, bool) {
-	s := r.Slowdown()
-	if s <= hostinfo.ContentionThreshold {
-		return hostinfo.Warning{}, false
-	}
-	return hostinfo.Warning{
-		Check: "cpu-contention",
-		Problem: fmt.Sprintf("CPUs %s run a busy loop %.2fx slower (median; worst %.2fx) when all are busy than alone: "+
-			"they share a core (hyperthreads) or a hypervisor's time, so the two polling threads slow each other by an amount that changes from moment to moment",
-			r.cpuList(), s, r.WorstSlowdown()),
-		Fix: "measure on CPUs of different physical cores (RDMABENCH_CPUS), or on bare metal; " +
-			"on such a host compare only interleaved runs (make compare-commits) and prefer min to p50",
-	}, true
+	c := r.Contention()
+	return c.Warning("cpu-contention", "CPUs "+hostinfo.FormatCPUList(c.CPUs))
 }
 
 // Probe times Blocks blocks of work on each CPU alone, then on all of them
@@ -130,7 +109,7 @@ func Probe(ctx context.Context, o Options) (Result, error) {
 		if err != nil {
 			return Result{}, err
 		}
-		r.CPUs[i] = CPUResult{CPU: cpu, Alone: median(times)}
+		r.CPUs[i] = CPUResult{CPU: cpu, Alone: quantile(times, 0.5), AloneP90: quantile(times, 0.9)}
 	}
 	if err := ctx.Err(); err != nil {
 		return Result{}, err
@@ -140,7 +119,7 @@ func Probe(ctx context.Context, o Options) (Result, error) {
 		return Result{}, err
 	}
 	for i, times := range together {
-		r.CPUs[i].Together, r.CPUs[i].Worst = median(times), slices.Max(times)
+		r.CPUs[i].Together, r.CPUs[i].TogetherP90, r.CPUs[i].Worst = quantile(times, 0.5), quantile(times, 0.9), slices.Max(times)
 	}
 	return r, nil
 }
@@ -264,20 +243,25 @@ func onCPU(cpu int, f func() []time.Duration) ([]time.Duration, error) {
 	return r.times, r.err
 }
 
-func median(ds []time.Duration) time.Duration {
-	s := slices.Clone(ds)
-	slices.Sort(s)
-	if len(s) == 0 {
+// quantile returns the q-quantile of ds, interpolated between the two
+// nearest ranks.
+func quantile(ds []time.Duration, q float64) time.Duration {
+	if len(ds) == 0 {
 		return 0
 	}
-	if len(s)%2 == 1 {
-		return s[len(s)/2]
+	s := slices.Clone(ds)
+	slices.Sort(s)
+	pos := q * float64(len(s)-1)
+	lo := int(pos)
+	if lo+1 >= len(s) {
+		return s[len(s)-1]
 	}
-	return (s[len(s)/2-1] + s[len(s)/2]) / 2
+	return s[lo] + time.Duration((pos-float64(lo))*float64(s[lo+1]-s[lo]))
 }
 
 // Summary is the result in words for a log line.
 func (r Result) Summary() string {
-	return fmt.Sprintf("CPUs %s run a busy loop %.2fx slower with all busy than alone (worst block %.2fx)",
-		r.cpuList(), r.Slowdown(), r.WorstSlowdown())
+	c := r.Contention()
+	return fmt.Sprintf("CPUs %s run a busy loop %.2fx slower with all busy than alone (worst block %.2fx); p90 block %.2fx the median",
+		hostinfo.FormatCPUList(c.CPUs), c.Slowdown, c.Worst, c.Unsteady)
 }

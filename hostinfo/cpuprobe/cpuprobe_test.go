@@ -17,29 +17,41 @@ func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
 func ms(f float64) time.Duration { return time.Duration(f * float64(time.Millisecond)) }
 
-func TestWarning(t *testing.T) {
+func TestContention(t *testing.T) {
 	shared := Result{CPUs: []CPUResult{
-		{CPU: 0, Alone: ms(10), Together: ms(16.2), Worst: ms(25)},
-		{CPU: 1, Alone: ms(10), Together: ms(15), Worst: ms(20)},
+		{CPU: 0, Alone: ms(10), AloneP90: ms(10.5), Together: ms(16.2), TogetherP90: ms(17), Worst: ms(25)},
+		{CPU: 1, Alone: ms(10), AloneP90: ms(10.2), Together: ms(15), TogetherP90: ms(18), Worst: ms(20)},
 	}}
-	assert.InDelta(t, 1.62, shared.Slowdown(), 1e-9)
-	assert.InDelta(t, 2.5, shared.WorstSlowdown(), 1e-9)
+	c := shared.Contention()
+	assert.Equal(t, []int{0, 1}, c.CPUs)
+	assert.InDelta(t, 1.62, c.Slowdown, 1e-9, "the worse CPU's")
+	assert.InDelta(t, 1.2, c.Unsteady, 1e-9, "CPU 1 together: 18/15")
+	assert.InDelta(t, 2.5, c.Worst, 1e-9)
+	assert.Equal(t, hostinfo.Line{Key: "cpu-contention", Value: "1.62x with all busy, p90 1.20x the median, worst 2.50x; CPUs 0-1"}, shared.Line())
 	w, ok := shared.Warning()
 	require.True(t, ok)
 	assert.Equal(t, "cpu-contention", w.Check)
-	assert.Contains(t, w.Problem, "CPUs 0-1 run a busy loop 1.62x slower (median; worst 2.50x)")
+	assert.Contains(t, w.Problem, "CPUs 0-1 run a busy loop 1.62x slower with all busy than alone (worst block 2.50x) and vary in speed")
 	assert.Contains(t, w.Fix, "RDMABENCH_CPUS")
-	assert.Equal(t, hostinfo.Line{Key: "cpu-contention", Value: "1.62x (worst 2.50x) with CPUs 0-1 all busy"}, shared.Line())
 
 	separate := Result{CPUs: []CPUResult{
-		{CPU: 2, Alone: ms(10), Together: ms(10.3), Worst: ms(14)},
-		{CPU: 5, Alone: ms(10), Together: ms(10.1), Worst: ms(11)},
+		{CPU: 2, Alone: ms(10), AloneP90: ms(10.1), Together: ms(10.3), TogetherP90: ms(10.5), Worst: ms(14)},
+		{CPU: 5, Alone: ms(10), AloneP90: ms(10.1), Together: ms(10.1), TogetherP90: ms(10.2), Worst: ms(11)},
 	}}
 	_, ok = separate.Warning()
-	assert.False(t, ok, "3%% slower is not contention")
-	assert.Equal(t, "1.03x (worst 1.40x) with CPUs 2,5 all busy", separate.Line().Value)
+	assert.False(t, ok, "3% slower and steady is not contention")
+	assert.Equal(t, "1.03x with all busy, p90 1.02x the median, worst 1.40x; CPUs 2,5", separate.Line().Value)
 
-	assert.Zero(t, Result{}.Slowdown(), "no CPUs, no ratio (and no division by zero)")
+	assert.Zero(t, Result{}.Contention().Slowdown, "no CPUs, no ratio (and no division by zero)")
+}
+
+func TestQuantile(t *testing.T) {
+	ds := []time.Duration{5, 1, 4, 2, 3}
+	assert.Equal(t, time.Duration(3), quantile(ds, 0.5))
+	assert.Equal(t, time.Duration(5), quantile(ds, 1))
+	assert.Equal(t, time.Duration(4), quantile(ds, 0.75))
+	assert.Equal(t, []time.Duration{5, 1, 4, 2, 3}, ds, "the input is left as it was")
+	assert.Zero(t, quantile(nil, 0.5))
 }
 
 func TestBadOptions(t *testing.T) {
@@ -79,10 +91,13 @@ func TestProbe(t *testing.T) {
 	for i, c := range r.CPUs {
 		assert.Equal(t, cpus[i], c.CPU)
 		assert.Positive(t, c.Alone)
-		assert.Positive(t, c.Together)
-		assert.GreaterOrEqual(t, c.Worst, c.Together, "the slowest block is no faster than the median")
+		assert.GreaterOrEqual(t, c.AloneP90, c.Alone)
+		assert.GreaterOrEqual(t, c.TogetherP90, c.Together)
+		assert.GreaterOrEqual(t, c.Worst, c.TogetherP90, "the slowest block is no faster than the 90th percentile")
 	}
-	assert.Positive(t, r.Slowdown())
+	got, err := hostinfo.ParseContention(r.Line().Value)
+	require.NoError(t, err, "hostinfo reads the note back")
+	assert.Equal(t, cpus, got.CPUs)
 
 	var set unix.CPUSet
 	require.NoError(t, unix.SchedGetaffinity(0, &set))
