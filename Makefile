@@ -120,7 +120,7 @@ test-fleet: build $(OUT)
 # $(OUT)/compare-commits/. AB_FLAGS: more rdmaab flags, e.g. "-gate",
 # "-ci 2% -count 30", "-pkg ./rdmalat". make validate-ab runs the
 # validation of issue 9 (A/A, A/B, drift across boots) into
-# $(OUT)/validate-ab/figures.txt (about an hour on a quiet 2-CPU host).
+# $(OUT)/validate-ab/figures.txt (about 35 minutes on a quiet 2-CPU host).
 OLD          ?= main
 NEW          ?= HEAD
 AB_COUNT     ?= 10

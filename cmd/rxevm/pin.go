@@ -196,7 +196,8 @@ func pinAfterStart(ctx context.Context, sock string, hostCPUs []int, logf logFun
 	logf("not pinning vCPUs: %v", err)
 }
 
-// The defaults of -pin and -isolate: what measured best (docs/rxevm.md).
+// The defaults of -pin and -isolate: what measured best on a 2-CPU host
+// (docs/rxevm.md, "Drift": pinned and isolated was 20% slower, no steadier).
 const (
 	defaultPin     = "none"
 	defaultIsolate = false
