@@ -172,7 +172,9 @@ func Summarize(samples []Sample, tools []*tool, sizes []int, targets []Target) [
 	var out []SizeSummary
 	for _, t := range tools {
 		for _, size := range t.sizesFor(sizes) {
-			out = append(out, summarize(samples, t, size, targets))
+			if s := summarize(samples, t, size, targets); len(s.Samples) > 0 {
+				out = append(out, s) // none: left out (a note says why)
+			}
 		}
 	}
 	return out

@@ -82,6 +82,8 @@ type config struct {
 	strict        bool
 	retries       int
 	tools         []*tool
+	toolsAll      bool     // -tools all: leave out what this perftest lacks
+	notes         []string // what was left out, for the report
 	perftestPaths map[string]string // program -> path, resolved from PATH
 }
 
@@ -122,6 +124,7 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 		return nil, errors.New("-bench is required: the rdmabench test binary (go test -c -o bin/rdmabench.test .)")
 	}
 	var err error
+	c.toolsAll = strings.TrimSpace(*toolList) == "all"
 	if c.tools, err = parseTools(*toolList); err != nil {
 		return nil, fmt.Errorf("-tools: %w", err)
 	}
@@ -178,6 +181,13 @@ func run(ctx context.Context, c *config, stdout, stderr io.Writer) int {
 		logf("%v", err)
 		return 2
 	}
+	if err := c.dropUnsupported(ctx, c.toolsAll); err != nil {
+		logf("%v", err)
+		return 2
+	}
+	for _, n := range c.notes {
+		logf("%s", n)
+	}
 	if c.outDir != "" {
 		if err := os.MkdirAll(c.outDir, 0o755); err != nil {
 			logf("%v", err)
@@ -195,13 +205,24 @@ func run(ctx context.Context, c *config, stdout, stderr io.Writer) int {
 
 	var (
 		samples []Sample
-		h       = Header{Device: c.device, GIDIndex: c.gidIndex, Iters: c.iters, Rounds: c.rounds, Tools: c.tools}
+		h       = Header{Device: c.device, GIDIndex: c.gidIndex, Iters: c.iters, Rounds: c.rounds, Tools: c.tools, Notes: c.notes}
 		failed  int
 		port    = c.port
+		mtu     int // the path MTU our side reported, once it has
+		tooBig  = map[string]bool{}
 	)
 	for round := 1; round <= c.rounds; round++ {
 		for _, t := range c.tools {
 			for _, size := range t.sizesFor(c.sizes) {
+				if t.ud && mtu > 0 && size > mtu {
+					// perftest -c UD refuses it as our benchmark does:
+					// not a failure, a size this transport lacks.
+					if key := fmt.Sprintf("%s/%d", t.name, size); !tooBig[key] {
+						tooBig[key] = true
+						h.Notes = append(h.Notes, fmt.Sprintf("%s size %d: not measured: a UD message must fit in one MTU (%d B here)", t.name, size, mtu))
+					}
+					continue
+				}
 				smp := Sample{Round: round, Tool: t.name, Size: size, PerftestFirst: round%2 == 1}
 				writeLat := t.perftest
 				var errs []error
@@ -239,6 +260,9 @@ func run(ctx context.Context, c *config, stdout, stderr io.Writer) int {
 						return
 					}
 					smp.Ours = res.Figures
+					if v, err := strconv.Atoi(res.Config["rdma-mtu"]); err == nil && mtu == 0 {
+						mtu = v
+					}
 					if h.OursSetup == nil {
 						h.OursSetup = setupOf(res.Config, oursSetupKeys)
 					}
@@ -292,6 +316,43 @@ func run(ctx context.Context, c *config, stdout, stderr io.Writer) int {
 		}
 	}
 	return 0
+}
+
+// dropUnsupported asks each perftest program for its usage and leaves out
+// the tools whose options it lacks: with -tools all, with a note for the
+// report; a tool named in -tools is an error that says what to do.
+func (c *config) dropUnsupported(ctx context.Context, all bool) error {
+	if len(c.tools) == 0 {
+		return nil
+	}
+	usage := map[string]string{}
+	var keep []*tool
+	for _, t := range c.tools {
+		var missing []string
+		for _, opt := range t.longOptions() {
+			path := c.perftestPaths[t.perftest]
+			if _, ok := usage[path]; !ok {
+				uctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+				out, _ := exec.CommandContext(uctx, path, "--help").CombinedOutput() // perftest exits non-zero after its usage
+				cancel()
+				usage[path] = string(out)
+			}
+			if !strings.Contains(usage[path], opt) {
+				missing = append(missing, "--"+opt)
+			}
+		}
+		if len(missing) == 0 {
+			keep = append(keep, t)
+			continue
+		}
+		why := fmt.Sprintf("%s here (%s) has no %s", t.perftest, c.perftestPaths[t.perftest], strings.Join(missing, ", "))
+		if !all {
+			return fmt.Errorf("-tools %s: %s; install a perftest that has it, or leave %s out of -tools", t.name, why, t.name)
+		}
+		c.notes = append(c.notes, fmt.Sprintf("%s: not measured: %s", t.name, why))
+	}
+	c.tools = keep
+	return nil
 }
 
 // resolveTools finds the perftest programs on PATH and checks the

@@ -319,6 +319,53 @@ func TestRunAllToolsWithFakes(t *testing.T) {
 	}
 }
 
+// TestLeftOut: what this perftest or transport cannot run is left out with
+// a note under -tools all, and is an error that says what to do when asked
+// for by name.
+func TestLeftOut(t *testing.T) {
+	t.Setenv("FAKE_NO_IMM", "1")
+	c := fakeConfig(t)
+	c.rounds, c.sizes = 1, []int{2, 4096}
+	c.tools, c.toolsAll = tools, true
+	var stdout, stderr bytes.Buffer
+	if code := run(t.Context(), c, &stdout, &stderr); code != 0 {
+		t.Fatalf("status %d; stderr:\n%s", code, stderr.String())
+	}
+	log, _ := os.ReadFile(os.Getenv("FAKE_LOG"))
+	for _, s := range []string{"ib_write_lat imm", "RDMAWriteImm", "ib_send_lat UD 4096", "RDMASend ud 4096"} {
+		if strings.Contains(string(log), s) {
+			t.Errorf("ran %q, which was to be left out:\n%s", s, log)
+		}
+	}
+	if !strings.Contains(string(log), "perftest ib_send_lat UD 2\n") {
+		t.Errorf("send-ud at 2 B did not run:\n%s", log)
+	}
+	out := stdout.String()
+	for _, s := range []string{
+		"note: write-imm: not measured: ib_write_lat here (",
+		"has no --write_with_imm",
+		"note: send-ud size 4096: not measured: a UD message must fit in one MTU (1024 B here)",
+	} {
+		if !strings.Contains(out, s) {
+			t.Errorf("output lacks %q:\n%s", s, out)
+		}
+	}
+	if strings.Contains(out, "UD vs BenchmarkRDMASend (RDMABENCH_TRANSPORT=ud), size 4096") {
+		t.Errorf("an empty section for the size left out:\n%s", out)
+	}
+
+	c = fakeConfig(t)
+	c.rounds, c.sizes = 1, []int{2}
+	c.tools, _ = parseTools("write-imm")
+	stdout.Reset()
+	stderr.Reset()
+	if code := run(t.Context(), c, &stdout, &stderr); code != 2 ||
+		!strings.Contains(stderr.String(), "-tools write-imm: ib_write_lat here (") ||
+		!strings.Contains(stderr.String(), "install a perftest that has it, or leave write-imm out of -tools") {
+		t.Errorf("status %d; stderr:\n%s", code, stderr.String())
+	}
+}
+
 func TestPrintGolden(t *testing.T) {
 	h := Header{
 		Device: "rxe0", GIDIndex: 1, Iters: 5000, Rounds: 3, Tools: tools[:1],

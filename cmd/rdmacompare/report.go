@@ -19,6 +19,7 @@ type Header struct {
 	// (MTU, inline size) shows.
 	PerftestSetup []string
 	OursSetup     []string
+	Notes         []string // tools and sizes left out, and why
 }
 
 // perftestSetupKeys are the lines of perftest's parameter block shown in
@@ -56,6 +57,9 @@ func Print(w io.Writer, h Header, sums []SizeSummary) error {
 	}
 	if len(h.OursSetup) > 0 {
 		p.f("ours setup:     %s\n", strings.Join(h.OursSetup, ", "))
+	}
+	for _, n := range h.Notes {
+		p.f("note: %s\n", n)
 	}
 	for _, s := range sums {
 		p.f("\n%s, size %d B (both sides ran in %d of %d rounds): %s\n", s.Tool.label(), s.Size, completeRounds(s.Samples), len(s.Samples), s.Tool.latencyKind())

@@ -23,16 +23,18 @@ type tool struct {
 	// size is the one message size the test takes (atomics: 8 bytes,
 	// perftest refuses -s); 0 means every -sizes size.
 	size int
+	// ud: a message must fit in one MTU; both sides refuse larger sizes.
+	ud bool
 }
 
 // tools are the known rows, in the order -tools all runs them. Debian's
-// perftest 4.5+0.17 (the VM's) has no --write_with_imm: the write-imm row
-// needs a newer perftest, and says so through perftest's usage error.
+// perftest 4.5+0.17 (the VM's) has no --write_with_imm: -tools all then
+// leaves the write-imm row out with a note (dropUnsupported).
 var tools = []*tool{
 	{name: "write", perftest: "ib_write_lat", bench: "RDMAWrite", halved: true, inline: true},
 	{name: "read", perftest: "ib_read_lat", bench: "RDMARead"},
 	{name: "send", perftest: "ib_send_lat", ptArgs: []string{"-c", "RC"}, bench: "RDMASend", env: []string{"RDMABENCH_TRANSPORT=rc"}, halved: true, inline: true},
-	{name: "send-ud", perftest: "ib_send_lat", ptArgs: []string{"-c", "UD"}, bench: "RDMASend", env: []string{"RDMABENCH_TRANSPORT=ud"}, halved: true, inline: true},
+	{name: "send-ud", perftest: "ib_send_lat", ptArgs: []string{"-c", "UD"}, bench: "RDMASend", env: []string{"RDMABENCH_TRANSPORT=ud"}, halved: true, inline: true, ud: true},
 	{name: "atomic", perftest: "ib_atomic_lat", ptArgs: []string{"-A", "FETCH_AND_ADD"}, bench: "RDMAAtomic", parts: []string{"/op=fetch_add"}, size: 8},
 	{name: "write-imm", perftest: "ib_write_lat", ptArgs: []string{"--write_with_imm"}, bench: "RDMAWriteImm", halved: true, inline: true},
 }
@@ -60,6 +62,18 @@ func (t *tool) sizesFor(sizes []int) []int {
 		return []int{t.size}
 	}
 	return sizes
+}
+
+// longOptions returns t's perftest options that a perftest may lack, such
+// as --write_with_imm, without their dashes.
+func (t *tool) longOptions() []string {
+	var out []string
+	for _, a := range t.ptArgs {
+		if strings.HasPrefix(a, "--") {
+			out = append(out, strings.TrimPrefix(a, "--"))
+		}
+	}
+	return out
 }
 
 // parseTools reads -tools: a comma-separated list of names, or "all".
