@@ -82,8 +82,8 @@ type config struct {
 	strict        bool
 	retries       int
 	tools         []*tool
-	toolsAll      bool     // -tools all: leave out what this perftest lacks
-	notes         []string // what was left out, for the report
+	toolsAll      bool              // -tools all: leave out what this perftest lacks
+	notes         []string          // what was left out, for the report
 	perftestPaths map[string]string // program -> path, resolved from PATH
 }
 
