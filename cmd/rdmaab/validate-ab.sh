@@ -154,7 +154,7 @@ step_ab() {
 	done
 	say ""
 	say "A/B, one boot, +$DELAY_NS ns per round trip (+$((DELAY_NS / 2)) ns one-way), $TRIALS trials x $PAIRS pairs ($(cat "$D/ab/took.txt")):"
-	say "  trials in which benchstat flagged the metric at 2 B as slower (goal >= 9 of $TRIALS):"
+	say "  trials in which benchstat flagged the metric at 2 B as slower (goal: 9 in 10):"
 	say "   $(printf "%s" "$det" | awk '{n[$1]++; if ($2 == "up") d[$1]++; if (!($1 in o)) { o[$1] = ++k; u[k] = $1 } } END {for (i = 1; i <= k; i++) printf " %s %d/%d", u[i], d[u[i]], n[u[i]]}')"
 	printf "%s" "$lines" | tee -a "$F"
 }
