@@ -181,7 +181,7 @@ func run(ctx context.Context, c *config, stdout, stderr io.Writer) int {
 		logf("%v", err)
 		return 2
 	}
-	if err := c.dropUnsupported(ctx, c.toolsAll); err != nil {
+	if err := c.dropUnsupported(ctx); err != nil {
 		logf("%v", err)
 		return 2
 	}
@@ -321,7 +321,7 @@ func run(ctx context.Context, c *config, stdout, stderr io.Writer) int {
 // dropUnsupported asks each perftest program for its usage and leaves out
 // the tools whose options it lacks: with -tools all, with a note for the
 // report; a tool named in -tools is an error that says what to do.
-func (c *config) dropUnsupported(ctx context.Context, all bool) error {
+func (c *config) dropUnsupported(ctx context.Context) error {
 	if len(c.tools) == 0 {
 		return nil
 	}
@@ -346,7 +346,7 @@ func (c *config) dropUnsupported(ctx context.Context, all bool) error {
 			continue
 		}
 		why := fmt.Sprintf("%s here (%s) has no %s", t.perftest, c.perftestPaths[t.perftest], strings.Join(missing, ", "))
-		if !all {
+		if !c.toolsAll {
 			return fmt.Errorf("-tools %s: %s; install a perftest that has it, or leave %s out of -tools", t.name, why, t.name)
 		}
 		c.notes = append(c.notes, fmt.Sprintf("%s: not measured: %s", t.name, why))

@@ -18,8 +18,9 @@ import (
 	"sort"
 	"strings"
 
-	"golang.org/x/perf/benchfmt"
 	"golang.org/x/perf/benchmath"
+
+	"github.com/rdmabench/rdmabench/internal/abtest"
 )
 
 func main() {
@@ -28,25 +29,22 @@ func main() {
 	pairs := flag.Int("pairs", 10, "runs a side per comparison")
 	trials := flag.Int("trials", 1000, "comparisons per shift")
 	flag.Parse()
-	var pool []float64
+	rs := abtest.NewResults() // the reader rdmaab's gate uses
 	for _, name := range flag.Args() {
 		f, err := os.Open(name)
 		if err != nil {
 			panic(err)
 		}
-		r := benchfmt.NewReader(f, name)
-		for r.Scan() {
-			res, ok := r.Result().(*benchfmt.Result)
-			if !ok || !strings.Contains(string(res.Name), "size="+*size+"-") {
-				continue
-			}
-			for _, v := range res.Values {
-				if v.OrigUnit == *unit { // Unit is the tidied one (p50-sec)
-					pool = append(pool, v.OrigValue)
-				}
-			}
+		if err := rs.Read(f, name); err != nil {
+			panic(err)
 		}
 		f.Close()
+	}
+	var pool []float64
+	for _, k := range rs.Keys {
+		if k.Unit == *unit && strings.Contains(k.Name, "size="+*size+"-") {
+			pool = append(pool, rs.Values[k]...)
+		}
 	}
 	sort.Float64s(pool)
 	med := pool[len(pool)/2]
