@@ -2,6 +2,7 @@ package rdmabench
 
 import (
 	"flag"
+	"github.com/rdmabench/rdmabench/env"
 	"io"
 	"os"
 	"path/filepath"
@@ -33,7 +34,7 @@ func artifactsOn() bool {
 
 // newBenchArtifacts starts b's summary, written when b and all its sizes
 // are done; nil without -artifacts.
-func newBenchArtifacts(b *testing.B, pair *rdmalat.Pair, c testenv.Config) *benchArtifacts {
+func newBenchArtifacts(b *testing.B, pair *rdmalat.Pair, c env.Config) *benchArtifacts {
 	if !artifactsOn() {
 		return nil
 	}
@@ -56,7 +57,7 @@ func newBenchArtifacts(b *testing.B, pair *rdmalat.Pair, c testenv.Config) *benc
 
 // samples returns where this run's raw samples go: the artifact directory
 // and RDMABENCH_SAMPLES_DIR, either or both; nil for neither.
-func (a *benchArtifacts) samples(b *testing.B, c testenv.Config) io.Writer {
+func (a *benchArtifacts) samples(b *testing.B, c env.Config) io.Writer {
 	var ws []io.Writer
 	if w := samplesFile(b, c); w != nil {
 		ws = append(ws, w)

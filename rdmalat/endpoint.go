@@ -3,6 +3,7 @@ package rdmalat
 import (
 	"errors"
 	"fmt"
+	"github.com/rdmabench/rdmabench/env"
 	"math/rand/v2"
 
 	"github.com/rdmabench/rdmabench/internal/loops"
@@ -58,8 +59,8 @@ type EndpointConfig struct {
 
 // Inline settings of EndpointConfig.Inline besides a size in bytes.
 const (
-	InlineDevice   = -1 // the device's limit
-	InlinePerftest = -2 // perftest's default for the operation, at most the device's limit
+	InlineDevice   = env.InlineDevice   // the device's limit
+	InlinePerftest = env.InlinePerftest // perftest's default for the operation, at most the device's limit
 )
 
 // PerftestInline is perftest's default inline size for an operation over

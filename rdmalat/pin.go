@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"runtime"
 
-	"github.com/rdmabench/rdmabench/hostinfo"
+	"github.com/rdmabench/rdmabench/env"
 	"golang.org/x/sys/unix"
 )
 
@@ -35,15 +35,12 @@ func pinThread(cpu int) (restore func(), err error) {
 }
 
 // DefaultCPUs returns the CPUs the loopback initiator and responder are
-// pinned to by default: the last two this process may run on, away from
-// CPU 0 where housekeeping and interrupts tend to land.
+// pinned to by default: env's choice (env.Config.PinCPUs with nothing
+// named), the last two this process may run on.
 func DefaultCPUs() ([2]int, error) {
-	cpus, err := hostinfo.AllowedCPUs()
+	cpus, err := env.Config{}.PinCPUs()
 	if err != nil {
-		return [2]int{}, fmt.Errorf("rdmalat: %w", err)
+		return cpus, fmt.Errorf("rdmalat: %w", err)
 	}
-	if len(cpus) < 2 {
-		return [2]int{}, fmt.Errorf("rdmalat: loopback needs two CPUs for its two busy-polling threads, this process may use %v (set RDMABENCH_CPUS=none to run unpinned anyway)", cpus)
-	}
-	return [2]int{cpus[len(cpus)-2], cpus[len(cpus)-1]}, nil
+	return cpus, nil
 }

@@ -22,6 +22,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"github.com/rdmabench/rdmabench/env"
 	"io"
 	"os"
 
@@ -65,7 +66,7 @@ func run(args []string, stdout, stderr io.Writer, getenv func(string) string) in
 		dev = "none"
 	}
 	if len(t.CPUs) > 0 {
-		cpuDesc = hostinfo.FormatCPUList(t.CPUs)
+		cpuDesc = env.FormatCPUList(t.CPUs)
 	}
 	r := hostinfo.Collect(hostinfo.Options{FS: fsys, Device: t.Device, CPUs: t.CPUs, Getenv: getenv})
 	r.Lines = append([]hostinfo.Line{{Key: "rdma-device", Value: dev}, {Key: "rdmabench-cpus", Value: cpuDesc}}, r.Lines...)

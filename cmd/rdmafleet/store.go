@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"fmt"
+	"github.com/rdmabench/rdmabench/env"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -90,7 +91,7 @@ func readFailed(path string) (string, error) {
 // The benchmark's own lines (firmware, kernel, CPUs of each node) stay in
 // the raw output, where they may differ from node to node.
 func runConfig(plan *fleet.Plan, getenv func(string) string) [][2]string {
-	device := getenv("RDMABENCH_DEVICE")
+	device := getenv(env.VarDevice)
 	if device == "" {
 		device = "default"
 	}

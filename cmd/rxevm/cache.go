@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"github.com/rdmabench/rdmabench/env"
 	"io"
 	"os"
 	"os/exec"
@@ -41,7 +42,7 @@ type guestBase struct {
 // defaultCacheDir returns $RDMABENCH_VM_CACHE, or rdmabench/rxevm under the
 // user cache directory ($XDG_CACHE_HOME or ~/.cache).
 func defaultCacheDir() (string, error) {
-	if d := os.Getenv("RDMABENCH_VM_CACHE"); d != "" {
+	if d := os.Getenv(env.VarVMCache); d != "" {
 		return d, nil
 	}
 	d, err := os.UserCacheDir()
