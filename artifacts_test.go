@@ -2,7 +2,6 @@ package rdmabench
 
 import (
 	"flag"
-	"github.com/rdmabench/rdmabench/env"
 	"io"
 	"os"
 	"path/filepath"
@@ -10,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/rdmabench/rdmabench/artifacts"
+	"github.com/rdmabench/rdmabench/env"
 	"github.com/rdmabench/rdmabench/latency"
 	"github.com/rdmabench/rdmabench/rdmalat"
 	"github.com/rdmabench/rdmabench/testenv"

@@ -1,7 +1,6 @@
 package rdmabench
 
 import (
-	"github.com/rdmabench/rdmabench/env"
 	"image/png"
 	"io/fs"
 	"os"
@@ -14,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/rdmabench/rdmabench/artifacts"
+	"github.com/rdmabench/rdmabench/env"
 	"github.com/rdmabench/rdmabench/testenv"
 )
 

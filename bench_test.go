@@ -2,13 +2,13 @@ package rdmabench
 
 import (
 	"fmt"
-	"github.com/rdmabench/rdmabench/env"
 	"io"
 	"os"
 	"slices"
 	"strings"
 	"testing"
 
+	"github.com/rdmabench/rdmabench/env"
 	"github.com/rdmabench/rdmabench/internal/spec"
 	"github.com/rdmabench/rdmabench/rdmalat"
 	"github.com/rdmabench/rdmabench/testenv"

@@ -22,3 +22,11 @@ func AllowedCPUs() ([]int, error) {
 	}
 	return cpus, nil
 }
+
+// SetAffinity pins thread tid (0: the calling thread) to cpu alone
+// (sched_setaffinity).
+func SetAffinity(tid, cpu int) error {
+	var set unix.CPUSet
+	set.Set(cpu)
+	return unix.SchedSetaffinity(tid, &set)
+}

@@ -2,9 +2,10 @@ package hostinfo
 
 import (
 	"fmt"
-	"github.com/rdmabench/rdmabench/env"
 	"slices"
 	"strings"
+
+	"github.com/rdmabench/rdmabench/env"
 )
 
 // Warning is one thing about the host that distorts latency, with what to

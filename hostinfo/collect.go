@@ -2,13 +2,14 @@ package hostinfo
 
 import (
 	"fmt"
-	"github.com/rdmabench/rdmabench/env"
 	"io"
 	"io/fs"
 	"os"
 	"runtime"
 	"strconv"
 	"strings"
+
+	"github.com/rdmabench/rdmabench/env"
 )
 
 // Options says what Collect reports on. The zero value describes this

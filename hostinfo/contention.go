@@ -2,8 +2,9 @@ package hostinfo
 
 import (
 	"fmt"
-	"github.com/rdmabench/rdmabench/env"
 	"strings"
+
+	"github.com/rdmabench/rdmabench/env"
 )
 
 // Contention is what hostinfo/cpuprobe measures of two or more CPUs: how

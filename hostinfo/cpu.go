@@ -2,11 +2,12 @@ package hostinfo
 
 import (
 	"fmt"
-	"github.com/rdmabench/rdmabench/env"
 	"io/fs"
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/rdmabench/rdmabench/env"
 )
 
 // CPUModel returns the first "model name" of /proc/cpuinfo (x86), else

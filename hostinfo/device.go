@@ -3,12 +3,13 @@ package hostinfo
 import (
 	"errors"
 	"fmt"
-	"github.com/rdmabench/rdmabench/env"
 	"io/fs"
 	"path"
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/rdmabench/rdmabench/env"
 )
 
 func ibDir(dev string) string { return "sys/class/infiniband/" + dev }

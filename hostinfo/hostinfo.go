@@ -15,13 +15,14 @@ package hostinfo
 
 import (
 	"fmt"
-	"github.com/rdmabench/rdmabench/env"
 	"io/fs"
 	"os"
 	"path"
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/rdmabench/rdmabench/env"
 )
 
 // Root is the host's own file system.

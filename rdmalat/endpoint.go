@@ -3,9 +3,9 @@ package rdmalat
 import (
 	"errors"
 	"fmt"
-	"github.com/rdmabench/rdmabench/env"
 	"math/rand/v2"
 
+	"github.com/rdmabench/rdmabench/env"
 	"github.com/rdmabench/rdmabench/internal/loops"
 	"github.com/rdmabench/rdmabench/internal/rdmacm"
 	"github.com/rdmabench/rdmabench/internal/spec"

@@ -22,10 +22,10 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"github.com/rdmabench/rdmabench/env"
 	"io"
 	"os"
 
+	"github.com/rdmabench/rdmabench/env"
 	"github.com/rdmabench/rdmabench/hostinfo"
 	"github.com/rdmabench/rdmabench/hostinfo/cpuprobe"
 	"github.com/rdmabench/rdmabench/internal/target"

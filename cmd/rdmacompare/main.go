@@ -53,7 +53,6 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"github.com/rdmabench/rdmabench/env"
 	"io"
 	"os"
 	"os/exec"
@@ -64,6 +63,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/rdmabench/rdmabench/env"
 	"github.com/rdmabench/rdmabench/internal/perftest"
 )
 

@@ -2,9 +2,10 @@ package main
 
 import (
 	"fmt"
-	"github.com/rdmabench/rdmabench/env"
 	"slices"
 	"strings"
+
+	"github.com/rdmabench/rdmabench/env"
 )
 
 // A tool is one row of the comparison: a perftest latency test and the

@@ -19,10 +19,10 @@ package main
 import (
 	"flag"
 	"fmt"
-	"github.com/rdmabench/rdmabench/env"
 	"io"
 	"os"
 
+	"github.com/rdmabench/rdmabench/env"
 	"github.com/rdmabench/rdmabench/verbs"
 )
 

@@ -3,9 +3,9 @@ package main
 import (
 	"errors"
 	"fmt"
-	"github.com/rdmabench/rdmabench/env"
 	"strings"
 
+	"github.com/rdmabench/rdmabench/env"
 )
 
 // Where make bench runs the benchmarks.

@@ -19,7 +19,6 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"github.com/rdmabench/rdmabench/env"
 	"io"
 	"os"
 	"os/exec"
@@ -30,6 +29,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/rdmabench/rdmabench/env"
 	"github.com/rdmabench/rdmabench/hostinfo/pmqos"
 	"github.com/rdmabench/rdmabench/hostinfo/tune"
 	"github.com/rdmabench/rdmabench/internal/target"

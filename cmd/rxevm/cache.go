@@ -6,7 +6,6 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"github.com/rdmabench/rdmabench/env"
 	"io"
 	"os"
 	"os/exec"
@@ -14,6 +13,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/rdmabench/rdmabench/env"
 )
 
 // cacheFormat changes whenever the layout of the cached guest changes, so

@@ -2,11 +2,12 @@ package main
 
 import (
 	"fmt"
-	"github.com/rdmabench/rdmabench/env"
 	"regexp"
 	"slices"
 	"sort"
 	"strings"
+
+	"github.com/rdmabench/rdmabench/env"
 )
 
 // Guest-side names shared by the host and the generated scripts.

@@ -321,7 +321,7 @@ func showProgress() bool {
 	if o.Dev != e.Dev || o.Ino != e.Ino {
 		return true
 	}
-	_, err := unix.IoctlGetTermios(2, unix.TCGETS)
+	_, err := unix.IoctlGetTermios(2, ioctlReadTermios)
 	return err == nil // a terminal
 }
 

@@ -14,8 +14,8 @@ package main
 
 import (
 	"context"
-	"github.com/rdmabench/rdmabench/env"
 
+	"github.com/rdmabench/rdmabench/env"
 	"github.com/rdmabench/rdmabench/hostinfo/cpuprobe"
 )
 

@@ -1,13 +1,13 @@
 package main
 
 import (
-	"github.com/rdmabench/rdmabench/env"
 	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/rdmabench/rdmabench/env"
 	"github.com/rdmabench/rdmabench/hostinfo"
 )
 

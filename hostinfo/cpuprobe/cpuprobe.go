@@ -16,15 +16,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/rdmabench/rdmabench/env"
 	"runtime"
 	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
 
-	"golang.org/x/sys/unix"
-
+	"github.com/rdmabench/rdmabench/env"
 	"github.com/rdmabench/rdmabench/hostinfo"
 )
 
@@ -232,9 +230,7 @@ func onCPU(cpu int, f func() []time.Duration) ([]time.Duration, error) {
 	done := make(chan result)
 	go func() {
 		runtime.LockOSThread() // never unlocked: the thread exits with the goroutine
-		var set unix.CPUSet
-		set.Set(cpu)
-		if err := unix.SchedSetaffinity(0, &set); err != nil {
+		if err := env.SetAffinity(0, cpu); err != nil {
 			done <- result{err: fmt.Errorf("cpuprobe: pin to CPU %d: %w", cpu, err)}
 			return
 		}

@@ -2,7 +2,6 @@ package pmqos
 
 import (
 	"encoding/binary"
-	"github.com/rdmabench/rdmabench/env"
 	"os"
 	"path/filepath"
 	"testing"
@@ -11,6 +10,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/rdmabench/rdmabench/env"
 	"github.com/rdmabench/rdmabench/hostinfo"
 )
 

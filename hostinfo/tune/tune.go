@@ -12,7 +12,6 @@ package tune
 import (
 	"errors"
 	"fmt"
-	"github.com/rdmabench/rdmabench/env"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -20,6 +19,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/rdmabench/rdmabench/env"
 	"github.com/rdmabench/rdmabench/hostinfo"
 )
 
