@@ -18,6 +18,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"go.uber.org/goleak"
 
 	"github.com/rdmabench/rdmabench/env"
 	"github.com/rdmabench/rdmabench/internal/oob"
@@ -50,7 +51,7 @@ func TestMain(m *testing.M) {
 	case "client":
 		os.Exit(helperClient(os.Getenv("RDMAPEER_TEST_ADDR")))
 	}
-	os.Exit(m.Run())
+	goleak.VerifyTestMain(m) // fails the run when a test leaves a goroutine behind
 }
 
 // helperClient is a client process for a test to kill: it opens a
