@@ -9,7 +9,7 @@ import (
 )
 
 // Warning is one thing about the host that distorts latency, with what to
-// do about it. Check is a stable name for it (README.md explains each):
+// do about it. Check is a stable name for it (docs/host.md explains each):
 // "cpu-idle", "cpu-governor", "irq", "numa", "smt", "clocksource", "vm",
 // "host-cpu-contention" (here), "cpu-contention" (hostinfo/cpuprobe).
 type Warning struct {

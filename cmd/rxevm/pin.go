@@ -189,7 +189,7 @@ func pinAfterStart(ctx context.Context, sock string, hostCPUs []int, logf logFun
 }
 
 // The defaults of -pin and -isolate: what measured best on a 2-CPU host
-// (docs/rxevm.md, "Drift": pinned and isolated was 20% slower, no steadier).
+// (docs/vm.md, "Drift": pinned and isolated was 20% slower, no steadier).
 const (
 	defaultPin     = "none"
 	defaultIsolate = false
