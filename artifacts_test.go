@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/rdmabench/rdmabench/artifacts"
+	"github.com/rdmabench/rdmabench/env"
 	"github.com/rdmabench/rdmabench/latency"
 	"github.com/rdmabench/rdmabench/rdmalat"
 	"github.com/rdmabench/rdmabench/testenv"
@@ -20,7 +21,7 @@ import (
 // in HdrHistogram's log format and its percentile text, and a histogram
 // and a tail plot as PNG and SVG; in the benchmark's own directory,
 // summary.json with every size. All of it is written after the measured
-// loop (see TestArtifactsDoNotSlowTheLoop's measurement in the README).
+// loop (see TestArtifactsDoNotSlowTheLoop's measurement in docs/validation.md).
 type benchArtifacts struct {
 	sum artifacts.Summary
 }
@@ -33,7 +34,7 @@ func artifactsOn() bool {
 
 // newBenchArtifacts starts b's summary, written when b and all its sizes
 // are done; nil without -artifacts.
-func newBenchArtifacts(b *testing.B, pair *rdmalat.Pair, c testenv.Config) *benchArtifacts {
+func newBenchArtifacts(b *testing.B, pair *rdmalat.Pair, c env.Config) *benchArtifacts {
 	if !artifactsOn() {
 		return nil
 	}
@@ -56,7 +57,7 @@ func newBenchArtifacts(b *testing.B, pair *rdmalat.Pair, c testenv.Config) *benc
 
 // samples returns where this run's raw samples go: the artifact directory
 // and RDMABENCH_SAMPLES_DIR, either or both; nil for neither.
-func (a *benchArtifacts) samples(b *testing.B, c testenv.Config) io.Writer {
+func (a *benchArtifacts) samples(b *testing.B, c env.Config) io.Writer {
 	var ws []io.Writer
 	if w := samplesFile(b, c); w != nil {
 		ws = append(ws, w)

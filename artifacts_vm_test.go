@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/rdmabench/rdmabench/artifacts"
+	"github.com/rdmabench/rdmabench/env"
 	"github.com/rdmabench/rdmabench/testenv"
 )
 
@@ -28,7 +29,7 @@ func TestArtifacts(t *testing.T) {
 	out := t.TempDir()
 	cmd := exec.Command(exe, "-test.run=^$", "-test.bench=^BenchmarkRDMAWrite$", "-test.benchtime=300x",
 		"-test.count=2", "-test.cpu=1", "-test.artifacts", "-test.outputdir="+out)
-	cmd.Env = append(os.Environ(), testenv.EnvSizes+"=2,4096", testenv.EnvWarmup+"=50")
+	cmd.Env = append(os.Environ(), env.VarSizes+"=2,4096", env.VarWarmup+"=50")
 	text, err := cmd.CombinedOutput()
 	require.NoError(t, err, "%s", text)
 

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/rdmabench/rdmabench/env"
 	"github.com/rdmabench/rdmabench/internal/spec"
 	"github.com/rdmabench/rdmabench/rdmalat"
 	"github.com/rdmabench/rdmabench/testenv"
@@ -87,14 +88,14 @@ func benchmarkOp(b *testing.B, op spec.Op) {
 
 // samplesFile opens the raw-sample file of this run of b when
 // RDMABENCH_SAMPLES_DIR is set: one file per sub-benchmark and repetition.
-func samplesFile(b *testing.B, c testenv.Config) io.Writer {
+func samplesFile(b *testing.B, c env.Config) io.Writer {
 	if c.SamplesDir == "" {
 		return nil
 	}
 	base := strings.NewReplacer("/", "_", "=", "-").Replace(b.Name())
 	f, err := os.CreateTemp(c.SamplesDir, base+".*.txt") // the directory was checked by MustPair
 	if err != nil {
-		b.Fatalf("%s=%s: %v", testenv.EnvSamplesDir, c.SamplesDir, err)
+		b.Fatalf("%s=%s: %v", env.VarSamplesDir, c.SamplesDir, err)
 	}
 	b.Cleanup(func() { f.Close() })
 	return f

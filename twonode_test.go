@@ -15,6 +15,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/rdmabench/rdmabench/env"
 	"github.com/rdmabench/rdmabench/peer"
 	"github.com/rdmabench/rdmabench/rdmalat"
 	"github.com/rdmabench/rdmabench/testenv"
@@ -51,10 +52,10 @@ func TestTwoNodeBenchmark(t *testing.T) {
 	require.NoError(t, err)
 	cmd := exec.Command(exe, "-test.run=^$", "-test.bench=^BenchmarkRDMAWrite$", "-test.benchtime=300x", "-test.count=2")
 	cmd.Env = append(os.Environ(),
-		testenv.EnvPeer+"="+ln.Addr().String(),
-		testenv.EnvSizes+"=2,4096",
-		testenv.EnvCPUs+"="+itoa(cpus[0]),
-		testenv.EnvWarmup+"=200",
+		env.VarPeer+"="+ln.Addr().String(),
+		env.VarSizes+"=2,4096",
+		env.VarCPUs+"="+itoa(cpus[0]),
+		env.VarWarmup+"=200",
 	)
 	out, err := cmd.CombinedOutput()
 	t.Logf("benchmark output:\n%s", out)
@@ -101,7 +102,7 @@ func TestTwoNodeBadPeer(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			cmd := exec.Command(exe, "-test.run=^$", "-test.bench=^BenchmarkRDMAWrite$", "-test.benchtime=10x")
-			cmd.Env = append(os.Environ(), testenv.EnvPeer+"="+tc.peer, testenv.EnvTimeout+"=1s")
+			cmd.Env = append(os.Environ(), env.VarPeer+"="+tc.peer, env.VarTimeout+"=1s")
 			start := time.Now()
 			out, err := cmd.CombinedOutput()
 			elapsed := time.Since(start)

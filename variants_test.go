@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/rdmabench/rdmabench/env"
 	"github.com/rdmabench/rdmabench/peer"
 	"github.com/rdmabench/rdmabench/rdmalat"
 	"github.com/rdmabench/rdmabench/testenv"
@@ -30,13 +31,13 @@ var (
 		"BenchmarkRDMASendImm", "BenchmarkRDMAAtomic/op=fetch_add", "BenchmarkRDMAAtomic/op=compare_swap"}
 	variants = []variant{
 		{"rc", nil, everyOp, []string{"rdma-transport: rc", "rdma-completion: poll", "rdma-cm: off"}},
-		{"uc", []string{testenv.EnvTransport + "=uc"},
+		{"uc", []string{env.VarTransport + "=uc"},
 			[]string{"BenchmarkRDMAWrite", "BenchmarkRDMAWriteImm", "BenchmarkRDMASend", "BenchmarkRDMASendImm"},
 			[]string{"rdma-transport: uc"}},
-		{"ud", []string{testenv.EnvTransport + "=ud"},
+		{"ud", []string{env.VarTransport + "=ud"},
 			[]string{"BenchmarkRDMASend", "BenchmarkRDMASendImm"}, []string{"rdma-transport: ud"}},
-		{"events", []string{testenv.EnvEvents + "=1"}, everyOp[1:], []string{"rdma-completion: events"}},
-		{"cm", []string{testenv.EnvCM + "=1"}, everyOp, []string{"rdma-cm: on", "rdma-transport: rc"}},
+		{"events", []string{env.VarEvents + "=1"}, everyOp[1:], []string{"rdma-completion: events"}},
+		{"cm", []string{env.VarCM + "=1"}, everyOp, []string{"rdma-cm: on", "rdma-transport: rc"}},
 	}
 )
 
@@ -49,7 +50,7 @@ func runVariant(t *testing.T, v variant, extraEnv ...string) string {
 	require.NoError(t, err)
 	cmd := exec.Command(exe, "-test.run=^$", "-test.bench=^BenchmarkRDMA", "-test.benchtime=100x", "-test.cpu=1")
 	cmd.Env = append(append(append(os.Environ(),
-		testenv.EnvSizes+"=2,1024", testenv.EnvWarmup+"=50"), v.env...), extraEnv...)
+		env.VarSizes+"=2,1024", env.VarWarmup+"=50"), v.env...), extraEnv...)
 	out, err := cmd.CombinedOutput()
 	text := string(out)
 	require.NoError(t, err, "benchmark output:\n%s", text)
@@ -115,7 +116,7 @@ func TestEveryVariantTwoNode(t *testing.T) {
 	for _, v := range variants {
 		t.Run(v.name, func(t *testing.T) {
 			before := srv.Stats().Sessions
-			text := runVariant(t, v, testenv.EnvPeer+"="+ln.Addr().String(), testenv.EnvCPUs+"="+itoa(cpus[0]))
+			text := runVariant(t, v, env.VarPeer+"="+ln.Addr().String(), env.VarCPUs+"="+itoa(cpus[0]))
 			assert.Contains(t, text, "rdmabench-mode: two-node\n")
 			assert.Contains(t, text, "rdma-peer-device: "+peerDev+"\n")
 			assert.GreaterOrEqual(t, srv.Stats().Sessions-before, len(v.runs), "a session per benchmark")

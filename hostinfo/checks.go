@@ -4,10 +4,12 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+
+	"github.com/rdmabench/rdmabench/env"
 )
 
 // Warning is one thing about the host that distorts latency, with what to
-// do about it. Check is a stable name for it (README.md explains each):
+// do about it. Check is a stable name for it (docs/host.md explains each):
 // "cpu-idle", "cpu-governor", "irq", "numa", "smt", "clocksource", "vm",
 // "host-cpu-contention" (here), "cpu-contention" (hostinfo/cpuprobe).
 type Warning struct {
@@ -71,7 +73,7 @@ func (f *facts) checkHostContention(add func(check, problem, fix string)) {
 	if err != nil {
 		return
 	}
-	if w, ok := c.Warning("host-cpu-contention", "the VM's host CPUs "+FormatCPUList(c.CPUs)+", which run its measuring vCPUs,"); ok {
+	if w, ok := c.Warning("host-cpu-contention", "the VM's host CPUs "+env.FormatCPUList(c.CPUs)+", which run its measuring vCPUs,"); ok {
 		add(w.Check, w.Problem, w.Fix)
 	}
 }
@@ -112,7 +114,7 @@ func (f *facts) checkGovernor(add func(check, problem, fix string)) {
 	for _, g := range sortedKeys(byGov) {
 		cpus := byGov[g]
 		add("cpu-governor", fmt.Sprintf("cpufreq governor %s on %s: the clock speed follows load, so latency depends on how long the loop has spun", g, cpuWord(cpus)),
-			fmt.Sprintf("set the performance governor as root: rdmatune apply (undo: rdmatune restore), or sudo cpupower -c %s frequency-set -g performance", FormatCPUList(cpus)))
+			fmt.Sprintf("set the performance governor as root: rdmatune apply (undo: rdmatune restore), or sudo cpupower -c %s frequency-set -g performance", env.FormatCPUList(cpus)))
 	}
 }
 

@@ -8,6 +8,8 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
+
+	"github.com/rdmabench/rdmabench/env"
 )
 
 // Options says what Collect reports on. The zero value describes this
@@ -86,7 +88,7 @@ type facts struct {
 	irqs     []IRQ
 	getenv   func(string) string
 	// hostContention is the VM host's cpu-contention line, which rxevm
-	// measured before the boot and passed in HostContentionEnv.
+	// measured before the boot and passed in env.VarHostCPUContention.
 	hostContention string
 }
 
@@ -112,7 +114,7 @@ func Collect(o Options) Report {
 	if f.getenv == nil {
 		f.getenv = os.Getenv
 	}
-	f.hostContention = strings.Join(strings.Fields(f.getenv(HostContentionEnv)), " ")
+	f.hostContention = strings.Join(strings.Fields(f.getenv(env.VarHostCPUContention)), " ")
 	for _, c := range f.cpus {
 		f.idle[c] = CPUIdleStates(f.fsys, c)
 		f.cpuNodes[c] = CPUNUMANode(f.fsys, c)
@@ -214,5 +216,5 @@ func cpuWord(cpus []int) string {
 	if len(cpus) == 1 {
 		return fmt.Sprintf("CPU %d", cpus[0])
 	}
-	return "CPUs " + FormatCPUList(cpus)
+	return "CPUs " + env.FormatCPUList(cpus)
 }

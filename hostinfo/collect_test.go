@@ -15,6 +15,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"golang.org/x/perf/benchfmt"
+
+	"github.com/rdmabench/rdmabench/env"
 )
 
 func noEnv(string) string { return "" }
@@ -149,7 +151,7 @@ func TestCollectBadHost(t *testing.T) {
 	// Warnings carry the values seen and what to do.
 	w := r.Warnings
 	assert.Contains(t, w[0].Problem, "CPUs 2-3 may enter C6 (exit latency 133 us)")
-	assert.Contains(t, w[0].Fix, "RDMABENCH_PMQOS=1")
+	assert.Contains(t, w[0].Fix, env.VarPMQoS+"=1")
 	assert.Contains(t, w[1].Problem, "cpufreq governor powersave on CPUs 2-3")
 	assert.Contains(t, w[2].Problem, "1 of mlx5_0's 2 interrupts (irq 40) may land on measuring CPU 2")
 	assert.Contains(t, w[3].Fix, "pin to CPUs of node 0 (0-1)")
@@ -217,7 +219,7 @@ func TestCollectSoftRoCEGuest(t *testing.T) {
 	// ContentionThreshold.
 	env := func(v string) func(string) string {
 		return func(k string) string {
-			if k == HostContentionEnv {
+			if k == env.VarHostCPUContention {
 				return v
 			}
 			return ""

@@ -3,6 +3,8 @@ package hostinfo
 import (
 	"fmt"
 	"strings"
+
+	"github.com/rdmabench/rdmabench/env"
 )
 
 // Contention is what hostinfo/cpuprobe measures of two or more CPUs: how
@@ -24,18 +26,17 @@ type Contention struct {
 // 2.5x seen on this project's 2-CPU cloud machines.
 const ContentionThreshold = 1.15
 
-// HostContentionEnv carries the host's Contention (its String) into a VM:
-// rxevm measures it before the boot, and Collect notes it as
-// host-cpu-contention and warns from it, because the guest cannot see how
-// its host's CPUs are shared.
-const HostContentionEnv = "RDMABENCH_HOST_CPU_CONTENTION"
+// The host's Contention (its String) travels into a VM in
+// env.VarHostCPUContention: rxevm measures it before the boot, and Collect
+// notes it as host-cpu-contention and warns from it, because the guest
+// cannot see how its host's CPUs are shared.
 
 const contentionFormat = "%fx with all busy, p90 %fx the median, worst %fx; CPUs %s"
 
 // String is the form notes carry and ParseContention reads:
 // "1.62x with all busy, p90 1.20x the median, worst 2.50x; CPUs 0-1".
 func (c Contention) String() string {
-	return fmt.Sprintf("%.2fx with all busy, p90 %.2fx the median, worst %.2fx; CPUs %s", c.Slowdown, c.Unsteady, c.Worst, FormatCPUList(c.CPUs))
+	return fmt.Sprintf("%.2fx with all busy, p90 %.2fx the median, worst %.2fx; CPUs %s", c.Slowdown, c.Unsteady, c.Worst, env.FormatCPUList(c.CPUs))
 }
 
 // ParseContention reads String's form back.
@@ -45,7 +46,7 @@ func ParseContention(s string) (Contention, error) {
 	if _, err := fmt.Sscanf(s, contentionFormat, &c.Slowdown, &c.Unsteady, &c.Worst, &cpus); err != nil {
 		return Contention{}, fmt.Errorf("cpu contention %q: want the form %q: %w", s, Contention{Slowdown: 1, Unsteady: 1, Worst: 1, CPUs: []int{0, 1}}.String(), err)
 	}
-	c.CPUs = ParseCPUList(cpus)
+	c.CPUs = env.ParseCPUList(cpus)
 	return c, nil
 }
 

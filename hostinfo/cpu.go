@@ -7,7 +7,7 @@ import (
 	"strconv"
 	"strings"
 
-	"golang.org/x/sys/unix"
+	"github.com/rdmabench/rdmabench/env"
 )
 
 // CPUModel returns the first "model name" of /proc/cpuinfo (x86), else
@@ -52,7 +52,7 @@ func Siblings(fsys fs.FS, cpu int) []int {
 	if !ok {
 		return nil
 	}
-	return ParseCPUList(l)
+	return env.ParseCPUList(l)
 }
 
 // AreSiblings reports whether CPUs a and b are distinct hardware threads
@@ -150,8 +150,8 @@ func cpuListFile(fsys fs.FS, name string) string {
 		return "unknown"
 	}
 	// The kernel prints "(null)" for an unset nohz_full mask.
-	if cpus := ParseCPUList(v); len(cpus) > 0 {
-		return FormatCPUList(cpus)
+	if cpus := env.ParseCPUList(v); len(cpus) > 0 {
+		return env.FormatCPUList(cpus)
 	}
 	return "none"
 }
@@ -162,37 +162,5 @@ func OnlineCPUs(fsys fs.FS) []int {
 	if !ok {
 		return nil
 	}
-	return ParseCPUList(l)
-}
-
-// AllowedCPUs returns the CPUs this process may run on (taskset -p), in
-// order: the one reading of the affinity mask that the benchmarks' default
-// pinning, the checks of RDMABENCH_CPUS and the host tools share.
-func AllowedCPUs() ([]int, error) {
-	var set unix.CPUSet
-	if err := unix.SchedGetaffinity(0, &set); err != nil {
-		return nil, fmt.Errorf("sched_getaffinity: %w", err)
-	}
-	var cpus []int
-	for c := 0; c < len(set)*64; c++ {
-		if set.IsSet(c) {
-			cpus = append(cpus, c)
-		}
-	}
-	return cpus, nil
-}
-
-// DefaultCPUs returns the CPUs the benchmarks pin to by default: the last
-// two this process may run on (initiator, responder), as rdmalat chooses
-// when RDMABENCH_CPUS is unset, for tools that report on those CPUs
-// without running a benchmark.
-func DefaultCPUs() ([]int, error) {
-	cpus, err := AllowedCPUs()
-	if err != nil {
-		return nil, err
-	}
-	if len(cpus) > 2 {
-		cpus = cpus[len(cpus)-2:]
-	}
-	return cpus, nil
+	return env.ParseCPUList(l)
 }

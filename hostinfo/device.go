@@ -1,11 +1,15 @@
 package hostinfo
 
 import (
+	"errors"
+	"fmt"
 	"io/fs"
 	"path"
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/rdmabench/rdmabench/env"
 )
 
 func ibDir(dev string) string { return "sys/class/infiniband/" + dev }
@@ -44,10 +48,10 @@ func DeviceIRQs(fsys fs.FS, dev string) []IRQ {
 		}
 		irq := IRQ{N: n}
 		if l, ok := readTrim(fsys, "proc/irq/"+e.Name()+"/smp_affinity_list"); ok {
-			irq.Affinity = ParseCPUList(l)
+			irq.Affinity = env.ParseCPUList(l)
 		}
 		if l, ok := readTrim(fsys, "proc/irq/"+e.Name()+"/effective_affinity_list"); ok {
-			irq.Effective = ParseCPUList(l)
+			irq.Effective = env.ParseCPUList(l)
 		}
 		irqs = append(irqs, irq)
 	}
@@ -152,25 +156,50 @@ func rdmaCoreOf(file string) (string, bool) {
 	return version, true
 }
 
-// FirstDevice returns the first RDMA device in sysfs, by name, with a port
-// whose state is ACTIVE; "" when there is none. It matches the default of
-// the benchmarks (the first device with an active port) without needing
-// libibverbs.
-func FirstDevice(fsys fs.FS) string {
-	entries, err := fs.ReadDir(fsys, "sys/class/infiniband")
+// SysfsProbe answers what package env's device rules ask (it is an
+// env.Prober) from sysfs, without libibverbs: for tools that report on a
+// device without opening it.
+type SysfsProbe struct{ FS fs.FS }
+
+// Devices returns the RDMA devices in sys/class/infiniband, by name.
+func (p SysfsProbe) Devices() ([]string, error) {
+	entries, err := fs.ReadDir(p.FS, "sys/class/infiniband")
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
 	if err != nil {
-		return ""
+		return nil, err
 	}
+	names := make([]string, 0, len(entries))
 	for _, e := range entries {
-		ports, err := fs.ReadDir(fsys, ibDir(e.Name())+"/ports")
-		if err != nil {
-			continue
-		}
-		for _, p := range ports {
-			if st, _ := readTrim(fsys, ibDir(e.Name())+"/ports/"+p.Name()+"/state"); strings.Contains(st, "ACTIVE") {
-				return e.Name()
-			}
+		names = append(names, e.Name())
+	}
+	return names, nil
+}
+
+// Active returns nil when a port of device is in state ACTIVE.
+func (p SysfsProbe) Active(device string) error {
+	ports, err := fs.ReadDir(p.FS, ibDir(device)+"/ports")
+	if err != nil {
+		return err
+	}
+	for _, port := range ports {
+		if st, _ := readTrim(p.FS, ibDir(device)+"/ports/"+port.Name()+"/state"); strings.Contains(st, "ACTIVE") {
+			return nil
 		}
 	}
-	return ""
+	return fmt.Errorf("%s has no ACTIVE port", device)
+}
+
+// PortCount returns how many ports sysfs lists for device.
+func (p SysfsProbe) PortCount(device string) (int, error) {
+	ports, err := fs.ReadDir(p.FS, ibDir(device)+"/ports")
+	return len(ports), err
+}
+
+// FirstDevice returns env's default device as sysfs shows it: the first
+// by name with an ACTIVE port; "" when there is none.
+func FirstDevice(fsys fs.FS) string {
+	name, _ := env.FirstActive(SysfsProbe{fsys})
+	return name
 }

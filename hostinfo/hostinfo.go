@@ -21,6 +21,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/rdmabench/rdmabench/env"
 )
 
 // Root is the host's own file system.
@@ -127,7 +129,7 @@ func IRQAffinity(fsys fs.FS, dev string) string {
 	for _, irq := range irqs {
 		cpus = append(cpus, irq.Affinity...)
 	}
-	return fmt.Sprintf("%d irqs on cpus %s", len(irqs), FormatCPUList(cpus))
+	return fmt.Sprintf("%d irqs on cpus %s", len(irqs), env.FormatCPUList(cpus))
 }
 
 // Kernel returns the running kernel's release, like uname -r.
@@ -136,53 +138,6 @@ func Kernel(fsys fs.FS) string {
 		return r
 	}
 	return "unknown"
-}
-
-// ParseCPUList parses a kernel CPU list such as "0-3,8,10-11". Malformed
-// parts are skipped.
-func ParseCPUList(s string) []int {
-	var cpus []int
-	for _, part := range strings.Split(strings.TrimSpace(s), ",") {
-		lo, hi, isRange := strings.Cut(part, "-")
-		a, err := strconv.Atoi(lo)
-		if err != nil {
-			continue
-		}
-		b := a
-		if isRange {
-			if b, err = strconv.Atoi(hi); err != nil || b < a {
-				continue
-			}
-		}
-		for c := a; c <= b; c++ {
-			cpus = append(cpus, c)
-		}
-	}
-	return cpus
-}
-
-// FormatCPUList writes CPUs in the kernel's list form, "0-3,8".
-func FormatCPUList(cpus []int) string {
-	cpus = slices.Clone(cpus)
-	slices.Sort(cpus)
-	cpus = slices.Compact(cpus)
-	var b strings.Builder
-	for i := 0; i < len(cpus); {
-		j := i
-		for j+1 < len(cpus) && cpus[j+1] == cpus[j]+1 {
-			j++
-		}
-		if b.Len() > 0 {
-			b.WriteByte(',')
-		}
-		b.WriteString(strconv.Itoa(cpus[i]))
-		if j > i {
-			b.WriteByte('-')
-			b.WriteString(strconv.Itoa(cpus[j]))
-		}
-		i = j + 1
-	}
-	return b.String()
 }
 
 func joinCollapsed(cpus []int, f func(int) string) string {

@@ -56,10 +56,3 @@ func TestClocksource(t *testing.T) {
 	assert.Equal(t, "tsc", Clocksource(fake))
 	assert.Equal(t, "unknown", Clocksource(fstest.MapFS{}))
 }
-
-func TestCPUList(t *testing.T) {
-	assert.Equal(t, []int{0, 1, 2, 3, 8, 10, 11}, ParseCPUList("0-3,8,10-11"))
-	assert.Equal(t, []int{5}, ParseCPUList("x,5,3-1"))
-	assert.Equal(t, "0-3,8,10-11", FormatCPUList([]int{11, 10, 8, 3, 2, 1, 0, 0}))
-	assert.Equal(t, "", FormatCPUList(nil))
-}

@@ -9,13 +9,15 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/rdmabench/rdmabench/env"
 )
 
 // TestCollectInVM reads the real soft-RoCE guest (go test -exec
 // bin/rxevm), whose setup rxevm fixes: rxe0 on a veth, QEMU under TCG
 // with -smp 4 and tsc=reliable, no cpufreq, no cpuidle driver, root.
 func TestCollectInVM(t *testing.T) {
-	if os.Getenv("RDMABENCH_VM") != "1" {
+	if os.Getenv(env.VarVM) != "1" {
 		t.Skip("skipping: checks the soft-RoCE VM's own setup; runs inside it (go test -exec bin/rxevm)")
 	}
 	r := Collect(Options{Device: "rxe0", CPUs: []int{2, 3}})
@@ -33,7 +35,7 @@ func TestCollectInVM(t *testing.T) {
 	assert.Regexp(t, `^\d+\.\d+$`, l["rdma-core"])
 	// rxevm probed its host before the boot: always noted, and warned
 	// about when the host's CPUs slow each other.
-	require.Len(t, r.Notes, 1, "rxevm passes %s", HostContentionEnv)
+	require.Len(t, r.Notes, 1, "rxevm passes %s", env.VarHostCPUContention)
 	_, err := ParseContention(r.Notes[0].Value)
 	assert.NoError(t, err)
 	assert.Equal(t, []string{"cpu-idle", "vm"}, slices.DeleteFunc(checks(r), func(c string) bool { return c == "host-cpu-contention" }))

@@ -3,13 +3,13 @@
 package rdmalat
 
 import (
-	"os"
 	"strconv"
 	"sync/atomic"
 	"testing"
 	"time"
 	"unsafe"
 
+	"github.com/rdmabench/rdmabench/env"
 	"github.com/rdmabench/rdmabench/latency"
 	"github.com/rdmabench/rdmabench/verbs"
 )
@@ -19,21 +19,22 @@ import (
 // (one cgo call to post, one per CQ poll, Go spinning on the polled byte),
 // against the same C responder on the same connection, in one process.
 // Compare the loop=c and loop=go rows' p50-ns and p99-ns (benchstat -col
-// /loop). It runs where RDMABENCH_DEVICE names a device (the VM does).
+// /loop). It skips or fails where no device is usable by env's one rule.
 func BenchmarkLoopDesign(b *testing.B) {
-	dev := os.Getenv("RDMABENCH_DEVICE")
-	if dev == "" {
-		if os.Getenv("RDMABENCH_REQUIRE") == "1" {
-			b.Fatal("RDMABENCH_REQUIRE=1 but RDMABENCH_DEVICE names no device")
-		}
-		b.Skip("skipping: RDMABENCH_DEVICE is not set")
+	c, err := env.Load()
+	if err != nil {
+		b.Fatal(err)
+	}
+	dev, err := env.ResolveDevice(verbs.Probe{}, c)
+	if err != nil {
+		env.Unavailable(b, c.Promised(), err)
 	}
 	cpus, err := DefaultCPUs()
 	if err != nil {
 		b.Fatal(err)
 	}
 	p, err := NewLoopback(LoopbackConfig{
-		Endpoint: EndpointConfig{Device: dev, GIDIndex: -1, MaxSize: 4096, Inline: -1},
+		Endpoint: EndpointConfig{Device: dev, GIDIndex: env.GIDBest, MaxSize: 4096, Inline: InlineDevice},
 		CPUs:     cpus, Timeout: 5 * time.Second,
 	})
 	if err != nil {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 
+	"github.com/rdmabench/rdmabench/env"
 	"github.com/rdmabench/rdmabench/internal/loops"
 	"github.com/rdmabench/rdmabench/internal/rdmacm"
 	"github.com/rdmabench/rdmabench/internal/spec"
@@ -34,11 +35,13 @@ const (
 	UD = spec.UD
 )
 
-// EndpointConfig says how to build an Endpoint. Zero fields take defaults.
+// EndpointConfig says how to build an Endpoint. Zero fields take
+// defaults, except GIDIndex and Inline, whose zero is a value (GID 0, no
+// inline): GIDBest and InlinePerftest are their defaults.
 type EndpointConfig struct {
 	Device    string         // required
 	Port      int            // 0: first active port
-	GIDIndex  int            // -1: best GID (perftest's choice); ignored on InfiniBand
+	GIDIndex  int            // GIDBest: perftest's choice; ignored on InfiniBand
 	Op        spec.Op        // 0: write. Decides the remote access granted on the buffer
 	Transport spec.Transport // 0: RC
 	// Events waits for completions on completion channels (perftest -e)
@@ -56,10 +59,18 @@ type EndpointConfig struct {
 	MTU    int // bytes; 0: the port's active MTU
 }
 
+// GIDBest as EndpointConfig.GIDIndex picks the best GID, as perftest
+// does: RoCE v2 over IPv4 first.
+const GIDBest = env.GIDBest
+
+// NoCPU as a CPU (RunConfig.CPU, LoopbackConfig.CPUs, ...) leaves that
+// thread unpinned: CPU 0 is a CPU.
+const NoCPU = env.NoCPU
+
 // Inline settings of EndpointConfig.Inline besides a size in bytes.
 const (
-	InlineDevice   = -1 // the device's limit
-	InlinePerftest = -2 // perftest's default for the operation, at most the device's limit
+	InlineDevice   = env.InlineDevice   // the device's limit
+	InlinePerftest = env.InlinePerftest // perftest's default for the operation, at most the device's limit
 )
 
 // PerftestInline is perftest's default inline size for an operation over

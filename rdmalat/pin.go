@@ -2,48 +2,17 @@ package rdmalat
 
 import (
 	"fmt"
-	"runtime"
 
-	"github.com/rdmabench/rdmabench/hostinfo"
-	"golang.org/x/sys/unix"
+	"github.com/rdmabench/rdmabench/env"
 )
 
-// pinThread locks the calling goroutine to its OS thread and pins that
-// thread to cpu (cpu < 0: lock only). The returned function restores the
-// thread's previous CPU mask and unlocks it, so that no other goroutine
-// inherits the pinning. A benchmark function runs on a fresh goroutine per
-// call, so it pins inside itself.
-func pinThread(cpu int) (restore func(), err error) {
-	runtime.LockOSThread()
-	if cpu < 0 {
-		return runtime.UnlockOSThread, nil
-	}
-	var old, set unix.CPUSet
-	if err := unix.SchedGetaffinity(0, &old); err != nil {
-		runtime.UnlockOSThread()
-		return nil, fmt.Errorf("rdmalat: sched_getaffinity: %w", err)
-	}
-	set.Set(cpu)
-	if err := unix.SchedSetaffinity(0, &set); err != nil {
-		runtime.UnlockOSThread()
-		return nil, fmt.Errorf("rdmalat: pinning to CPU %d: %w (RDMABENCH_CPUS names CPUs this process may use; see taskset -p $$)", cpu, err)
-	}
-	return func() {
-		_ = unix.SchedSetaffinity(0, &old)
-		runtime.UnlockOSThread()
-	}, nil
-}
-
 // DefaultCPUs returns the CPUs the loopback initiator and responder are
-// pinned to by default: the last two this process may run on, away from
-// CPU 0 where housekeeping and interrupts tend to land.
+// pinned to by default: env's choice (env.Config.PinCPUs with nothing
+// named), the last two this process may run on.
 func DefaultCPUs() ([2]int, error) {
-	cpus, err := hostinfo.AllowedCPUs()
+	cpus, err := env.Config{}.PinCPUs()
 	if err != nil {
-		return [2]int{}, fmt.Errorf("rdmalat: %w", err)
+		return cpus, fmt.Errorf("rdmalat: %w", err)
 	}
-	if len(cpus) < 2 {
-		return [2]int{}, fmt.Errorf("rdmalat: loopback needs two CPUs for its two busy-polling threads, this process may use %v (set RDMABENCH_CPUS=none to run unpinned anyway)", cpus)
-	}
-	return [2]int{cpus[len(cpus)-2], cpus[len(cpus)-1]}, nil
+	return cpus, nil
 }

@@ -4,13 +4,14 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"os"
 	"slices"
 	"strconv"
 	"strings"
 	"sync"
+	"testing"
 	"time"
 
+	"github.com/rdmabench/rdmabench/env"
 	"github.com/rdmabench/rdmabench/hostinfo"
 	"github.com/rdmabench/rdmabench/hostinfo/pmqos"
 	"github.com/rdmabench/rdmabench/internal/spec"
@@ -22,7 +23,7 @@ import (
 // (rdmalat.DialPeer; the dial and each step of the exchange are bounded by
 // RDMABENCH_TIMEOUT). The pair measures op over c.Transport, with events
 // when c.Events; maxSize is the largest message its buffers must hold.
-func NewPair(c Config, op spec.Op, maxSize int) (*rdmalat.Pair, error) {
+func NewPair(c env.Config, op spec.Op, maxSize int) (*rdmalat.Pair, error) {
 	ecfg := rdmalat.EndpointConfig{
 		Device: c.Device, Port: c.Port, GIDIndex: c.GIDIndex,
 		Op: op, Transport: c.Transport, Events: c.Events, CM: c.CM,
@@ -31,7 +32,7 @@ func NewPair(c Config, op spec.Op, maxSize int) (*rdmalat.Pair, error) {
 	if err := c.Check(); err != nil {
 		return nil, err
 	}
-	cpus, err := c.cpus()
+	cpus, err := c.PinCPUs()
 	if err != nil {
 		return nil, err
 	}
@@ -40,37 +41,13 @@ func NewPair(c Config, op spec.Op, maxSize int) (*rdmalat.Pair, error) {
 		defer cancel()
 		p, err := rdmalat.DialPeer(ctx, c.Peer, rdmalat.RemoteConfig{Endpoint: ecfg, CPU: cpus[0], Timeout: c.Timeout})
 		if err != nil {
-			return nil, fmt.Errorf("%s: %w", EnvPeer, err) // DialPeer names the address
+			return nil, fmt.Errorf("%s: %w", env.VarPeer, err) // DialPeer names the address
 		}
 		return p, nil
 	}
 	return rdmalat.NewLoopback(rdmalat.LoopbackConfig{
 		Endpoint: ecfg, PeerDevice: c.PeerDevice, CPUs: cpus, NoPin: c.NoPin, Timeout: c.Timeout,
 	})
-}
-
-// cpus resolves the initiator and responder CPUs.
-func (c Config) cpus() ([2]int, error) {
-	switch {
-	case c.NoPin:
-		return [2]int{-1, -1}, nil
-	case len(c.CPUs) == 2:
-		return [2]int{c.CPUs[0], c.CPUs[1]}, nil
-	}
-	def, err := rdmalat.DefaultCPUs()
-	if err != nil {
-		if c.Peer != "" && len(c.CPUs) == 0 {
-			return [2]int{-1, -1}, nil // two-node needs one CPU; leave it unpinned
-		}
-		return def, err
-	}
-	if len(c.CPUs) == 1 {
-		def[0] = c.CPUs[0]
-		if def[1] == def[0] {
-			def[1] = def[0] - 1 // pick the other of the last two
-		}
-	}
-	return def, nil
 }
 
 // MustPair returns the pair that measures op, with the skip-or-fail rules
@@ -80,23 +57,25 @@ func (c Config) cpus() ([2]int, error) {
 // RDMABENCH_EVENTS with plain WRITE, skips tb with the reason: the
 // variables choose a variant for the whole run, and each benchmark runs
 // where the variant applies.
-func MustPair(tb TB, op spec.Op, maxSize int) (*rdmalat.Pair, Config) {
+func MustPair(tb testing.TB, op spec.Op, maxSize int) (*rdmalat.Pair, env.Config) {
 	tb.Helper()
 	c := MustHaveRDMA(tb)
 	if err := c.Transport.Carries(op); err != nil {
-		tb.Skipf("%s=%v: %v", EnvTransport, c.Transport, err)
+		tb.Skipf("%s=%v: %v", env.VarTransport, c.Transport, err)
 	}
 	if c.Events && !op.Events() {
-		tb.Skipf("%s=1: %v has no events mode in perftest (its receiver polls memory)", EnvEvents, op)
+		tb.Skipf("%s=1: %v has no events mode in perftest (its receiver polls memory)", env.VarEvents, op)
 	}
 	// RDMABENCH_PMQOS: held from before the pair exists until after it is
 	// closed (cleanups run last-in first-out), so the config lines record
 	// it and every run of the pair measures under it.
-	q, err := pmqos.FromEnv(os.Getenv)
-	if err != nil {
-		tb.Fatal(err)
+	if c.PMQoS {
+		q, err := pmqos.Hold(c.PMQoSLimit)
+		if err != nil {
+			tb.Fatalf("%s: %v", env.VarPMQoS, err)
+		}
+		tb.Cleanup(func() { q.Close() })
 	}
-	tb.Cleanup(func() { q.Close() })
 	p, err := NewPair(c, op, maxSize)
 	if err != nil {
 		tb.Fatalf("setting up the RDMA pair: %v", err)
@@ -115,7 +94,7 @@ func MustPair(tb TB, op spec.Op, maxSize int) (*rdmalat.Pair, Config) {
 // their latency (governor, idle states), the device's interrupt affinity
 // and the kernel. benchstat splits tables by them; compare across one
 // with benchstat -col (for example -col rdma-fw).
-func ConfigLines(p *rdmalat.Pair, c Config) []string {
+func ConfigLines(p *rdmalat.Pair, c env.Config) []string {
 	d := p.Local.Device()
 	cpus := slices.DeleteFunc([]int{p.CPUs[0], p.CPUs[1]}, func(c int) bool { return c < 0 })
 	if p.Mode != "loopback" && len(cpus) > 1 {
@@ -123,7 +102,7 @@ func ConfigLines(p *rdmalat.Pair, c Config) []string {
 	}
 	cpuDesc := "unpinned"
 	if len(cpus) > 0 {
-		cpuDesc = hostinfo.FormatCPUList(cpus)
+		cpuDesc = env.FormatCPUList(cpus)
 	}
 	lines := [][2]string{
 		{"rdmabench-mode", p.Mode},
@@ -172,34 +151,6 @@ func completion(events bool) string {
 	return "poll"
 }
 
-// SizesFor returns the sizes of c.Sizes that op can be measured at over
-// c.Transport with the path MTU mtu, and a note for each one left out:
-// atomics move 8 bytes whatever RDMABENCH_SIZES says (perftest's
-// ib_atomic_lat refuses other sizes); over UD, sizes above the MTU are
-// left out of RDMABENCH_SIZES=all (perftest -a caps them the same way) but
-// an explicit one is an error, as for perftest -s.
-func (c Config) SizesFor(op spec.Op, mtu int) ([]int, []string, error) {
-	if op.Atomic() {
-		if !slices.Equal(c.Sizes, []int{spec.AtomicSize}) && !slices.Equal(c.Sizes, DefaultSizes) && !c.SizesAll {
-			return []int{spec.AtomicSize}, []string{fmt.Sprintf("%s: %v runs at %d bytes only", EnvSizes, op, spec.AtomicSize)}, nil
-		}
-		return []int{spec.AtomicSize}, nil, nil
-	}
-	var sizes []int
-	var notes []string
-	for _, size := range c.Sizes {
-		if err := spec.CheckSize(op, c.Transport, size, mtu); err != nil {
-			if c.SizesAll {
-				notes = append(notes, err.Error())
-				continue
-			}
-			return nil, nil, fmt.Errorf("%s: %w", EnvSizes, err)
-		}
-		sizes = append(sizes, size)
-	}
-	return sizes, notes, nil
-}
-
 // onOff says whether the queue pairs were connected through rdma_cm, as
 // perftest's "rdma_cm QPs : ON/OFF" does.
 func onOff(b bool) string {
@@ -228,7 +179,7 @@ func FormatConfig(key, value string) string {
 // labels results with the lines and skips the warnings, which start with
 // "#". Call it from TestMain or a parent benchmark before b.Run: anything a
 // leaf benchmark prints lands on its result line.
-func PrintConfig(w io.Writer, p *rdmalat.Pair, c Config) error {
+func PrintConfig(w io.Writer, p *rdmalat.Pair, c env.Config) error {
 	text := strings.Join(ConfigLines(p, c), "\n") + "\n"
 	warnOnce.Do(func() {
 		r := hostReport(p)

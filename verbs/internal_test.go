@@ -6,44 +6,43 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/rdmabench/rdmabench/env"
 	"go.uber.org/goleak"
 )
 
-// Environment the device tests read:
-//
-//	RDMABENCH_DEVICE       the device to test; if it cannot be opened, tests fail
-//	RDMABENCH_PEER_DEVICE  the second device for cross-device tests
-//	RDMABENCH_REQUIRE=1    fail instead of skipping when there is no device
-//	RDMABENCH_VM=1         running in the rxevm soft-RoCE guest (rxe0, rxe1)
-func envRequire() bool { return os.Getenv("RDMABENCH_REQUIRE") == "1" }
-func envVM() bool      { return os.Getenv("RDMABENCH_VM") == "1" }
+// testConfig is the environment the device tests read (package env):
+// which device, whether one is promised, whether this is the VM.
+var testConfig = sync.OnceValues(env.Load)
+
+func mustConfig(t testing.TB) env.Config {
+	t.Helper()
+	c, err := testConfig()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+func envVM() bool { c, _ := testConfig(); return c.InVM }
 
 // probeDevice is the cached device probe: the name of the device to test, or
 // why there is none.
 var probeDevice = sync.OnceValues(func() (string, error) {
-	if name := os.Getenv("RDMABENCH_DEVICE"); name != "" {
-		return name, nil
-	}
-	devs, err := Devices()
+	c, err := testConfig()
 	if err != nil {
 		return "", err
 	}
-	if len(devs) == 0 {
-		return "", fmt.Errorf("ibv_get_device_list found no devices")
-	}
-	return devs[0].Name, nil
+	return env.ResolveDevice(Probe{}, c)
 })
 
-// mustHaveDevice returns the device to test, skipping when none exists and
-// none is configured, and failing when one is configured or required.
+// mustHaveDevice returns the device to test, with env's one skip-or-fail
+// rule: skip when none exists and none is promised, else fail.
 func mustHaveDevice(t testing.TB) string {
 	t.Helper()
+	c := mustConfig(t)
 	name, err := probeDevice()
 	if err != nil {
-		if envRequire() {
-			t.Fatalf("RDMABENCH_REQUIRE=1 but no RDMA device: %v", err)
-		}
-		t.Skipf("skipping: no RDMA device: %v", err)
+		env.Unavailable(t, c.Promised(), err)
 	}
 	return name
 }
@@ -69,38 +68,17 @@ func openNamed(t testing.TB, name string) *Context {
 }
 
 // mustHavePeerDevice returns a second device for cross-device tests:
-// RDMABENCH_PEER_DEVICE, else another device with an active port 1. It
-// skips when there is none, unless RDMABENCH_PEER_DEVICE or RDMABENCH_VM
-// promises one.
+// RDMABENCH_PEER_DEVICE, else another device with an active port, with
+// the skip-or-fail rule of env.Config.PromisedSecond.
 func mustHavePeerDevice(t testing.TB) string {
 	t.Helper()
 	first := mustHaveDevice(t)
-	if name := os.Getenv("RDMABENCH_PEER_DEVICE"); name != "" {
-		return name
-	}
-	devs, err := Devices()
+	c := mustConfig(t)
+	name, err := env.SecondDevice(Probe{}, c, first)
 	if err != nil {
-		t.Fatalf("listing devices: %v", err)
+		env.Unavailable(t, c.PromisedSecond(), err)
 	}
-	for _, d := range devs {
-		if d.Name == first {
-			continue
-		}
-		ctx, err := Open(d.Name)
-		if err != nil {
-			continue
-		}
-		pa, err := ctx.QueryPort(1)
-		ctx.Close()
-		if err == nil && pa.State == PortActive {
-			return d.Name
-		}
-	}
-	if envVM() {
-		t.Fatalf("RDMABENCH_VM=1 but no second active device besides %s among %v", first, devs)
-	}
-	t.Skipf("skipping: no second RDMA device besides %s", first)
-	return ""
+	return name
 }
 
 // TestMain fails the run when a test leaves a verbs object or a goroutine

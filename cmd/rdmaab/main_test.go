@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"go.uber.org/goleak"
 )
 
 // The test binary doubles as a fake benchmark binary (os/exec's
@@ -23,7 +25,7 @@ func TestMain(m *testing.M) {
 	case "fakeold.test", "fakenew.test":
 		os.Exit(fakeBench(strings.TrimSuffix(strings.TrimPrefix(filepath.Base(os.Args[0]), "fake"), ".test"), os.Args[1:]))
 	}
-	os.Exit(m.Run())
+	goleak.VerifyTestMain(m) // fails the run when a test leaves a goroutine behind
 }
 
 func fakeBench(side string, args []string) int {

@@ -53,7 +53,7 @@ func report(ctx context.Context, stdout, stderr io.Writer, dir string, rule gate
 // contentionAdvice is what to do about a host whose CPUs slow each other:
 // there each run's p50 sits at one of two levels, so p50 and p99 move by
 // the luck of the draw, and min, the floor both levels share, is what
-// resolves a change (README, "Comparing across a change").
+// resolves a change (docs/validation.md).
 const contentionAdvice = "on such a host p50 and p99 follow the slowdown, which switches between two levels, not the code: " +
 	"for a change under ~10% judge min (-metrics min-ns) and run 30 or more pairs (-count 30)"
 

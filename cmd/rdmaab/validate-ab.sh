@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# validate-ab.sh: the validation of issue 9, as one command (make
+# validate-ab.sh: the validation of the A/B comparison, as one command (make
 # validate-ab). It writes every figure, with the host's load next to it, to
 # $OUT/validate-ab/figures.txt, and keeps every raw file beside it.
 #

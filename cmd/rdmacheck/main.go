@@ -25,6 +25,7 @@ import (
 	"io"
 	"os"
 
+	"github.com/rdmabench/rdmabench/env"
 	"github.com/rdmabench/rdmabench/hostinfo"
 	"github.com/rdmabench/rdmabench/hostinfo/cpuprobe"
 	"github.com/rdmabench/rdmabench/internal/target"
@@ -65,7 +66,7 @@ func run(args []string, stdout, stderr io.Writer, getenv func(string) string) in
 		dev = "none"
 	}
 	if len(t.CPUs) > 0 {
-		cpuDesc = hostinfo.FormatCPUList(t.CPUs)
+		cpuDesc = env.FormatCPUList(t.CPUs)
 	}
 	r := hostinfo.Collect(hostinfo.Options{FS: fsys, Device: t.Device, CPUs: t.CPUs, Getenv: getenv})
 	r.Lines = append([]hostinfo.Line{{Key: "rdma-device", Value: dev}, {Key: "rdmabench-cpus", Value: cpuDesc}}, r.Lines...)

@@ -14,6 +14,8 @@ import (
 	"time"
 
 	"golang.org/x/perf/benchfmt"
+
+	"github.com/rdmabench/rdmabench/env"
 )
 
 // A BenchResult is a benchmark's result for one size.
@@ -126,10 +128,10 @@ func runBench(ctx context.Context, c *config, t *tool, size int) (*BenchResult, 
 	defer cancel()
 	cmd := exec.CommandContext(ctx, c.bench, benchArgs(t, c.iters, c.timeout)...)
 	cmd.Env = append(os.Environ(),
-		"RDMABENCH_SIZES="+strconv.Itoa(size),
-		"RDMABENCH_DEVICE="+c.device,
-		"RDMABENCH_GID_INDEX="+strconv.Itoa(c.gidIndex),
-		"RDMABENCH_INLINE="+strconv.Itoa(c.inline),
+		env.VarSizes+"="+strconv.Itoa(size),
+		env.VarDevice+"="+c.device,
+		env.VarGIDIndex+"="+strconv.Itoa(c.gidIndex),
+		env.VarInline+"="+strconv.Itoa(c.inline),
 	)
 	cmd.Env = append(cmd.Env, t.env...)
 	var stdout, stderr bytes.Buffer

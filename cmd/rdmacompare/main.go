@@ -63,6 +63,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/rdmabench/rdmabench/env"
 	"github.com/rdmabench/rdmabench/internal/perftest"
 )
 
@@ -91,7 +92,7 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	c := &config{}
 	fs := flag.NewFlagSet("rdmacompare", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	defDevice := os.Getenv("RDMABENCH_DEVICE")
+	defDevice := os.Getenv(env.VarDevice)
 	if defDevice == "" {
 		defDevice = "rxe0"
 	}
@@ -128,8 +129,8 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	if c.tools, err = parseTools(*toolList); err != nil {
 		return nil, fmt.Errorf("-tools: %w", err)
 	}
-	if c.sizes, err = parseSizes(*sizes); err != nil {
-		return nil, fmt.Errorf("-sizes: %w", err)
+	if c.sizes, err = env.ParseSizes("-sizes", *sizes); err != nil {
+		return nil, err
 	}
 	if c.iters < 2 {
 		return nil, fmt.Errorf("-iters %d: want at least 2 (perftest's samples are gaps between iterations)", c.iters)
@@ -144,20 +145,6 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 		return nil, fmt.Errorf("-port %d: want 1..65535", c.port)
 	}
 	return c, nil
-}
-
-// parseSizes reads "2,4096".
-func parseSizes(s string) ([]int, error) {
-	var out []int
-	for _, f := range strings.Split(s, ",") {
-		f = strings.TrimSpace(f)
-		n, err := strconv.Atoi(f)
-		if err != nil || n < 1 {
-			return nil, fmt.Errorf("%q is not a size in bytes", f)
-		}
-		out = append(out, n)
-	}
-	return out, nil
 }
 
 func main() {

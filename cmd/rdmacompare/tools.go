@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+
+	"github.com/rdmabench/rdmabench/env"
 )
 
 // A tool is one row of the comparison: a perftest latency test and the
@@ -33,8 +35,8 @@ type tool struct {
 var tools = []*tool{
 	{name: "write", perftest: "ib_write_lat", bench: "RDMAWrite", halved: true, inline: true},
 	{name: "read", perftest: "ib_read_lat", bench: "RDMARead"},
-	{name: "send", perftest: "ib_send_lat", ptArgs: []string{"-c", "RC"}, bench: "RDMASend", env: []string{"RDMABENCH_TRANSPORT=rc"}, halved: true, inline: true},
-	{name: "send-ud", perftest: "ib_send_lat", ptArgs: []string{"-c", "UD"}, bench: "RDMASend", env: []string{"RDMABENCH_TRANSPORT=ud"}, halved: true, inline: true, ud: true},
+	{name: "send", perftest: "ib_send_lat", ptArgs: []string{"-c", "RC"}, bench: "RDMASend", env: []string{env.VarTransport + "=rc"}, halved: true, inline: true},
+	{name: "send-ud", perftest: "ib_send_lat", ptArgs: []string{"-c", "UD"}, bench: "RDMASend", env: []string{env.VarTransport + "=ud"}, halved: true, inline: true, ud: true},
 	{name: "atomic", perftest: "ib_atomic_lat", ptArgs: []string{"-A", "FETCH_AND_ADD"}, bench: "RDMAAtomic", parts: []string{"/op=fetch_add"}, size: 8},
 	{name: "write-imm", perftest: "ib_write_lat", ptArgs: []string{"--write_with_imm"}, bench: "RDMAWriteImm", halved: true, inline: true},
 }

@@ -17,6 +17,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/rdmabench/rdmabench/env"
 	"github.com/rdmabench/rdmabench/fleet"
 )
 
@@ -238,7 +239,7 @@ func (a *agent) runBench(ctx context.Context, peer string) ([]byte, error) {
 		"-test.run=^$", "-test.bench="+a.opts.benchmark, "-test.benchtime="+a.opts.benchtime,
 		"-test.count="+strconv.Itoa(a.opts.count), "-test.timeout="+testTimeout.Round(time.Second).String())
 	childAttrs(cmd)
-	cmd.Env = append(a.env[:len(a.env):len(a.env)], "RDMABENCH_PEER="+peer)
+	cmd.Env = append(a.env[:len(a.env):len(a.env)], env.VarPeer+"="+peer)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	cmd.WaitDelay = 2 * time.Second

@@ -18,6 +18,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"go.uber.org/goleak"
 )
 
 // The test binary doubles as every program of a fleet run (os/exec's
@@ -50,7 +52,7 @@ func TestMain(m *testing.M) {
 	case "rdmabench.test":
 		os.Exit(fakeBench(os.Args[1:]))
 	}
-	os.Exit(m.Run())
+	goleak.VerifyTestMain(m) // fails the run when a test leaves a goroutine behind
 }
 
 // fakeBin makes the links to the test binary in a new directory.

@@ -10,6 +10,7 @@ import (
 
 	"golang.org/x/perf/benchfmt"
 
+	"github.com/rdmabench/rdmabench/env"
 	"github.com/rdmabench/rdmabench/fleet"
 )
 
@@ -90,7 +91,7 @@ func readFailed(path string) (string, error) {
 // The benchmark's own lines (firmware, kernel, CPUs of each node) stay in
 // the raw output, where they may differ from node to node.
 func runConfig(plan *fleet.Plan, getenv func(string) string) [][2]string {
-	device := getenv("RDMABENCH_DEVICE")
+	device := getenv(env.VarDevice)
 	if device == "" {
 		device = "default"
 	}

@@ -22,7 +22,7 @@ import (
 	"io"
 	"os"
 
-	"github.com/rdmabench/rdmabench/testenv"
+	"github.com/rdmabench/rdmabench/env"
 	"github.com/rdmabench/rdmabench/verbs"
 )
 
@@ -43,7 +43,7 @@ func main() {
 }
 
 func run(w io.Writer, ngids int) int {
-	c, err := testenv.Load()
+	c, err := env.Load()
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "rdmainfo:", err)
 		return 2
@@ -56,7 +56,7 @@ func run(w io.Writer, ngids int) int {
 	for _, d := range devs {
 		describe(w, d, ngids)
 	}
-	dev, err := testenv.Usable(c)
+	dev, err := env.Usable(verbs.Probe{}, c)
 	if err != nil {
 		fmt.Fprintln(w, "no usable device:", err)
 		return 1
@@ -104,7 +104,7 @@ func describe(w io.Writer, d verbs.DeviceInfo, ngids int) {
 
 // runPlace is rdmainfo -place.
 func runPlace(stdout, stderr io.Writer, forceVM bool) int {
-	c, err := testenv.Load()
+	c, err := env.Load()
 	if err != nil {
 		fmt.Fprintln(stderr, "rdmainfo:", err)
 		return 1
@@ -112,7 +112,7 @@ func runPlace(stdout, stderr io.Writer, forceVM bool) int {
 	var dev string
 	var devErr error
 	if !forceVM {
-		dev, devErr = testenv.Usable(c)
+		dev, devErr = env.Usable(verbs.Probe{}, c)
 	}
 	place, why, err := choosePlace(forceVM, c, dev, devErr)
 	if err != nil {

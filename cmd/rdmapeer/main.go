@@ -43,12 +43,10 @@ import (
 	"syscall"
 	"time"
 
-	"golang.org/x/sys/unix"
-
+	"github.com/rdmabench/rdmabench/env"
 	"github.com/rdmabench/rdmabench/internal/oob"
 	"github.com/rdmabench/rdmabench/peer"
 	"github.com/rdmabench/rdmabench/rdmalat"
-	"github.com/rdmabench/rdmabench/testenv"
 	"github.com/rdmabench/rdmabench/verbs"
 )
 
@@ -75,7 +73,7 @@ type options struct {
 
 // parseFlags reads args, with defaults from the RDMABENCH_ variables.
 func parseFlags(args []string, getenv func(string) string, stderr io.Writer) (*options, error) {
-	env, err := testenv.LoadFrom(getenv)
+	cfg, err := env.LoadFrom(getenv)
 	if err != nil {
 		return nil, err
 	}
@@ -87,16 +85,16 @@ func parseFlags(args []string, getenv func(string) string, stderr io.Writer) (*o
 		fs.PrintDefaults()
 	}
 	fs.StringVar(&o.listen, "listen", ":"+strconv.Itoa(oob.DefaultPort), "`address` to listen on; the default is every address of this host")
-	fs.StringVar(&o.device, "device", env.Device, "RDMA `device` (default $RDMABENCH_DEVICE, else the first device with an active port)")
-	fs.IntVar(&o.port, "port", env.Port, "device `port` (default $RDMABENCH_PORT, else the first active port)")
-	fs.IntVar(&o.gidIndex, "gid-index", env.GIDIndex, "GID table `index` (default $RDMABENCH_GID_INDEX, else the best: RoCE v2 over IPv4 first; -1: the best)")
+	fs.StringVar(&o.device, "device", cfg.Device, "RDMA `device` (default $RDMABENCH_DEVICE, else the first device with an active port)")
+	fs.IntVar(&o.port, "port", cfg.Port, "device `port` (default $RDMABENCH_PORT, else the first active port)")
+	fs.IntVar(&o.gidIndex, "gid-index", cfg.GIDIndex, "GID table `index` (default $RDMABENCH_GID_INDEX, else the best: RoCE v2 over IPv4 first; -1: the best)")
 	cpu := fs.String("cpu", "", "`CPUs` to pin the answering threads to, e.g. 3 or 2,3 (concurrent sessions take them in turn), or none (default: the last CPU this process may use)")
 	fs.IntVar(&o.maxSessions, "max-sessions", peer.DefaultMaxSessions, "most sessions served at once; more clients are told the peer is busy")
 	maxMemory := fs.String("max-memory", "64M", "registered memory all sessions together may hold, in `bytes` (suffix K, M, G)")
 	maxSize := fs.String("max-size", "8M", "largest message a client may ask for, in `bytes` (suffix K, M, G)")
 	fs.Uint64Var(&o.maxRoundTrips, "max-round-trips", oob.DefaultLimits.MaxRoundTrips, "round trips one run may take, warm-up included")
 	fs.DurationVar(&o.maxTimeout, "max-timeout", oob.DefaultLimits.MaxIdleTimeout, "longest RDMA loop idle timeout a client may ask for (its RDMABENCH_TIMEOUT)")
-	fs.DurationVar(&o.timeout, "timeout", env.Timeout, "bound on each step of the exchange with a client, and the loops' idle timeout when a client sets none (default $RDMABENCH_TIMEOUT, else 5s)")
+	fs.DurationVar(&o.timeout, "timeout", cfg.Timeout, "bound on each step of the exchange with a client, and the loops' idle timeout when a client sets none (default $RDMABENCH_TIMEOUT, else 5s)")
 	fs.DurationVar(&o.idle, "idle", peer.DefaultIdle, "longest wait for a client's next request between runs; 0: no limit")
 	fs.DurationVar(&o.handshake, "handshake-timeout", peer.DefaultHandshakeTimeout, "how long a new connection may take to say hello before it is dropped; until then it holds no session slot")
 	if err := fs.Parse(args); err != nil {
@@ -111,10 +109,10 @@ func parseFlags(args []string, getenv func(string) string, stderr io.Writer) (*o
 	if o.maxSessions < 1 {
 		return nil, fmt.Errorf("-max-sessions %d: want at least 1", o.maxSessions)
 	}
-	if o.maxMemory, err = parseBytes("-max-memory", *maxMemory); err != nil {
+	if o.maxMemory, err = env.ParseBytes("-max-memory", *maxMemory, 1<<40); err != nil {
 		return nil, err
 	}
-	if o.maxSize, err = parseBytes("-max-size", *maxSize); err != nil {
+	if o.maxSize, err = env.ParseBytes("-max-size", *maxSize, 1<<40); err != nil {
 		return nil, err
 	}
 	if o.maxSize > 1<<31-1 {
@@ -135,43 +133,20 @@ func parseFlags(args []string, getenv func(string) string, stderr io.Writer) (*o
 	return o, nil
 }
 
-// parseBytes parses a byte count with an optional K, M or G suffix.
-func parseBytes(flagName, v string) (int64, error) {
-	s := strings.TrimSpace(v)
-	mult := int64(1)
-	if n := len(s); n > 0 {
-		switch s[n-1] {
-		case 'k', 'K':
-			mult, s = 1<<10, s[:n-1]
-		case 'm', 'M':
-			mult, s = 1<<20, s[:n-1]
-		case 'g', 'G':
-			mult, s = 1<<30, s[:n-1]
-		}
-	}
-	n, err := strconv.ParseInt(s, 10, 64)
-	if err != nil || n < 1 || n > (1<<40)/mult {
-		return 0, fmt.Errorf("%s %q: want a byte count such as 65536, 64K or 8M", flagName, v)
-	}
-	return n * mult, nil
-}
-
 // parseCPUs parses -cpu: empty for the last allowed CPU, "none", or a list.
 func parseCPUs(v string) ([]int, error) {
 	switch v = strings.TrimSpace(v); v {
 	case "none":
 		return nil, nil
 	case "":
-		var set unix.CPUSet
-		if err := unix.SchedGetaffinity(0, &set); err != nil {
-			return nil, fmt.Errorf("sched_getaffinity: %w", err)
+		allowed, err := env.AllowedCPUs()
+		if err != nil {
+			return nil, err
 		}
-		for c := len(set)*64 - 1; c >= 0; c-- {
-			if set.IsSet(c) {
-				return []int{c}, nil
-			}
+		if len(allowed) == 0 {
+			return nil, errors.New("sched_getaffinity: no CPU allowed")
 		}
-		return nil, errors.New("sched_getaffinity: no CPU allowed")
+		return allowed[len(allowed)-1:], nil
 	}
 	var cpus []int
 	for f := range strings.SplitSeq(v, ",") {
@@ -195,7 +170,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return 2
 	}
 	if o.device == "" {
-		if o.device, err = testenv.Device(testenv.Config{}); err != nil {
+		if o.device, err = env.FirstActive(verbs.Probe{}); err != nil {
 			logger.Printf("%v (name one with -device or RDMABENCH_DEVICE)", err)
 			return 1
 		}

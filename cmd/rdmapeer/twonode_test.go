@@ -18,7 +18,9 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"go.uber.org/goleak"
 
+	"github.com/rdmabench/rdmabench/env"
 	"github.com/rdmabench/rdmabench/internal/oob"
 	"github.com/rdmabench/rdmabench/latency"
 	"github.com/rdmabench/rdmabench/peer"
@@ -49,13 +51,13 @@ func TestMain(m *testing.M) {
 	case "client":
 		os.Exit(helperClient(os.Getenv("RDMAPEER_TEST_ADDR")))
 	}
-	os.Exit(m.Run())
+	goleak.VerifyTestMain(m) // fails the run when a test leaves a goroutine behind
 }
 
 // helperClient is a client process for a test to kill: it opens a
 // session, starts a long run, says "running" and runs until killed.
 func helperClient(addr string) int {
-	c, err := testenv.Load()
+	c, err := env.Load()
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 2
@@ -158,7 +160,7 @@ func startPeer(t *testing.T, device string, flags ...string) *peerProc {
 	require.NoError(t, err)
 	args := append([]string{"-listen", "127.0.0.1:0"}, flags...)
 	cmd := exec.Command(exe, args...)
-	cmd.Env = append(os.Environ(), roleEnv+"=peer", testenv.EnvDevice+"="+device)
+	cmd.Env = append(os.Environ(), roleEnv+"=peer", env.VarDevice+"="+device)
 	stdout, err := cmd.StdoutPipe()
 	require.NoError(t, err)
 	stderr, err := cmd.StderrPipe()
@@ -310,7 +312,7 @@ func TestTwoNodePeerStalled(t *testing.T) {
 	}
 	elapsed := time.Since(start)
 	assert.ErrorIs(t, err, rdmalat.ErrTimeout)
-	assert.Contains(t, err.Error(), "RDMABENCH_TIMEOUT")
+	assert.Contains(t, err.Error(), env.VarTimeout)
 	closeStart := time.Now()
 	r.Close()
 	closed := time.Since(closeStart)
@@ -331,7 +333,7 @@ func TestTwoNodeClientKilled(t *testing.T) {
 	exe, err := os.Executable()
 	require.NoError(t, err)
 	client := exec.Command(exe)
-	client.Env = append(os.Environ(), roleEnv+"=client", "RDMAPEER_TEST_ADDR="+pp.addr, testenv.EnvDevice+"="+dev)
+	client.Env = append(os.Environ(), roleEnv+"=client", "RDMAPEER_TEST_ADDR="+pp.addr, env.VarDevice+"="+dev)
 	client.Stderr = os.Stderr
 	out, err := client.StdoutPipe()
 	require.NoError(t, err)

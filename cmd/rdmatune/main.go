@@ -29,7 +29,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/rdmabench/rdmabench/hostinfo"
+	"github.com/rdmabench/rdmabench/env"
 	"github.com/rdmabench/rdmabench/hostinfo/pmqos"
 	"github.com/rdmabench/rdmabench/hostinfo/tune"
 	"github.com/rdmabench/rdmabench/internal/target"
@@ -121,7 +121,7 @@ func (c config) newPlan() (tune.Plan, error) {
 	if err != nil {
 		return p, err
 	}
-	fmt.Fprintf(c.log, "rdmatune: CPUs %s, device %q\n", hostinfo.FormatCPUList(c.opts.CPUs), c.opts.Device)
+	fmt.Fprintf(c.log, "rdmatune: CPUs %s, device %q\n", env.FormatCPUList(c.opts.CPUs), c.opts.Device)
 	for _, n := range p.Notes {
 		fmt.Fprintf(c.log, "rdmatune: note: %s\n", n)
 	}

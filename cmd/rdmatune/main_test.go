@@ -14,6 +14,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"go.uber.org/goleak"
 
 	"github.com/rdmabench/rdmabench/hostinfo"
 )
@@ -34,7 +35,7 @@ func TestMain(m *testing.M) {
 		}
 		main()
 	}
-	os.Exit(m.Run())
+	goleak.VerifyTestMain(m) // fails the run when a test leaves a goroutine behind
 }
 
 func noEnv(string) string { return "" }

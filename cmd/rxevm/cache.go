@@ -13,6 +13,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/rdmabench/rdmabench/env"
 )
 
 // cacheFormat changes whenever the layout of the cached guest changes, so
@@ -41,7 +43,7 @@ type guestBase struct {
 // defaultCacheDir returns $RDMABENCH_VM_CACHE, or rdmabench/rxevm under the
 // user cache directory ($XDG_CACHE_HOME or ~/.cache).
 func defaultCacheDir() (string, error) {
-	if d := os.Getenv("RDMABENCH_VM_CACHE"); d != "" {
+	if d := os.Getenv(env.VarVMCache); d != "" {
 		return d, nil
 	}
 	d, err := os.UserCacheDir()

@@ -4,7 +4,7 @@ package main
 // NIC each on one QEMU socket-multicast segment on the host's loopback, and
 // rxe0 on that NIC. PROGRAM runs on node1 once every node is set up (and,
 // with -slurm, once every slurmd is idle); the other nodes run -node-cmd and
-// are killed when PROGRAM has exited. See docs/rxevm.md.
+// are killed when PROGRAM has exited. See docs/vm.md.
 
 import (
 	"context"

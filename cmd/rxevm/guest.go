@@ -6,6 +6,8 @@ import (
 	"slices"
 	"sort"
 	"strings"
+
+	"github.com/rdmabench/rdmabench/env"
 )
 
 // Guest-side names shared by the host and the generated scripts.
@@ -160,9 +162,9 @@ var passedEnv = []string{"GOTRACEBACK", "GODEBUG", "GOMAXPROCS", "GOFLAGS"}
 // runnerEnv holds the RDMABENCH_* variables the runner sets itself; the
 // host's values for them are not passed (but -env can override them).
 var runnerEnv = map[string]string{
-	"RDMABENCH_DEVICE":  "rxe0",
-	"RDMABENCH_REQUIRE": "1",
-	"RDMABENCH_VM":      "1",
+	env.VarDevice:  "rxe0",
+	env.VarRequire: "1",
+	env.VarVM:      "1",
 }
 
 var envName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)

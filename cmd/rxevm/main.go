@@ -10,7 +10,7 @@
 // ~/.cache/rdmabench/rxevm). PROGRAM, its shared libraries, -include files
 // and ./testdata are copied in; PROGRAM runs in the same working directory
 // path as on the host, its output streams to rxevm's standard output, and
-// rxevm exits with PROGRAM's exit status. See docs/rxevm.md.
+// rxevm exits with PROGRAM's exit status. See docs/vm.md.
 package main
 
 import (
@@ -321,7 +321,7 @@ func showProgress() bool {
 	if o.Dev != e.Dev || o.Ino != e.Ino {
 		return true
 	}
-	_, err := unix.IoctlGetTermios(2, unix.TCGETS)
+	_, err := unix.IoctlGetTermios(2, ioctlReadTermios)
 	return err == nil // a terminal
 }
 

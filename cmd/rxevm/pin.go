@@ -29,7 +29,7 @@ import (
 	"strings"
 	"time"
 
-	"golang.org/x/sys/unix"
+	"github.com/rdmabench/rdmabench/env"
 )
 
 // pinPlan parses -pin: "auto" (the host CPUs rxevm may run on), "none", or
@@ -39,15 +39,9 @@ func pinPlan(flagValue string) ([]int, error) {
 	case "none", "off", "":
 		return nil, nil
 	case "auto":
-		var set unix.CPUSet
-		if err := unix.SchedGetaffinity(0, &set); err != nil {
+		cpus, err := env.AllowedCPUs()
+		if err != nil {
 			return nil, fmt.Errorf("-pin auto: %w", err)
-		}
-		var cpus []int
-		for i := 0; i < 1024 && len(cpus) < set.Count(); i++ {
-			if set.IsSet(i) {
-				cpus = append(cpus, i)
-			}
 		}
 		return cpus, nil
 	}
@@ -170,9 +164,7 @@ func pinVCPUs(tids, hostCPUs []int) (string, error) {
 		}
 		seen[tid] = true
 		cpu := hostCPUs[i%len(hostCPUs)]
-		var set unix.CPUSet
-		set.Set(cpu)
-		if err := unix.SchedSetaffinity(tid, &set); err != nil {
+		if err := env.SetAffinity(tid, cpu); err != nil {
 			return "", fmt.Errorf("pinning vCPU %d (thread %d) to CPU %d: %w", i, tid, cpu, err)
 		}
 		parts = append(parts, fmt.Sprintf("%d->%d", i, cpu))
@@ -197,7 +189,7 @@ func pinAfterStart(ctx context.Context, sock string, hostCPUs []int, logf logFun
 }
 
 // The defaults of -pin and -isolate: what measured best on a 2-CPU host
-// (docs/rxevm.md, "Drift": pinned and isolated was 20% slower, no steadier).
+// (docs/vm.md, "Drift": pinned and isolated was 20% slower, no steadier).
 const (
 	defaultPin     = "none"
 	defaultIsolate = false

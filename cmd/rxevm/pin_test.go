@@ -11,8 +11,6 @@ import (
 	"strings"
 	"testing"
 	"time"
-
-	"golang.org/x/sys/unix"
 )
 
 func TestPinPlan(t *testing.T) {
@@ -38,12 +36,9 @@ func TestPinPlan(t *testing.T) {
 			t.Errorf("pinPlan(%q) = %v, %v; want %v", c.in, got, err, c.want)
 		}
 	}
-	var set unix.CPUSet
-	if err := unix.SchedGetaffinity(0, &set); err != nil {
-		t.Fatal(err)
-	}
-	if got, err := pinPlan("auto"); err != nil || len(got) != set.Count() {
-		t.Errorf("auto = %v, %v; want the %d CPUs this process may use", got, err, set.Count())
+	// runtime.NumCPU counts the CPUs of the affinity mask at start.
+	if got, err := pinPlan("auto"); err != nil || len(got) != runtime.NumCPU() {
+		t.Errorf("auto = %v, %v; want the %d CPUs this process may use", got, err, runtime.NumCPU())
 	}
 }
 
@@ -124,32 +119,5 @@ func TestVCPUThreads(t *testing.T) {
 	defer cancel()
 	if _, err := vcpuThreads(ctx, filepath.Join(t.TempDir(), "none.sock")); err == nil {
 		t.Error("vcpuThreads without a socket succeeded")
-	}
-}
-
-// TestPinVCPUs pins a thread of this test to a CPU it may use, the way
-// vCPU threads are pinned, and puts its affinity back.
-func TestPinVCPUs(t *testing.T) {
-	runtime.LockOSThread()
-	defer runtime.UnlockOSThread()
-	var old unix.CPUSet
-	if err := unix.SchedGetaffinity(0, &old); err != nil {
-		t.Fatal(err)
-	}
-	defer unix.SchedSetaffinity(0, &old)
-	cpus, _ := pinPlan("auto")
-	last := cpus[len(cpus)-1]
-	tid := unix.Gettid()
-	placed, err := pinVCPUs([]int{tid}, []int{last})
-	if err != nil || placed != fmt.Sprintf("0->%d", last) {
-		t.Fatalf("pinVCPUs = %q, %v", placed, err)
-	}
-	var now unix.CPUSet
-	unix.SchedGetaffinity(0, &now)
-	if now.Count() != 1 || !now.IsSet(last) {
-		t.Errorf("affinity after pinning: %d CPUs", now.Count())
-	}
-	if _, err := pinVCPUs([]int{tid, tid}, cpus); err == nil || !strings.Contains(err.Error(), "single-threaded TCG") {
-		t.Errorf("shared thread: %v", err)
 	}
 }

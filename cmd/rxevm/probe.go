@@ -10,12 +10,12 @@ package main
 // and no setting inside the guest can remove it. The guest cannot see
 // it either, so rxevm times it before the boot (hostinfo/cpuprobe, about
 // 1 s, while the host is otherwise idle), says so, and passes the
-// figure in hostinfo.HostContentionEnv for the benchmarks to note.
+// figure in env.VarHostCPUContention for the benchmarks to note.
 
 import (
 	"context"
 
-	"github.com/rdmabench/rdmabench/hostinfo"
+	"github.com/rdmabench/rdmabench/env"
 	"github.com/rdmabench/rdmabench/hostinfo/cpuprobe"
 )
 
@@ -31,7 +31,7 @@ func measuringHostCPUs(pin []int, smp int) ([]int, error) {
 		}
 		return []int{a, b}, nil
 	}
-	allowed, err := hostinfo.AllowedCPUs()
+	allowed, err := env.AllowedCPUs()
 	if err != nil || len(allowed) < 2 {
 		return nil, err
 	}
@@ -58,5 +58,5 @@ func probeHost(ctx context.Context, c *config, pin []int, logf logFunc) []string
 		return nil
 	}
 	logf("host CPU probe: %s", r.Summary())
-	return []string{hostinfo.HostContentionEnv + "=" + r.Line().Value}
+	return []string{env.VarHostCPUContention + "=" + r.Line().Value}
 }

@@ -7,6 +7,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/rdmabench/rdmabench/env"
 	"github.com/rdmabench/rdmabench/hostinfo"
 )
 
@@ -29,7 +30,7 @@ func TestMeasuringHostCPUs(t *testing.T) {
 		})
 	}
 	// Unpinned: the last two CPUs this process may use.
-	allowed, err := hostinfo.AllowedCPUs()
+	allowed, err := env.AllowedCPUs()
 	require.NoError(t, err)
 	got, err := measuringHostCPUs(nil, 4)
 	require.NoError(t, err)
@@ -44,17 +45,17 @@ func TestMeasuringHostCPUs(t *testing.T) {
 // guest receives: the variable and a value in cpuprobe's format, which
 // hostinfo's check parses.
 func TestProbeHost(t *testing.T) {
-	allowed, err := hostinfo.AllowedCPUs()
+	allowed, err := env.AllowedCPUs()
 	require.NoError(t, err)
 	if len(allowed) < 2 {
-		t.Fatalf("needs two CPUs; this process may use %s", hostinfo.FormatCPUList(allowed))
+		t.Fatalf("needs two CPUs; this process may use %s", env.FormatCPUList(allowed))
 	}
 	var logged []string
 	logf := func(format string, args ...any) { logged = append(logged, format) }
-	env := probeHost(t.Context(), &config{smp: 4}, nil, logf)
-	require.Len(t, env, 1)
-	k, v, _ := strings.Cut(env[0], "=")
-	assert.Equal(t, hostinfo.HostContentionEnv, k)
+	vars := probeHost(t.Context(), &config{smp: 4}, nil, logf)
+	require.Len(t, vars, 1)
+	k, v, _ := strings.Cut(vars[0], "=")
+	assert.Equal(t, env.VarHostCPUContention, k)
 	_, err = hostinfo.ParseContention(v)
 	assert.NoError(t, err, "hostinfo reads back what rxevm passes")
 	assert.Equal(t, []string{"host CPU probe: %s"}, logged)

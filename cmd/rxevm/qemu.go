@@ -10,7 +10,6 @@ import (
 	"os/exec"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
 )
 
@@ -128,9 +127,7 @@ func (v *vm) boot(ctx context.Context, bound time.Duration, stdout io.Writer, co
 	cmd.ExtraFiles = []*os.File{conW, outW}
 	cmd.Stdout = qout
 	cmd.Stderr = qout
-	// Its own process group keeps a terminal's ^C from reaching QEMU
-	// directly; Pdeathsig kills it should rxevm itself be killed.
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	cmd.SysProcAttr = qemuProcAttr()
 	start := time.Now()
 	err = cmd.Start()
 	conW.Close()

@@ -22,8 +22,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"golang.org/x/sys/unix"
-
+	"github.com/rdmabench/rdmabench/env"
 	"github.com/rdmabench/rdmabench/hostinfo"
 )
 
@@ -80,7 +79,7 @@ func (r Result) Line() hostinfo.Line {
 // other, or run unsteadily, by more than hostinfo.ContentionThreshold.
 func (r Result) Warning() (hostinfo.Warning, bool) {
 	c := r.Contention()
-	return c.Warning("cpu-contention", "CPUs "+hostinfo.FormatCPUList(c.CPUs))
+	return c.Warning("cpu-contention", "CPUs "+env.FormatCPUList(c.CPUs))
 }
 
 // Probe times Blocks blocks of work on each CPU alone, then on all of them
@@ -128,14 +127,14 @@ func (o Options) check() error {
 	if len(o.CPUs) < 2 {
 		return fmt.Errorf("cpuprobe: want at least two CPUs, those the benchmark polls on (e.g. 0,1); got %d", len(o.CPUs))
 	}
-	allowed, err := hostinfo.AllowedCPUs()
+	allowed, err := env.AllowedCPUs()
 	if err != nil {
 		return fmt.Errorf("cpuprobe: %w", err)
 	}
 	seen := map[int]bool{}
 	for _, c := range o.CPUs {
 		if !slices.Contains(allowed, c) {
-			return fmt.Errorf("cpuprobe: CPU %d: this process may run on CPUs %s only", c, hostinfo.FormatCPUList(allowed))
+			return fmt.Errorf("cpuprobe: CPU %d: this process may run on CPUs %s only", c, env.FormatCPUList(allowed))
 		}
 		if seen[c] {
 			return fmt.Errorf("cpuprobe: CPU %d given twice", c)
@@ -231,9 +230,7 @@ func onCPU(cpu int, f func() []time.Duration) ([]time.Duration, error) {
 	done := make(chan result)
 	go func() {
 		runtime.LockOSThread() // never unlocked: the thread exits with the goroutine
-		var set unix.CPUSet
-		set.Set(cpu)
-		if err := unix.SchedSetaffinity(0, &set); err != nil {
+		if err := env.SetAffinity(0, cpu); err != nil {
 			done <- result{err: fmt.Errorf("cpuprobe: pin to CPU %d: %w", cpu, err)}
 			return
 		}
@@ -263,5 +260,5 @@ func quantile(ds []time.Duration, q float64) time.Duration {
 func (r Result) Summary() string {
 	c := r.Contention()
 	return fmt.Sprintf("CPUs %s run a busy loop %.2fx slower with all busy than alone (worst block %.2fx); p90 block %.2fx the median",
-		hostinfo.FormatCPUList(c.CPUs), c.Slowdown, c.Worst, c.Unsteady)
+		env.FormatCPUList(c.CPUs), c.Slowdown, c.Worst, c.Unsteady)
 }

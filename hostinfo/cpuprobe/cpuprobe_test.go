@@ -8,8 +8,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
-	"golang.org/x/sys/unix"
 
+	"github.com/rdmabench/rdmabench/env"
 	"github.com/rdmabench/rdmabench/hostinfo"
 )
 
@@ -32,7 +32,7 @@ func TestContention(t *testing.T) {
 	require.True(t, ok)
 	assert.Equal(t, "cpu-contention", w.Check)
 	assert.Contains(t, w.Problem, "CPUs 0-1 run a busy loop 1.62x slower with all busy than alone (worst block 2.50x) and vary in speed")
-	assert.Contains(t, w.Fix, "RDMABENCH_CPUS")
+	assert.Contains(t, w.Fix, env.VarCPUs)
 
 	separate := Result{CPUs: []CPUResult{
 		{CPU: 2, Alone: ms(10), AloneP90: ms(10.1), Together: ms(10.3), TogetherP90: ms(10.5), Worst: ms(14)},
@@ -55,7 +55,7 @@ func TestQuantile(t *testing.T) {
 }
 
 func TestBadOptions(t *testing.T) {
-	allowed, err := hostinfo.AllowedCPUs()
+	allowed, err := env.AllowedCPUs()
 	require.NoError(t, err)
 	for _, tc := range []struct {
 		name string
@@ -64,7 +64,7 @@ func TestBadOptions(t *testing.T) {
 	}{
 		{"none", nil, "want at least two CPUs, those the benchmark polls on (e.g. 0,1); got 0"},
 		{"one", allowed[:1], "got 1"},
-		{"not allowed", []int{allowed[0], 4095}, "CPU 4095: this process may run on CPUs " + hostinfo.FormatCPUList(allowed) + " only"},
+		{"not allowed", []int{allowed[0], 4095}, "CPU 4095: this process may run on CPUs " + env.FormatCPUList(allowed) + " only"},
 		{"twice", []int{allowed[0], allowed[0]}, "given twice"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -79,10 +79,10 @@ func TestBadOptions(t *testing.T) {
 // finds depends on the host, so it checks the shape of the result and
 // that the probing threads' affinity did not leak into the caller's.
 func TestProbe(t *testing.T) {
-	allowed, err := hostinfo.AllowedCPUs()
+	allowed, err := env.AllowedCPUs()
 	require.NoError(t, err)
 	if len(allowed) < 2 {
-		t.Fatalf("this test needs two CPUs; the process may use %s", hostinfo.FormatCPUList(allowed))
+		t.Fatalf("this test needs two CPUs; the process may use %s", env.FormatCPUList(allowed))
 	}
 	cpus := allowed[len(allowed)-2:]
 	r, err := Probe(context.Background(), Options{CPUs: cpus, Block: time.Millisecond, Blocks: 8})
@@ -99,13 +99,13 @@ func TestProbe(t *testing.T) {
 	require.NoError(t, err, "hostinfo reads the note back")
 	assert.Equal(t, cpus, got.CPUs)
 
-	var set unix.CPUSet
-	require.NoError(t, unix.SchedGetaffinity(0, &set))
-	assert.Equal(t, len(allowed), set.Count(), "the caller's affinity is as it was")
+	after, err := env.AllowedCPUs()
+	require.NoError(t, err)
+	assert.Equal(t, allowed, after, "the caller's affinity is as it was")
 }
 
 func TestProbeCancelled(t *testing.T) {
-	allowed, err := hostinfo.AllowedCPUs()
+	allowed, err := env.AllowedCPUs()
 	require.NoError(t, err)
 	require.GreaterOrEqual(t, len(allowed), 2)
 	ctx, cancel := context.WithCancel(context.Background())

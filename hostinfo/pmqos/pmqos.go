@@ -13,17 +13,11 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"strconv"
-	"strings"
 	"time"
 )
 
 // Device is the kernel's CPU latency request file.
 const Device = "/dev/cpu_dma_latency"
-
-// EnvVar turns a hold on for the benchmarks: "1" holds the limit at 0, a
-// duration ("20us") holds that limit, "" or "0" leaves PM QoS alone.
-const EnvVar = "RDMABENCH_PMQOS"
 
 // Request is one held latency limit.
 type Request struct {
@@ -70,25 +64,4 @@ func (r *Request) Close() error {
 		return fmt.Errorf("pmqos: %w", err)
 	}
 	return nil
-}
-
-// FromEnv starts the hold that EnvVar asks for, read through getenv: nil
-// and no error when it asks for none.
-func FromEnv(getenv func(string) string) (*Request, error) {
-	v := strings.TrimSpace(getenv(EnvVar))
-	switch v {
-	case "", "0":
-		return nil, nil
-	case "1":
-		return Hold(0)
-	}
-	d, err := time.ParseDuration(v)
-	if err != nil || d < 0 {
-		return nil, fmt.Errorf("%s=%s: want 1 (hold the CPU wake-up latency limit at 0), a limit such as 20us, or 0 (off)", EnvVar, strconv.Quote(v))
-	}
-	r, err := Hold(d)
-	if err != nil {
-		return nil, fmt.Errorf("%s=%s: %w", EnvVar, v, err)
-	}
-	return r, nil
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/rdmabench/rdmabench/env"
 	"github.com/rdmabench/rdmabench/hostinfo"
 )
 
@@ -32,22 +33,12 @@ func TestHoldAtFakeFile(t *testing.T) {
 	assert.ErrorContains(t, err, "out of range")
 }
 
-func TestFromEnv(t *testing.T) {
-	for _, v := range []string{"", "0"} {
-		r, err := FromEnv(func(string) string { return v })
-		assert.NoError(t, err)
-		assert.Nil(t, r)
-	}
-	_, err := FromEnv(func(string) string { return "yes" })
-	assert.ErrorContains(t, err, `RDMABENCH_PMQOS="yes": want 1`)
-}
-
 // On a kernel with PM QoS (the host when root, the VM): while held at 0,
 // the limit in force reads 0; after Close it reads what it did before.
 func TestHoldReal(t *testing.T) {
 	before, ok := hostinfo.PMQoSLimit(hostinfo.Root)
 	if !ok {
-		if os.Getenv("RDMABENCH_VM") == "1" {
+		if os.Getenv(env.VarVM) == "1" {
 			t.Fatalf("%s not readable inside the VM", Device)
 		}
 		t.Skipf("skipping: %s not readable here (no PM QoS, or not root)", Device)

@@ -19,6 +19,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/rdmabench/rdmabench/env"
 	"github.com/rdmabench/rdmabench/hostinfo"
 )
 
@@ -134,7 +135,7 @@ func (p *Plan) planIRQ(fsys fs.FS, n int, cpus, online []int) {
 		p.note("irq %d: %v", n, err)
 		return
 	}
-	cur := hostinfo.ParseCPUList(old)
+	cur := env.ParseCPUList(old)
 	if !overlaps(cur, cpus) {
 		return
 	}
@@ -143,10 +144,10 @@ func (p *Plan) planIRQ(fsys fs.FS, n int, cpus, online []int) {
 		rest = without(online, cpus)
 	}
 	if len(rest) == 0 {
-		p.note("irq %d: no online CPU besides %s to move it to", n, hostinfo.FormatCPUList(cpus))
+		p.note("irq %d: no online CPU besides %s to move it to", n, env.FormatCPUList(cpus))
 		return
 	}
-	p.Changes = append(p.Changes, Change{fmt.Sprintf("irq %d affinity", n), name, old, hostinfo.FormatCPUList(rest)})
+	p.Changes = append(p.Changes, Change{fmt.Sprintf("irq %d affinity", n), name, old, env.FormatCPUList(rest)})
 }
 
 func overlaps(a, b []int) bool {

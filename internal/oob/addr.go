@@ -4,16 +4,12 @@ import (
 	"fmt"
 	"net"
 	"net/netip"
-	"os"
 	"strconv"
 	"strings"
 )
 
 // DefaultPort is the TCP port rdmapeer listens on, perftest's.
 const DefaultPort = 18515
-
-// EnvPeer names the environment variable that holds the peer's address.
-const EnvPeer = "RDMABENCH_PEER"
 
 // ParseAddr checks a peer address and returns it as host:port. It accepts
 // host:port (a bracketed IPv6 host is fine) with a numeric port from 1 to
@@ -29,23 +25,20 @@ func ParseAddr(s string) (string, error) {
 	return addr, nil
 }
 
-// PeerFromEnv returns the address in $RDMABENCH_PEER (see ParseAddr), or ""
-// with no error when the variable is unset or empty.
-func PeerFromEnv() (string, error) { return PeerFrom(os.Getenv) }
-
-// PeerFrom is PeerFromEnv reading the environment through getenv. A set but
-// malformed value is an error (matching ErrAddr) naming the variable, e.g.
+// ParseVar is ParseAddr for the value of the environment variable name
+// (the caller reads it): "" gives "" and no error; a malformed value is an
+// error naming the variable, e.g.
 // `RDMABENCH_PEER="nodeB:" has no port; want host:port, e.g. RDMABENCH_PEER=nodeB:18515`.
-func PeerFrom(getenv func(string) string) (string, error) {
-	v := strings.TrimSpace(getenv(EnvPeer))
+func ParseVar(name, v string) (string, error) {
+	v = strings.TrimSpace(v)
 	if v == "" {
 		return "", nil
 	}
 	addr, err := parseAddr(v)
 	if err != nil {
 		ae := err.(*addrError)
-		ae.value = fmt.Sprintf("%s=%q", EnvPeer, v)
-		ae.example = EnvPeer + "=" + ae.example
+		ae.value = fmt.Sprintf("%s=%q", name, v)
+		ae.example = name + "=" + ae.example
 		return "", ae
 	}
 	return addr, nil

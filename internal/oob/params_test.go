@@ -7,6 +7,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/rdmabench/rdmabench/env"
 	"github.com/rdmabench/rdmabench/internal/oob"
 	"github.com/rdmabench/rdmabench/internal/spec"
 )
@@ -101,24 +102,20 @@ func TestParseAddr(t *testing.T) {
 	}
 }
 
-func TestPeerFromEnv(t *testing.T) {
-	t.Setenv(oob.EnvPeer, "")
-	addr, err := oob.PeerFromEnv()
+func TestParseVar(t *testing.T) {
+	addr, err := oob.ParseVar(env.VarPeer, "")
 	require.NoError(t, err)
 	assert.Empty(t, addr)
 
-	t.Setenv(oob.EnvPeer, "nodeB:")
-	_, err = oob.PeerFromEnv()
+	_, err = oob.ParseVar(env.VarPeer, "nodeB:")
 	require.ErrorIs(t, err, oob.ErrAddr)
 	assert.EqualError(t, err, `RDMABENCH_PEER="nodeB:" has no port; want host:port, e.g. RDMABENCH_PEER=nodeB:18515`)
 
-	t.Setenv(oob.EnvPeer, " nodeB ")
-	addr, err = oob.PeerFromEnv()
+	addr, err = oob.ParseVar(env.VarPeer, " nodeB ")
 	require.NoError(t, err)
 	assert.Equal(t, "nodeB:18515", addr, "a bare host gets the default port")
 
-	t.Setenv(oob.EnvPeer, "nodeB:18515")
-	addr, err = oob.PeerFromEnv()
+	addr, err = oob.ParseVar(env.VarPeer, "nodeB:18515")
 	require.NoError(t, err)
 	assert.Equal(t, "nodeB:18515", addr)
 }

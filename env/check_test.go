@@ -1,11 +1,10 @@
-package testenv
+package env
 
 import (
 	"os"
 	"path/filepath"
 	"testing"
 
-	"github.com/rdmabench/rdmabench/hostinfo"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -25,7 +24,7 @@ func TestCheckCPUs(t *testing.T) {
 // TestCheckCPUsThisProcess runs the check against this process's real
 // affinity: CPU 100000 is never allowed, the allowed ones always are.
 func TestCheckCPUsThisProcess(t *testing.T) {
-	allowed, err := hostinfo.AllowedCPUs()
+	allowed, err := AllowedCPUs()
 	require.NoError(t, err)
 	require.NotEmpty(t, allowed)
 	assert.NoError(t, Config{CPUs: allowed[:1]}.Check())
@@ -52,28 +51,4 @@ func TestCheckSamplesDir(t *testing.T) {
 		err = Config{SamplesDir: ro}.Check()
 		assert.ErrorContains(t, err, "RDMABENCH_SAMPLES_DIR="+ro+": cannot write raw samples there: open: permission denied; name a directory")
 	}
-}
-
-func TestPortError(t *testing.T) {
-	assert.NoError(t, portError("rxe0", 1, 1))
-	assert.NoError(t, portError("mlx5_0", 2, 2))
-	err := portError("rxe0", 7, 1)
-	assert.EqualError(t, err, "RDMABENCH_PORT=7: rxe0 has ports 1..1; set RDMABENCH_PORT=1 or unset it")
-	assert.ErrorIs(t, err, ErrNoPort)
-}
-
-// TestCheckPortDevice asks the real device for a port it lacks (in the VM:
-// RDMABENCH_PORT=7 on rxe0), before any RDMA object beyond the probe.
-func TestCheckPortDevice(t *testing.T) {
-	c := MustHaveRDMA(t)
-	require.NoError(t, CheckPort(c.Device, 1))
-	err := CheckPort(c.Device, 7)
-	if c.InVM {
-		assert.EqualError(t, err, "RDMABENCH_PORT=7: "+c.Device+" has ports 1..1; set RDMABENCH_PORT=1 or unset it")
-	} else {
-		assert.ErrorContains(t, err, "RDMABENCH_PORT=7: "+c.Device+" has ports 1..")
-	}
-	c.Port = 7
-	_, err = Usable(c)
-	assert.ErrorContains(t, err, "RDMABENCH_PORT=7: ")
 }

@@ -1,0 +1,148 @@
+package env
+
+import (
+	"fmt"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/rdmabench/rdmabench/internal/oob"
+	"github.com/rdmabench/rdmabench/internal/spec"
+)
+
+// Defaults.
+const (
+	DefaultWarmup  = 1000
+	DefaultTimeout = 5 * time.Second
+	MaxSize        = 8 << 20 // perftest -a's largest size
+)
+
+// Named values of fields that an int cannot leave at zero: a GID index, a
+// CPU number and an inline size of 0 each mean something (GID 0, CPU 0, no
+// inline), so their "choose for me" and "none" are these.
+const (
+	GIDBest        = -1 // Config.GIDIndex: the best GID, chosen like perftest
+	NoCPU          = -1 // a CPU slot left unpinned
+	InlineDevice   = -1 // Config.Inline: the device's limit
+	InlinePerftest = -2 // Config.Inline: perftest's default for the operation, at most the device's limit
+)
+
+// DefaultSizes is the message sizes run when RDMABENCH_SIZES is unset.
+var DefaultSizes = []int{2, 64, 4096, 65536}
+
+// AllSizes returns every power of two from 2 bytes to 8 MiB, like perftest -a.
+func AllSizes() []int {
+	var s []int
+	for n := 2; n <= MaxSize; n *= 2 {
+		s = append(s, n)
+	}
+	return s
+}
+
+// Config is the configuration the RDMABENCH_ variables give. Load fills
+// every field, defaults included; in a Config built by hand a zero field
+// takes the default, except GIDIndex, Inline and Warmup, whose zero is a
+// value (GID 0, no inline, no warm-up): start from Default() for those.
+type Config struct {
+	Device     string // "": the first device with an active port
+	Port       int    // 0: the device's first active port
+	GIDIndex   int    // GIDBest: the best GID
+	PeerDevice string // loopback responder's device; "": Device
+	Peer       string // host:port of an rdmapeer; "": loopback
+	Require    bool   // an absent device fails instead of skipping
+	CPUs       []int  // initiator[, responder]; nil: DefaultCPUs
+	NoPin      bool   // RDMABENCH_CPUS=none
+	Warmup     int
+	Sizes      []int // nil: DefaultSizes
+	SizesAll   bool  // RDMABENCH_SIZES=all: sizes an operation cannot take are left out
+	Inline     int   // InlinePerftest, InlineDevice, 0 (never) or bytes
+	Transport  spec.Transport
+	Events     bool
+	CM         bool          // connect through rdma_cm
+	MTU        int           // 0: the port's active MTU
+	Timeout    time.Duration // 0: DefaultTimeout
+	SamplesDir string        // "": raw samples are not written
+	PMQoS      bool          // hold the CPU wake-up latency limit at PMQoSLimit
+	PMQoSLimit time.Duration
+	InVM       bool // running inside cmd/rxevm's VM
+}
+
+// Default returns the configuration of an empty environment.
+func Default() Config {
+	return Config{
+		GIDIndex:  GIDBest,
+		Warmup:    DefaultWarmup,
+		Sizes:     DefaultSizes,
+		Inline:    InlinePerftest,
+		Transport: spec.RC,
+		Timeout:   DefaultTimeout,
+	}
+}
+
+// Load reads the configuration from the process environment.
+func Load() (Config, error) { return LoadFrom(os.Getenv) }
+
+// LoadFrom reads the configuration through getenv. Every error names the
+// variable, the bad value and what a good one looks like.
+func LoadFrom(getenv func(string) string) (Config, error) {
+	c := Default()
+	c.Device = strings.TrimSpace(getenv(VarDevice))
+	c.PeerDevice = strings.TrimSpace(getenv(VarPeerDevice))
+	c.SamplesDir = getenv(VarSamplesDir)
+	c.InVM = getenv(VarVM) == "1"
+	var err error
+	if c.Require, err = parseBool(getenv, VarRequire); err != nil {
+		return c, err
+	}
+	if c.Port, err = parseInt(getenv, VarPort, 0, 1, 255, "a port number such as 1"); err != nil {
+		return c, err
+	}
+	if c.GIDIndex, err = parseInt(getenv, VarGIDIndex, GIDBest, 0, 65535, "a GID table index such as 3 (see: show_gids, or ibv_devinfo -v)"); err != nil {
+		return c, err
+	}
+	if c.Warmup, err = parseInt(getenv, VarWarmup, DefaultWarmup, 0, 1e9, "a count of round trips such as 1000"); err != nil {
+		return c, err
+	}
+	if strings.TrimSpace(getenv(VarInline)) == "device" {
+		c.Inline = InlineDevice
+	} else if c.Inline, err = parseInt(getenv, VarInline, InlinePerftest, 0, 1<<16, "a size in bytes such as 220, 0 to disable inline, or device for the device's limit"); err != nil {
+		return c, err
+	}
+	if v := strings.TrimSpace(getenv(VarTransport)); v != "" {
+		t, perr := spec.ParseTransport(v)
+		if perr != nil {
+			return c, fmt.Errorf("%s=%q: %v (example: %s=ud)", VarTransport, v, perr, VarTransport)
+		}
+		c.Transport = t
+	}
+	if c.Events, err = parseBool(getenv, VarEvents); err != nil {
+		return c, err
+	}
+	if c.CM, err = parseBool(getenv, VarCM); err != nil {
+		return c, err
+	}
+	if c.CM && c.Transport == spec.UC {
+		return c, fmt.Errorf("%s=1 with %s=uc: rdma_cm connects RC and UD queue pairs only (perftest -R refuses UC too); unset one of them", VarCM, VarTransport)
+	}
+	c.SizesAll = strings.TrimSpace(getenv(VarSizes)) == "all"
+	if c.MTU, err = parseMTU(getenv(VarMTU)); err != nil {
+		return c, err
+	}
+	if c.Sizes, err = ParseSizes(VarSizes, getenv(VarSizes)); err != nil {
+		return c, err
+	}
+	if c.CPUs, c.NoPin, err = ParseCPUs(VarCPUs, getenv(VarCPUs)); err != nil {
+		return c, err
+	}
+	if c.Timeout, err = parseTimeout(getenv(VarTimeout)); err != nil {
+		return c, err
+	}
+	if c.PMQoS, c.PMQoSLimit, err = parsePMQoS(getenv(VarPMQoS)); err != nil {
+		return c, err
+	}
+	// host:port, or a bare host for port 18515.
+	if c.Peer, err = oob.ParseVar(VarPeer, getenv(VarPeer)); err != nil {
+		return c, err
+	}
+	return c, nil
+}

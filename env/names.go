@@ -1,0 +1,73 @@
+package env
+
+// Names of the environment variables.
+const (
+	VarDevice     = "RDMABENCH_DEVICE"
+	VarPort       = "RDMABENCH_PORT"
+	VarGIDIndex   = "RDMABENCH_GID_INDEX"
+	VarPeerDevice = "RDMABENCH_PEER_DEVICE"
+	VarPeer       = "RDMABENCH_PEER"
+	VarRequire    = "RDMABENCH_REQUIRE"
+	VarCPUs       = "RDMABENCH_CPUS"
+	VarWarmup     = "RDMABENCH_WARMUP"
+	VarSizes      = "RDMABENCH_SIZES"
+	VarInline     = "RDMABENCH_INLINE"
+	VarMTU        = "RDMABENCH_MTU"
+	VarTimeout    = "RDMABENCH_TIMEOUT"
+	VarSamplesDir = "RDMABENCH_SAMPLES_DIR"
+	VarTransport  = "RDMABENCH_TRANSPORT"
+	VarEvents     = "RDMABENCH_EVENTS"
+	VarCM         = "RDMABENCH_CM"
+	VarPMQoS      = "RDMABENCH_PMQOS"
+	VarVM         = "RDMABENCH_VM"
+
+	// Set by cmd/rxevm for the guest, read by hostinfo.
+	VarHostCPUContention = "RDMABENCH_HOST_CPU_CONTENTION"
+	// Read by cmd/rxevm on the host.
+	VarVMCache = "RDMABENCH_VM_CACHE"
+
+	// Gates of the slow tests that boot VMs.
+	VarVMTest    = "RDMABENCH_VM_TEST"
+	VarFleetTest = "RDMABENCH_FLEET_TEST"
+	VarFleetOut  = "RDMABENCH_FLEET_OUT"
+	// Read by cmd/rdmafleet/rdmafleet.sbatch.
+	VarFleetBin = "RDMABENCH_FLEET_BIN"
+	VarFleetDir = "RDMABENCH_FLEET_DIR"
+)
+
+// A Variable is one environment variable as the reference documents it.
+type Variable struct {
+	Name    string
+	Default string // what an unset variable means
+	Doc     string // what it does and what values it takes
+}
+
+// Variables lists every RDMABENCH_ variable, in the order
+// docs/variables.md documents them.
+var Variables = []Variable{
+	{VarDevice, "the first device with an active port", "RDMA device to use, e.g. mlx5_0 or rxe0."},
+	{VarPort, "the device's first active port", "port number on that device."},
+	{VarGIDIndex, "the best GID, chosen like perftest: RoCE v2 over IPv4 first", "GID table index (RoCE)."},
+	{VarPeerDevice, "the same device", "loopback only: the device of the responding endpoint. Naming a second device makes traffic cross the wire (in the VM, rxe1 -> rxe0 crosses a veth)."},
+	{VarPeer, "loopback: both endpoints in this process", "host:port of an rdmapeer (cmd/rdmapeer), or a bare host for port 18515: two-node mode."},
+	{VarRequire, "0", "1: a missing or unusable device fails tests instead of skipping them. Set in the VM and in CI."},
+	{VarCPUs, "the last two CPUs this process may run on", `CPUs to pin to: "A,B" pins the initiator to A and the loopback responder to B; "A" pins the initiator only; "none" disables pinning.`},
+	{VarWarmup, "1000", "round trips run before measuring and left out of every statistic."},
+	{VarSizes, "2,64,4096,65536", `message sizes in bytes, comma-separated (suffixes K and M allowed), or "all" for every power of two from 2 to 8 MiB (perftest -a).`},
+	{VarInline, "perftest's for the operation (220 write, 236 send, 188 send over UD, none for READ and atomics), at most the device's limit", `largest message sent inline; 0 disables inline; "device" takes the device's limit.`},
+	{VarMTU, "the port's active MTU", "path MTU in bytes: 256, 512, 1024, 2048 or 4096."},
+	{VarTimeout, "5s", "how long any wait on the peer or on a completion may last before failing, as a Go duration."},
+	{VarSamplesDir, "none", "write every raw sample, in order, to a file per benchmark in this directory (perftest -U)."},
+	{VarTransport, "rc", "queue pair type: rc, uc or ud. A benchmark whose operation the transport cannot carry (READ over UC, WRITE over UD) is skipped with the reason."},
+	{VarEvents, "0", "1: wait for completions on completion channels (perftest -e) instead of busy-polling; every operation but plain RDMA WRITE, which is skipped."},
+	{VarCM, "0", "1: connect the queue pairs through rdma_cm (perftest -R) instead of exchanging QP numbers over the TCP connection (two-node) or in memory (loopback); RC and UD only."},
+	{VarPMQoS, "0", "1: hold /dev/cpu_dma_latency at 0 while a benchmark's pair is open (no deep idle states on any CPU; needs root); a limit such as 20us holds that. Recorded as pm-qos."},
+	{VarVM, "unset", "set to 1 by cmd/rxevm inside the soft-RoCE VM."},
+	{VarHostCPUContention, "unset", "set by cmd/rxevm inside the VM: how much the host's CPUs slowed each other when measured before the boot; reported as a note."},
+	{VarVMCache, "rdmabench/rxevm under the user cache directory", "where cmd/rxevm keeps the Debian packages and the extracted guest."},
+	{VarVMTest, "unset", "1: run cmd/rxevm's own test that boots a VM."},
+	{VarFleetTest, "unset", "1: run internal/fleettest, which boots several VMs (make test-fleet)."},
+	{VarFleetOut, "a temporary directory", "where internal/fleettest keeps what the VMs write."},
+	{VarFleetBin, "$SLURM_SUBMIT_DIR/bin", "rdmafleet.sbatch: where rdmafleet, rdmapeer and rdmabench.test are, the same path on every node."},
+	{VarFleetDir, "./rdmafleet-$SLURM_JOB_ID", "rdmafleet.sbatch: the job directory, shared by all nodes."},
+}

@@ -1,0 +1,153 @@
+package env
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// ParseSizes parses a list of message sizes given as name (a variable or a
+// flag, named in the error): comma-separated byte counts (suffixes K and M
+// for KiB and MiB allowed), "all" for AllSizes, or empty for DefaultSizes.
+func ParseSizes(name, v string) ([]int, error) {
+	v = strings.TrimSpace(v)
+	switch v {
+	case "":
+		return DefaultSizes, nil
+	case "all":
+		return AllSizes(), nil
+	}
+	var sizes []int
+	for _, f := range strings.Split(v, ",") {
+		f = strings.TrimSpace(f)
+		n, ok := parseByteCount(f, MaxSize)
+		if !ok {
+			return nil, fmt.Errorf("%s=%q: %q is not a size from 1 byte to 8M (example: %s=2,4096,64K or %s=all)", name, v, f, name, name)
+		}
+		sizes = append(sizes, int(n))
+	}
+	return sizes, nil
+}
+
+// ParseBytes parses a byte count given as the flag name, with an optional
+// K, M or G suffix (KiB, MiB, GiB), from 1 to limit.
+func ParseBytes(name, v string, limit int64) (int64, error) {
+	n, ok := parseByteCount(strings.TrimSpace(v), limit)
+	if !ok {
+		return 0, fmt.Errorf("%s %q: want a byte count such as 65536, 64K or 8M", name, v)
+	}
+	return n, nil
+}
+
+// parseByteCount is the one reading of "64K": a positive count with an
+// optional binary suffix, at most limit.
+func parseByteCount(s string, limit int64) (int64, bool) {
+	mult := int64(1)
+	if n := len(s); n > 0 {
+		switch s[n-1] {
+		case 'k', 'K':
+			mult, s = 1<<10, s[:n-1]
+		case 'm', 'M':
+			mult, s = 1<<20, s[:n-1]
+		case 'g', 'G':
+			mult, s = 1<<30, s[:n-1]
+		}
+	}
+	n, err := strconv.ParseInt(s, 10, 64)
+	if err != nil || n < 1 || n > limit/mult {
+		return 0, false
+	}
+	return n * mult, true
+}
+
+// ParseCPUs parses a CPU choice given as name (a variable or a flag, named
+// in the error): "A,B" (initiator, responder), "A", "none" (none: true), or
+// empty for the default (nil, false). The two CPUs must differ: two
+// busy-polling threads on one CPU starve each other.
+func ParseCPUs(name, v string) (cpus []int, none bool, err error) {
+	v = strings.TrimSpace(v)
+	switch v {
+	case "":
+		return nil, false, nil
+	case "none":
+		return nil, true, nil
+	}
+	for _, f := range strings.Split(v, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil || n < 0 {
+			return nil, false, fmt.Errorf("%s=%q: %q is not a CPU number (example: %s=2,3 pins the initiator to CPU 2 and the responder to 3; %s=none disables pinning)", name, v, f, name, name)
+		}
+		cpus = append(cpus, n)
+	}
+	if len(cpus) > 2 {
+		return nil, false, fmt.Errorf("%s=%q names %d CPUs; give one (initiator) or two (initiator,responder)", name, v, len(cpus))
+	}
+	if len(cpus) == 2 && cpus[0] == cpus[1] {
+		return nil, false, fmt.Errorf("%s=%q pins both busy-polling threads to one CPU, which starves one of them; name two CPUs", name, v)
+	}
+	return cpus, false, nil
+}
+
+func parseMTU(v string) (int, error) {
+	if v == "" {
+		return 0, nil
+	}
+	n, err := strconv.Atoi(strings.TrimSpace(v))
+	switch {
+	case err != nil:
+	case n == 256, n == 512, n == 1024, n == 2048, n == 4096:
+		return n, nil
+	}
+	return 0, fmt.Errorf("%s=%q is not an RDMA path MTU: use 256, 512, 1024, 2048 or 4096", VarMTU, v)
+}
+
+func parseTimeout(v string) (time.Duration, error) {
+	if v == "" {
+		return DefaultTimeout, nil
+	}
+	d, err := time.ParseDuration(v)
+	if err != nil || d <= 0 {
+		return 0, fmt.Errorf("%s=%q is not a positive Go duration (example: %s=10s)", VarTimeout, v, VarTimeout)
+	}
+	return d, nil
+}
+
+// parsePMQoS reads RDMABENCH_PMQOS: "1" holds the limit at 0, a duration
+// holds that limit, "" or "0" holds nothing.
+func parsePMQoS(v string) (bool, time.Duration, error) {
+	switch v = strings.TrimSpace(v); v {
+	case "", "0":
+		return false, 0, nil
+	case "1":
+		return true, 0, nil
+	}
+	d, err := time.ParseDuration(v)
+	if err != nil || d < 0 {
+		return false, 0, fmt.Errorf("%s=%s: want 1 (hold the CPU wake-up latency limit at 0), a limit such as 20us, or 0 (off)", VarPMQoS, strconv.Quote(v))
+	}
+	return true, d, nil
+}
+
+func parseBool(getenv func(string) string, name string) (bool, error) {
+	switch v := strings.TrimSpace(getenv(name)); v {
+	case "", "0", "false":
+		return false, nil
+	case "1", "true":
+		return true, nil
+	default:
+		return false, fmt.Errorf("%s=%q: use 1 or 0", name, v)
+	}
+}
+
+func parseInt(getenv func(string) string, name string, def, lo, hi int, want string) (int, error) {
+	v := strings.TrimSpace(getenv(name))
+	if v == "" {
+		return def, nil
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < lo || n > hi {
+		return def, fmt.Errorf("%s=%q: want %s", name, v, want)
+	}
+	return n, nil
+}
