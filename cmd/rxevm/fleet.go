@@ -267,6 +267,7 @@ func prepareFleet(ctx context.Context, c *config, tmp string, logf logFunc) ([]*
 	if err := os.Mkdir(ctlDir, 0o755); err != nil {
 		return nil, err
 	}
+	outModel := shareModel(c.outDir)
 	group, port := segment()
 	logf("fleet of %d nodes on multicast segment %s:%d (-smp %d -m %d each)", c.nodes, group, port, c.smp, c.mem)
 	accel := "tcg"
@@ -287,7 +288,7 @@ func prepareFleet(ctx context.Context, c *config, tmp string, logf logFunc) ([]*
 		}
 		nodes = append(nodes, &vm{
 			qemu: qemu, kernel: kernel, initrd: initrd, accel: accel,
-			smp: c.smp, mem: c.mem, outDir: c.outDir, append: fleetAppend(c.appendArgs), nonce: nonce,
+			smp: c.smp, mem: c.mem, outDir: c.outDir, outModel: outModel, append: fleetAppend(c.appendArgs), nonce: nonce,
 			name:   nodeName(k),
 			ctlDir: ctlDir,
 			netArgs: []string{

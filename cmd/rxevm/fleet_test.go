@@ -117,7 +117,7 @@ func TestFleetQemuArgs(t *testing.T) {
 		t.Errorf("a fleet node has -nic none: %q", args)
 	}
 	for _, want := range []string{"socket,id=net0,mcast=230.77.1.2:30000,localaddr=127.0.0.1",
-		"local,path=/c,mount_tag=rxevmctl,security_model=none,id=rxevmctl"} {
+		"local,id=rxevmctl,path=/c,security_model=mapped-xattr,fmode=0644,dmode=0755,readonly=on"} {
 		if !slices.Contains(args, want) {
 			t.Errorf("qemu args lack %q: %q", want, args)
 		}
