@@ -44,6 +44,7 @@ type vm struct {
 	// Multi-node mode (-nodes) only.
 	name    string   // "node2": names the node in progress lines
 	netArgs []string // the NIC on the fleet's segment, instead of -nic none
+	netFile *os.File // the node's end of the segment (segment.go), fd 5 in QEMU
 	ctlDir  string   // host directory shared as the control share
 	onReady func()   // called once when the guest's setup is done
 
@@ -126,6 +127,9 @@ func (v *vm) boot(ctx context.Context, bound time.Duration, stdout io.Writer, co
 	qout := &lockedBuffer{b: new(bytes.Buffer)}
 	cmd := exec.Command(v.qemu, v.qemuArgs()...)
 	cmd.ExtraFiles = []*os.File{conW, outW}
+	if v.netFile != nil {
+		cmd.ExtraFiles = append(cmd.ExtraFiles, v.netFile) // segmentFD
+	}
 	cmd.Stdout = qout
 	cmd.Stderr = qout
 	// Its own process group keeps a terminal's ^C from reaching QEMU
