@@ -297,8 +297,8 @@ func prepareFleet(ctx context.Context, c *config, tmp string, logf logFunc) (_ [
 		nodes = append(nodes, &vm{
 			qemu: qemu, kernel: kernel, initrd: initrd, accel: accel,
 			smp: c.smp, mem: c.mem, outDir: c.outDir, outModel: outModel, append: fleetAppend(c.appendArgs), nonce: nonce,
-			name:   nodeName(k),
-			ctlDir: ctlDir,
+			name:    nodeName(k),
+			ctlDir:  ctlDir,
 			netArgs: seg.netArgs(k),
 			netFile: seg.guest[k-1],
 		})

@@ -87,7 +87,6 @@ func TestFleetInitScript(t *testing.T) {
 	}
 }
 
-
 func TestFleetQemuArgs(t *testing.T) {
 	v := &vm{qemu: "q", kernel: "k", initrd: "i", accel: "tcg", smp: 1, mem: 512, nonce: "n",
 		name: "node2", ctlDir: "/c", netArgs: []string{"-netdev", "dgram,id=net0,local.type=fd,local.str=5"}}
