@@ -56,8 +56,24 @@ func newBenchArtifacts(b *testing.B, pair *rdmalat.Pair, c env.Config) *benchArt
 }
 
 // samples returns where this run's raw samples go: the artifact directory
-// and RDMABENCH_SAMPLES_DIR, either or both; nil for neither.
+// and RDMABENCH_SAMPLES_DIR, either or both, capped at
+// RDMABENCH_MAX_SAMPLES lines (a note in the log says when the cap
+// dropped some); nil for neither.
 func (a *benchArtifacts) samples(b *testing.B, c env.Config) io.Writer {
+	w := a.sampleSinks(b, c)
+	if w == nil {
+		return nil
+	}
+	cw := artifacts.NewCapWriter(w, c.MaxSamples)
+	b.Cleanup(func() {
+		if n := cw.Note(); n != "" {
+			b.Log(n)
+		}
+	})
+	return cw
+}
+
+func (a *benchArtifacts) sampleSinks(b *testing.B, c env.Config) io.Writer {
 	var ws []io.Writer
 	if w := samplesFile(b, c); w != nil {
 		ws = append(ws, w)

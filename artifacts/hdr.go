@@ -139,28 +139,6 @@ func WriteSamples(dir, name string, samples []int64) (string, error) {
 	})
 }
 
-// ReadSamples reads a file written by WriteSamples (or rdmalat's raw
-// writer: decimals are truncated to whole nanoseconds).
-func ReadSamples(path string) ([]int64, error) {
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return nil, err
-	}
-	var out []int64
-	for i, line := range strings.Split(strings.TrimSpace(string(b)), "\n") {
-		if line == "" {
-			continue
-		}
-		whole, _, _ := strings.Cut(strings.TrimSpace(line), ".")
-		v, err := strconv.ParseInt(whole, 10, 64)
-		if err != nil {
-			return nil, fmt.Errorf("%s:%d: %q is not a sample in nanoseconds", path, i+1, line)
-		}
-		out = append(out, v)
-	}
-	return out, nil
-}
-
 func writeFile(path string, fill func(io.Writer) error) (string, error) {
 	f, err := os.Create(path)
 	if err != nil {

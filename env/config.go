@@ -15,6 +15,11 @@ const (
 	DefaultWarmup  = 1000
 	DefaultTimeout = 5 * time.Second
 	MaxSize        = 8 << 20 // perftest -a's largest size
+
+	// DefaultMaxSamples caps the raw samples written per run: 10 million,
+	// about 80 MB of text, a minute or more at the latencies seen here. An
+	// hour of 3 us round trips would otherwise be about 8 GB.
+	DefaultMaxSamples = 10_000_000
 )
 
 // Named values of fields that an int cannot leave at zero: a GID index, a
@@ -62,6 +67,7 @@ type Config struct {
 	MTU        int           // 0: the port's active MTU
 	Timeout    time.Duration // 0: DefaultTimeout
 	SamplesDir string        // "": raw samples are not written
+	MaxSamples int64         // raw samples written per run at most; 0: none
 	PMQoS      bool          // hold the CPU wake-up latency limit at PMQoSLimit
 	PMQoSLimit time.Duration
 	InVM       bool // running inside cmd/rxevm's VM
@@ -76,6 +82,8 @@ func Default() Config {
 		Inline:    InlinePerftest,
 		Transport: spec.RC,
 		Timeout:   DefaultTimeout,
+
+		MaxSamples: DefaultMaxSamples,
 	}
 }
 
@@ -132,6 +140,9 @@ func LoadFrom(getenv func(string) string) (Config, error) {
 		return c, err
 	}
 	if c.CPUs, c.NoPin, err = ParseCPUs(VarCPUs, getenv(VarCPUs)); err != nil {
+		return c, err
+	}
+	if c.MaxSamples, err = parseMaxSamples(getenv(VarMaxSamples)); err != nil {
 		return c, err
 	}
 	if c.Timeout, err = parseTimeout(getenv(VarTimeout)); err != nil {

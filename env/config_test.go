@@ -23,6 +23,7 @@ func TestLoadDefaults(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, Config{
 		GIDIndex: -1, Warmup: 1000, Sizes: DefaultSizes, Inline: InlinePerftest, Transport: spec.RC, Timeout: 5 * time.Second,
+		MaxSamples: DefaultMaxSamples,
 	}, c)
 }
 
@@ -31,7 +32,7 @@ func TestLoadAll(t *testing.T) {
 		VarDevice, "mlx5_1", VarPort, "2", VarGIDIndex, "3", VarPeerDevice, "mlx5_0",
 		VarPeer, "nodeB:9999", VarRequire, "1", VarCPUs, "4,6", VarWarmup, "0",
 		VarSizes, "2, 4K,1M", VarInline, "0", VarMTU, "4096", VarTimeout, "250ms",
-		VarSamplesDir, "/tmp/s", VarVM, "1", VarTransport, "UD", VarEvents, "1", VarCM, "1",
+		VarSamplesDir, "/tmp/s", VarMaxSamples, "0", VarVM, "1", VarTransport, "UD", VarEvents, "1", VarCM, "1",
 	))
 	require.NoError(t, err)
 	assert.Equal(t, Config{
@@ -46,6 +47,16 @@ func TestLoadAll(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, InlineDevice, c.Inline)
 	assert.True(t, c.SizesAll)
+}
+
+func TestLoadMaxSamples(t *testing.T) {
+	c, err := LoadFrom(vars(VarMaxSamples, "250"))
+	require.NoError(t, err)
+	assert.Equal(t, int64(250), c.MaxSamples)
+	for _, bad := range []string{"-1", "1e6", "lots"} {
+		_, err = LoadFrom(vars(VarMaxSamples, bad))
+		assert.EqualError(t, err, "RDMABENCH_MAX_SAMPLES=\""+bad+"\": want a count of samples, e.g. RDMABENCH_MAX_SAMPLES=10000000 (0: write none)", bad)
+	}
 }
 
 func TestSizesFor(t *testing.T) {

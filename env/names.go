@@ -15,6 +15,7 @@ const (
 	VarMTU        = "RDMABENCH_MTU"
 	VarTimeout    = "RDMABENCH_TIMEOUT"
 	VarSamplesDir = "RDMABENCH_SAMPLES_DIR"
+	VarMaxSamples = "RDMABENCH_MAX_SAMPLES"
 	VarTransport  = "RDMABENCH_TRANSPORT"
 	VarEvents     = "RDMABENCH_EVENTS"
 	VarCM         = "RDMABENCH_CM"
@@ -58,6 +59,7 @@ var Variables = []Variable{
 	{VarMTU, "the port's active MTU", "path MTU in bytes: 256, 512, 1024, 2048 or 4096."},
 	{VarTimeout, "5s", "how long any wait on the peer or on a completion may last before failing, as a Go duration."},
 	{VarSamplesDir, "none", "write every raw sample, in order, to a file per benchmark in this directory (perftest -U)."},
+	{VarMaxSamples, "10000000", "the most raw samples written per run (one size, one -count repetition) to the samples file or artifacts; 0 writes none. The histogram and statistics keep every sample."},
 	{VarTransport, "rc", "queue pair type: rc, uc or ud. A benchmark whose operation the transport cannot carry (READ over UC, WRITE over UD) is skipped with the reason."},
 	{VarEvents, "0", "1: wait for completions on completion channels (perftest -e) instead of busy-polling; every operation but plain RDMA WRITE, which is skipped."},
 	{VarCM, "0", "1: connect the queue pairs through rdma_cm (perftest -R) instead of exchanging QP numbers over the TCP connection (two-node) or in memory (loopback); RC and UD only."},

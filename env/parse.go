@@ -151,3 +151,16 @@ func parseInt(getenv func(string) string, name string, def, lo, hi int, want str
 	}
 	return n, nil
 }
+
+// parseMaxSamples reads RDMABENCH_MAX_SAMPLES: a count, 0 for none.
+func parseMaxSamples(v string) (int64, error) {
+	v = strings.TrimSpace(v)
+	if v == "" {
+		return DefaultMaxSamples, nil
+	}
+	n, err := strconv.ParseInt(v, 10, 64)
+	if err != nil || n < 0 {
+		return 0, fmt.Errorf("%s=%q: want a count of samples, e.g. %s=%d (0: write none)", VarMaxSamples, v, VarMaxSamples, DefaultMaxSamples)
+	}
+	return n, nil
+}

@@ -71,6 +71,44 @@ func (r *Results) Read(rd io.Reader, fileName string) error {
 	return br.Err()
 }
 
+// ReadPair adds the results of one pair's file, all or nothing: it adds
+// none of them, and returns why, when the file does not parse or holds a
+// result of any pair other than src to dst (a file copied or misnamed must
+// not rewrite another pair's cell).
+func (r *Results) ReadPair(rd io.Reader, fileName, src, dst string) error {
+	one := NewResults()
+	if err := one.Read(rd, fileName); err != nil {
+		return err
+	}
+	n := 0
+	for k, vs := range one.values {
+		if k.src != src || k.dst != dst {
+			return fmt.Errorf("%s: holds results of %s -> %s, not of %s -> %s", fileName, k.src, k.dst, src, dst)
+		}
+		n += len(vs)
+	}
+	if n == 0 {
+		return fmt.Errorf("%s: no results", fileName)
+	}
+	if r.Config == nil {
+		r.Config = one.Config
+	}
+	for _, b := range one.Benches {
+		if !slices.Contains(r.Benches, b) {
+			r.Benches = append(r.Benches, b)
+		}
+	}
+	for _, u := range one.Units {
+		if !slices.Contains(r.Units, u) {
+			r.Units = append(r.Units, u)
+		}
+	}
+	for k, vs := range one.values {
+		r.values[k] = append(r.values[k], vs...)
+	}
+	return nil
+}
+
 // SplitPairName splits "RDMAWrite/src=a/dst=b/size=2-4" into the
 // benchmark without the pair and GOMAXPROCS ("RDMAWrite/size=2"), src and
 // dst.

@@ -72,7 +72,9 @@ type collected struct {
 }
 
 // collect reads dir's plan and pair files. A planned pair with neither a
-// result nor a failure file counts as failed.
+// result nor a failure file counts as failed, and so does one whose file
+// is malformed or holds another pair's results (with the reason); only a
+// missing or unreadable plan fails the whole report.
 func collect(dir string, o reportOptions) (*collected, error) {
 	path := filepath.Join(dir, planFile)
 	f, err := os.Open(path)
@@ -89,13 +91,23 @@ func collect(dir string, o reportOptions) (*collected, error) {
 	for _, s := range plan.Steps() {
 		data, err := os.ReadFile(resultPath(dir, s))
 		if err == nil {
-			if err := c.results.Read(bytes.NewReader(data), resultPath(dir, s)); err != nil {
-				return nil, err
+			if err := c.results.ReadPair(bytes.NewReader(data), resultPath(dir, s), s.Src, s.Dst); err != nil {
+				failed[s.Index] = "bad result file: " + oneLine(err.Error())
 			}
 			continue
 		}
-		if failed[s.Index], err = readFailed(failedPath(dir, s)); err != nil {
+		if !errors.Is(err, os.ErrNotExist) {
+			failed[s.Index] = "unreadable result file: " + oneLine(err.Error())
+			continue
+		}
+		why, err := readFailed(failedPath(dir, s))
+		switch {
+		case err == nil:
+			failed[s.Index] = why
+		case errors.Is(err, os.ErrNotExist):
 			failed[s.Index] = "no result and no failure file (still running, or the job was stopped)"
+		default:
+			failed[s.Index] = "bad failure file: " + oneLine(err.Error())
 		}
 	}
 	c.bench = o.bench
@@ -115,6 +127,9 @@ func collect(dir string, o reportOptions) (*collected, error) {
 	}
 	return c, nil
 }
+
+// oneLine keeps a reason on one line of outliers.txt.
+func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
 
 func analyseDir(dir string, o reportOptions) (fleet.Analysis, error) {
 	c, err := collect(dir, o)

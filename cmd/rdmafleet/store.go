@@ -39,7 +39,8 @@ func rawPath(dir string, s fleet.Step, what string) string {
 }
 
 // writeAtomic writes a file under a temporary name and renames it, so
-// that a reader on the shared filesystem never sees half of it.
+// that a reader on the shared filesystem never sees half of it. It is
+// readable by all (0644), like every other file of the job directory.
 func writeAtomic(path string, data []byte) error {
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return err
@@ -49,6 +50,9 @@ func writeAtomic(path string, data []byte) error {
 		return err
 	}
 	_, err = tmp.Write(data)
+	if cerr := tmp.Chmod(0o644); err == nil {
+		err = cerr
+	}
 	if cerr := tmp.Close(); err == nil {
 		err = cerr
 	}

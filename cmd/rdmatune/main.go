@@ -8,7 +8,7 @@
 //	rdmatune restore                 # put back what apply changed
 //	rdmatune hold -- go test -bench . # change, also hold PM QoS at 0, run the
 //	                                 # command, restore when it exits or on
-//	                                 # SIGINT, SIGTERM or SIGHUP
+//	                                 # SIGINT, SIGTERM, SIGHUP or SIGQUIT
 //
 // The device and CPUs come from -device and -cpus, else RDMABENCH_DEVICE
 // and RDMABENCH_CPUS, else the benchmarks' defaults. rdmatune writes only
@@ -44,6 +44,7 @@ func main() { os.Exit(run(os.Args[1:], os.Stderr, os.Getenv)) }
 type config struct {
 	root, state string
 	pmqos       bool
+	force       bool
 	opts        tune.Options
 	log         io.Writer
 }
@@ -57,6 +58,7 @@ func run(args []string, log io.Writer, getenv func(string) string) int {
 	state := fl.String("state", tune.DefaultStatePath, "where to save what was changed")
 	root := fl.String("root", "/", "root of the sysfs and /proc to change (a fake one for tests)")
 	holdQoS := fl.Bool("pmqos", true, "hold: also hold the PM QoS CPU latency limit at 0 while the command runs")
+	force := fl.Bool("force", false, "restore: apply a state recorded on another host or before the last boot")
 	fl.Usage = func() {
 		fmt.Fprintf(log, "usage: rdmatune [flags] plan | apply | restore | hold -- COMMAND [ARGS]\n\n")
 		fl.PrintDefaults()
@@ -71,7 +73,7 @@ func run(args []string, log io.Writer, getenv func(string) string) int {
 		fl.Usage()
 		return 2
 	}
-	c := config{root: *root, state: *state, pmqos: *holdQoS, log: log}
+	c := config{root: *root, state: *state, pmqos: *holdQoS, force: *force, log: log}
 	verb, rest := fl.Arg(0), fl.Args()[1:]
 	if verb == "restore" {
 		return c.restore()
@@ -173,7 +175,12 @@ func (c config) apply() (bool, int) {
 }
 
 func (c config) restore() int {
-	restored, err := tune.Restore(c.state)
+	if p, err := tune.LoadState(c.state); err == nil && c.force {
+		if err := tune.CheckIdentity(c.state, p); err != nil {
+			fmt.Fprintf(c.log, "rdmatune: -force: restoring although %v\n", err)
+		}
+	}
+	restored, err := tune.Restore(c.state, tune.RestoreOptions{Root: c.root, Force: c.force})
 	for _, ch := range restored {
 		fmt.Fprintf(c.log, "rdmatune: restored %s to %s\n", ch.What, ch.Old)
 	}
@@ -188,7 +195,7 @@ func (c config) hold(cmdline []string) int {
 	// Catch the signals before changing anything, so none of them can
 	// end rdmatune between the change and the restore.
 	sigs := make(chan os.Signal, 4)
-	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)
+	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGQUIT)
 	defer signal.Stop(sigs)
 
 	saved, code := c.apply()
@@ -212,6 +219,10 @@ func (c config) hold(cmdline []string) int {
 	}
 	cmd := exec.Command(cmdline[0], cmdline[1:]...)
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
+	// The command dies with rdmatune, even when rdmatune is killed and
+	// cannot pass a signal on. (Not its own process group: the command may
+	// read the terminal.)
+	cmd.SysProcAttr = childAttr()
 	if err := cmd.Start(); err != nil {
 		fmt.Fprintf(c.log, "rdmatune: %v\n", err)
 		return 127

@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"os"
 	"os/exec"
+	"os/signal"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -29,9 +30,17 @@ func TestMain(m *testing.M) {
 				n, _ := strconv.Atoi(os.Args[3])
 				os.Exit(n)
 			}
-			os.WriteFile(os.Args[2], nil, 0o644)
-			time.Sleep(time.Minute)
-			os.Exit(0)
+			// Like a shell command, it ends with 128+N on signal N (a Go
+			// program would dump its stacks and exit 2 on SIGQUIT).
+			sigs := make(chan os.Signal, 1)
+			signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGQUIT)
+			os.WriteFile(os.Args[2], []byte(strconv.Itoa(os.Getpid())), 0o644)
+			select {
+			case s := <-sigs:
+				os.Exit(128 + int(s.(syscall.Signal)))
+			case <-time.After(time.Minute):
+				os.Exit(0)
+			}
 		}
 		main()
 	}
@@ -98,7 +107,12 @@ func TestApplyRestore(t *testing.T) {
 	assert.Contains(t, log.String(), "already tuned")
 
 	log.Reset()
-	require.Equal(t, 0, run([]string{"-state", state, "restore"}, &log, noEnv), log.String())
+	assert.Equal(t, 1, run([]string{"-state", state, "restore"}, &log, noEnv), "restore without the recorded -root")
+	assert.Contains(t, log.String(), "was recorded for -root "+root+", not /: run rdmatune -root "+root)
+	assert.Equal(t, "performance", read(t, root, gov))
+
+	log.Reset()
+	require.Equal(t, 0, run([]string{"-root", root, "-state", state, "restore"}, &log, noEnv), log.String())
 	assert.Equal(t, "powersave", read(t, root, gov))
 	assert.Equal(t, "0", read(t, root, c6))
 	assert.Equal(t, "0-1", read(t, root, irq9))
@@ -125,6 +139,12 @@ func TestBadInput(t *testing.T) {
 // startHold runs the test binary as "rdmatune ARGS hold -- child READY"
 // and waits until the child runs.
 func startHold(t *testing.T, args ...string) (*exec.Cmd, *bytes.Buffer) {
+	cmd, log, _ := startHoldChild(t, args...)
+	return cmd, log
+}
+
+// startHoldChild is startHold, also returning the held command's pid.
+func startHoldChild(t *testing.T, args ...string) (*exec.Cmd, *bytes.Buffer, int) {
 	ready := filepath.Join(t.TempDir(), "ready")
 	args = append(args, "hold", "--", os.Args[0], "child", ready)
 	cmd := exec.Command(os.Args[0], args...)
@@ -135,8 +155,10 @@ func startHold(t *testing.T, args ...string) (*exec.Cmd, *bytes.Buffer) {
 	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
 	deadline := time.Now().Add(20 * time.Second)
 	for {
-		if _, err := os.Stat(ready); err == nil {
-			return cmd, &log
+		if b, err := os.ReadFile(ready); err == nil && len(b) > 0 {
+			pid, err := strconv.Atoi(string(b))
+			require.NoError(t, err)
+			return cmd, &log, pid
 		}
 		if time.Now().After(deadline) {
 			t.Fatalf("the held command did not start in 20 s; rdmatune said:\n%s", log.String())

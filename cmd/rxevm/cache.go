@@ -53,10 +53,11 @@ func defaultCacheDir() (string, error) {
 	return filepath.Join(d, "rdmabench", "rxevm"), nil
 }
 
-// lockCache takes an exclusive flock on dir/lock, waiting (and saying so)
-// while another rxevm holds it. Closing the returned file releases it.
+// lockCache claims dir as an rxevm cache (claimCache: a directory holding
+// anything else is refused) and takes an exclusive flock on dir/lock,
+// waiting (and saying so) while another rxevm holds it. Closing the returned file releases it.
 func lockCache(ctx context.Context, dir string, logf logFunc) (*os.File, error) {
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	if err := claimCache(dir, logf); err != nil {
 		return nil, err
 	}
 	f, err := os.OpenFile(filepath.Join(dir, "lock"), os.O_RDWR|os.O_CREATE, 0o644)
@@ -403,22 +404,12 @@ func buildBase(ctx context.Context, cacheDir, dir string, pkgs []debPackage, bus
 }
 
 // pruneCache removes cache versions other than key and .deb files of
-// versions no longer wanted.
+// versions no longer wanted; only names rxevm makes, only in a directory
+// carrying its marker (pruneVersions).
 func pruneCache(cacheDir, key string, pkgs []debPackage) {
-	ents, _ := os.ReadDir(cacheDir)
-	for _, e := range ents {
-		if e.IsDir() && e.Name() != key && e.Name() != "debs" {
-			os.RemoveAll(filepath.Join(cacheDir, e.Name()))
-		}
-	}
 	keep := map[string]bool{}
 	for _, p := range pkgs {
 		keep[debFile(p)] = true
 	}
-	debs, _ := os.ReadDir(filepath.Join(cacheDir, "debs"))
-	for _, e := range debs {
-		if !keep[e.Name()] {
-			os.Remove(filepath.Join(cacheDir, "debs", e.Name()))
-		}
-	}
+	pruneVersions(cacheDir, key, keep)
 }

@@ -1,7 +1,7 @@
 package main
 
 // Multi-node mode (-nodes N): N VMs, each its own kernel, one virtio-net
-// NIC each on one QEMU socket-multicast segment on the host's loopback, and
+// NIC each on one private segment that rxevm forwards (segment.go), and
 // rxe0 on that NIC. PROGRAM runs on node1 once every node is set up (and,
 // with -slurm, once every slurmd is idle); the other nodes run -node-cmd and
 // are killed when PROGRAM has exited. See docs/vm.md.
@@ -9,7 +9,6 @@ package main
 import (
 	"context"
 	"crypto/rand"
-	"encoding/binary"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -89,10 +88,11 @@ func runFleet(ctx context.Context, c *config, stdout, stderr io.Writer) int {
 		return fail(err)
 	}
 	defer os.RemoveAll(tmp)
-	nodes, err := prepareFleet(ctx, c, tmp, logf)
+	nodes, seg, err := prepareFleet(ctx, c, tmp, logf)
 	if err != nil {
 		return fail(err)
 	}
+	defer seg.Close()
 
 	start := time.Now()
 	runCtx, stopAll := context.WithCancel(ctx)
@@ -204,35 +204,35 @@ func bootNode(ctx context.Context, c *config, v *vm, out io.Writer, con *console
 
 // prepareFleet builds each node's initramfs (base, fleet layer, the run's
 // files, the node's own settings) and returns the nodes' VMs.
-func prepareFleet(ctx context.Context, c *config, tmp string, logf logFunc) ([]*vm, error) {
+func prepareFleet(ctx context.Context, c *config, tmp string, logf logFunc) (_ []*vm, _ *segment, err error) {
 	qemu, busybox, cacheDir, err := hostSetup(c)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	netem, err := netemByNode(c.netem, c.nodes)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	lock, err := lockCache(ctx, cacheDir, logf)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	defer lock.Close()
 	base, err := loadBase(ctx, cacheDir, busybox, logf)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	layer, err := loadLayer(ctx, cacheDir, base, busybox, logf)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	kernel := filepath.Join(tmp, "vmlinuz")
 	if err := linkOrCopy(base.kernel, kernel); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	shared := filepath.Join(tmp, "shared.cpio")
 	if err := concatFiles(shared, base.initrd, layer.cpio); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	lock.Close()
 
@@ -246,29 +246,38 @@ func prepareFleet(ctx context.Context, c *config, tmp string, logf logFunc) ([]*
 	}
 	ra, err := runArchive(ctx, c, both, nonce)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if err := addFleetFiles(ra, c, layer); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	f, err := os.OpenFile(shared, os.O_WRONLY|os.O_APPEND, 0)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if err := ra.writeTo(f); err != nil {
 		f.Close()
-		return nil, err
+		return nil, nil, err
 	}
 	if err := f.Close(); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 
 	ctlDir := filepath.Join(tmp, "ctl")
 	if err := os.Mkdir(ctlDir, 0o755); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	group, port := segment()
-	logf("fleet of %d nodes on multicast segment %s:%d (-smp %d -m %d each)", c.nodes, group, port, c.smp, c.mem)
+	outModel := shareModel(c.outDir)
+	seg, err := newSegment(c.nodes)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer func() {
+		if err != nil {
+			seg.Close()
+		}
+	}()
+	logf("fleet of %d nodes on a private segment (socketpairs through rxevm; -smp %d -m %d each)", c.nodes, c.smp, c.mem)
 	accel := "tcg"
 	if c.accel == "kvm" {
 		accel = "kvm"
@@ -277,26 +286,24 @@ func prepareFleet(ctx context.Context, c *config, tmp string, logf logFunc) ([]*
 	for k := 1; k <= c.nodes; k++ {
 		initrd := filepath.Join(tmp, fmt.Sprintf("initrd%d", k))
 		if err := concatFiles(initrd, shared); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		na := newArchive()
 		na.file(fleetNodeEnv, 0o644, []byte(nodeEnv(k, c.nodes, netem[k])))
 		na.file("/etc/hostname", 0o644, []byte(nodeName(k)+"\n"))
 		if err := appendArchive(initrd, na); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		nodes = append(nodes, &vm{
 			qemu: qemu, kernel: kernel, initrd: initrd, accel: accel,
-			smp: c.smp, mem: c.mem, outDir: c.outDir, append: fleetAppend(c.appendArgs), nonce: nonce,
-			name:   nodeName(k),
-			ctlDir: ctlDir,
-			netArgs: []string{
-				"-netdev", fmt.Sprintf("socket,id=net0,mcast=%s:%d,localaddr=127.0.0.1", group, port),
-				"-device", fmt.Sprintf("virtio-net-pci,netdev=net0,mac=52:54:00:77:00:%02x", k),
-			},
+			smp: c.smp, mem: c.mem, outDir: c.outDir, outModel: outModel, append: fleetAppend(c.appendArgs), nonce: nonce,
+			name:    nodeName(k),
+			ctlDir:  ctlDir,
+			netArgs: seg.netArgs(k),
+			netFile: seg.guest[k-1],
 		})
 	}
-	return nodes, nil
+	return nodes, seg, nil
 }
 
 // fleetAppend adds no_timer_check to the kernel command line: with several
@@ -333,15 +340,6 @@ func addFleetFiles(a *archive, c *config, layer *fleetLayer) error {
 		a.dir("/etc/munge", 0o700)
 	}
 	return nil
-}
-
-// segment picks a multicast group and port for this run's segment, so that
-// fleets started at once by different users do not share one.
-func segment() (string, int) {
-	var b [4]byte
-	rand.Read(b[:])
-	port := 20000 + int(binary.BigEndian.Uint16(b[:2]))%20000
-	return fmt.Sprintf("230.77.%d.%d", b[2], 1+int(b[3])%254), port
 }
 
 func randomHex(n int) string {

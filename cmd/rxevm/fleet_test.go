@@ -87,6 +87,32 @@ func TestFleetInitScript(t *testing.T) {
 	}
 }
 
+func TestFleetQemuArgs(t *testing.T) {
+	v := &vm{qemu: "q", kernel: "k", initrd: "i", accel: "tcg", smp: 1, mem: 512, nonce: "n",
+		name: "node2", ctlDir: "/c", netArgs: []string{"-netdev", "dgram,id=net0,local.type=fd,local.str=5"}}
+	args := v.qemuArgs()
+	if slices.Contains(args, "-nic") {
+		t.Errorf("a fleet node has -nic none: %q", args)
+	}
+	for _, want := range []string{"dgram,id=net0,local.type=fd,local.str=5",
+		"local,id=rxevmctl,path=/c,security_model=mapped-xattr,fmode=0644,dmode=0755,readonly=on"} {
+		if !slices.Contains(args, want) {
+			t.Errorf("qemu args lack %q: %q", want, args)
+		}
+	}
+}
+
+func TestPrefixWriter(t *testing.T) {
+	var b bytes.Buffer
+	w := &prefixWriter{w: &b, prefix: "node2| "}
+	for _, s := range []string{"a\nb", "c\n", "\nd\n"} {
+		w.Write([]byte(s))
+	}
+	if got, want := b.String(), "node2| a\nnode2| bc\nnode2| \nnode2| d\n"; got != want {
+		t.Errorf("got %q, want %q", got, want)
+	}
+}
+
 func TestFleetFiles(t *testing.T) {
 	if got, want := fleetHosts(3), "127.0.0.1\tlocalhost\n10.77.0.1\tnode1\n10.77.0.2\tnode2\n10.77.0.3\tnode3\n"; got != want {
 		t.Errorf("fleetHosts(3) = %q, want %q", got, want)
@@ -102,35 +128,5 @@ func TestFleetFiles(t *testing.T) {
 	}
 	if got := fleetAppend("x=1"); got != "no_timer_check x=1" {
 		t.Errorf("fleetAppend = %q", got)
-	}
-	group, port := segment()
-	if !strings.HasPrefix(group, "230.77.") || port < 20000 || port >= 40000 {
-		t.Errorf("segment() = %s:%d", group, port)
-	}
-}
-
-func TestFleetQemuArgs(t *testing.T) {
-	v := &vm{qemu: "q", kernel: "k", initrd: "i", accel: "tcg", smp: 1, mem: 512, nonce: "n",
-		name: "node2", ctlDir: "/c", netArgs: []string{"-netdev", "socket,id=net0,mcast=230.77.1.2:30000,localaddr=127.0.0.1"}}
-	args := v.qemuArgs()
-	if slices.Contains(args, "-nic") {
-		t.Errorf("a fleet node has -nic none: %q", args)
-	}
-	for _, want := range []string{"socket,id=net0,mcast=230.77.1.2:30000,localaddr=127.0.0.1",
-		"local,path=/c,mount_tag=rxevmctl,security_model=none,id=rxevmctl"} {
-		if !slices.Contains(args, want) {
-			t.Errorf("qemu args lack %q: %q", want, args)
-		}
-	}
-}
-
-func TestPrefixWriter(t *testing.T) {
-	var b bytes.Buffer
-	w := &prefixWriter{w: &b, prefix: "node2| "}
-	for _, s := range []string{"a\nb", "c\n", "\nd\n"} {
-		w.Write([]byte(s))
-	}
-	if got, want := b.String(), "node2| a\nnode2| bc\nnode2| \nnode2| d\n"; got != want {
-		t.Errorf("got %q, want %q", got, want)
 	}
 }

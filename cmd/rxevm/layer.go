@@ -67,6 +67,9 @@ func loadLayer(ctx context.Context, cacheDir string, base *guestBase, busybox st
 		fmt.Fprintf(h, "%s=%s\n", p.name, p.version)
 	}
 	key := hex.EncodeToString(h.Sum(nil))[:16]
+	if err := claimCache(dir, logf); err != nil {
+		return nil, fmt.Errorf("fleet layer: %w", err)
+	}
 	kdir := filepath.Join(dir, key)
 	if l, err := openLayer(kdir); err == nil {
 		return l, nil
@@ -76,12 +79,7 @@ func loadLayer(ctx context.Context, cacheDir string, base *guestBase, busybox st
 		return nil, fmt.Errorf("fleet layer: %w", err)
 	}
 	logf("fleet layer ready in %.1f s: %s", time.Since(start).Seconds(), kdir)
-	ents, _ := os.ReadDir(dir)
-	for _, e := range ents {
-		if e.IsDir() && e.Name() != key && e.Name() != "debs" {
-			os.RemoveAll(filepath.Join(dir, e.Name()))
-		}
-	}
+	pruneVersions(dir, key, nil)
 	return openLayer(kdir)
 }
 

@@ -335,14 +335,15 @@ func prepare(ctx context.Context, c *config, tmp string, logf logFunc) (v *vm, c
 	nonce := make([]byte, 8)
 	rand.Read(nonce)
 	v = &vm{
-		qemu:   qemu,
-		smp:    c.smp,
-		mem:    c.mem,
-		outDir: c.outDir,
-		append: c.appendArgs,
-		nonce:  hex.EncodeToString(nonce),
-		kernel: filepath.Join(tmp, "vmlinuz"),
-		initrd: filepath.Join(tmp, "initrd"),
+		qemu:     qemu,
+		smp:      c.smp,
+		mem:      c.mem,
+		outDir:   c.outDir,
+		append:   c.appendArgs,
+		outModel: shareModel(c.outDir),
+		nonce:    hex.EncodeToString(nonce),
+		kernel:   filepath.Join(tmp, "vmlinuz"),
+		initrd:   filepath.Join(tmp, "initrd"),
 	}
 	v.isolate = c.isolate // pin.go
 	if v.pinCPUs, _ = pinPlan(c.pin); v.pinCPUs != nil {

@@ -74,7 +74,8 @@ func TestQemuArgs(t *testing.T) {
 	for _, want := range [][]string{
 		{"-accel", "tcg"}, {"-smp", "4"}, {"-m", "2048"}, {"-nic", "none"},
 		{"-serial", "chardev:con"}, {"-serial", "chardev:out"},
-		{"-virtfs", "local,path=/o,mount_tag=rxevmout,security_model=none,id=rxevmout"},
+		{"-fsdev", "local,id=rxevmout,path=/o,security_model=mapped-xattr,fmode=0644,dmode=0755"},
+		{"-device", "virtio-9p-pci,fsdev=rxevmout,mount_tag=rxevmout"},
 	} {
 		if i := slices.Index(args, want[0]); i < 0 || !slices.Contains(args[i:], want[1]) {
 			t.Errorf("qemu args lack %q: %q", want, args)

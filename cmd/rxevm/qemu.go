@@ -29,19 +29,21 @@ var errSetup = errors.New("guest setup failed")
 
 // A vm is one boot's inputs.
 type vm struct {
-	qemu   string
-	kernel string
-	initrd string
-	accel  string // "kvm" or "tcg"
-	smp    int
-	mem    int // MiB
-	outDir string
-	append string // extra kernel command line
-	nonce  string
+	qemu     string
+	kernel   string
+	initrd   string
+	accel    string // "kvm" or "tcg"
+	smp      int
+	mem      int // MiB
+	outDir   string
+	outModel string // 9p security model of -out (share9p.go)
+	append   string // extra kernel command line
+	nonce    string
 
 	// Multi-node mode (-nodes) only.
 	name    string   // "node2": names the node in progress lines
 	netArgs []string // the NIC on the fleet's segment, instead of -nic none
+	netFile *os.File // the node's end of the segment (segment.go), fd 5 in QEMU
 	ctlDir  string   // host directory shared as the control share
 	onReady func()   // called once when the guest's setup is done
 
@@ -89,12 +91,11 @@ func (v *vm) qemuArgs() []string {
 		args = append(args, "-qmp", "unix:"+v.qmpSock+",server=on,wait=off")
 	}
 	if v.outDir != "" {
-		args = append(args, "-virtfs",
-			"local,path="+v.outDir+",mount_tag="+outTag+",security_model=none,id="+outTag)
+		args = append(args, shareArgs(v.outDir, outTag, v.outModel, false)...)
 	}
 	if v.ctlDir != "" {
-		args = append(args, "-virtfs",
-			"local,path="+v.ctlDir+",mount_tag="+fleetCtlTag+",security_model=none,id="+fleetCtlTag)
+		// The guest only reads the control share.
+		args = append(args, shareArgs(v.ctlDir, fleetCtlTag, "", true)...)
 	}
 	return args
 }
@@ -125,6 +126,9 @@ func (v *vm) boot(ctx context.Context, bound time.Duration, stdout io.Writer, co
 	qout := &lockedBuffer{b: new(bytes.Buffer)}
 	cmd := exec.Command(v.qemu, v.qemuArgs()...)
 	cmd.ExtraFiles = []*os.File{conW, outW}
+	if v.netFile != nil {
+		cmd.ExtraFiles = append(cmd.ExtraFiles, v.netFile) // segmentFD
+	}
 	cmd.Stdout = qout
 	cmd.Stderr = qout
 	cmd.SysProcAttr = qemuProcAttr()

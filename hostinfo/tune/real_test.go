@@ -58,13 +58,13 @@ func TestRealTuning(t *testing.T) {
 	}
 	_, err = Apply(p, state)
 	require.NoError(t, err)
-	t.Cleanup(func() { Restore(state) }) // after a failed assertion
+	t.Cleanup(func() { Restore(state, RestoreOptions{Root: "/"}) }) // after a failed assertion
 	for _, c := range p.Changes {
 		assert.Equal(t, c.New, read(t, "/", c.Path), c.What)
 	}
 	eff := read(t, "/", "proc/irq/"+strconv.Itoa(irq)+"/effective_affinity_list")
 	assert.NotEqual(t, "3", eff, "the kernel moved the interrupt off CPU 3")
-	_, err = Restore(state)
+	_, err = Restore(state, RestoreOptions{Root: "/"})
 	require.NoError(t, err)
 	for _, c := range p.Changes {
 		assert.Equal(t, olds[c.Path], read(t, "/", c.Path), c.What)

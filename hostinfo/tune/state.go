@@ -6,8 +6,11 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
+
+	"golang.org/x/sys/unix"
 )
 
 // DefaultStatePath is where rdmatune keeps what it changed: /run is
@@ -19,12 +22,36 @@ const DefaultStatePath = "/run/rdmabench-tune.json"
 var ErrTuned = errors.New("the host is already tuned")
 
 // Apply makes p's changes. It first writes them all, with their old
-// values, to a new file at statePath (it refuses with ErrTuned when that
-// file exists), then makes each one; a change the kernel refuses (some
-// interrupts cannot move) is reported in the error and dropped from the
-// state, the others stay made. It returns the changes made.
+// values, the host name and the boot id, to a new file at statePath (it
+// refuses with ErrTuned when that file exists, or when the root's lock
+// names another state file still present), then makes each one; a change
+// the kernel refuses (some interrupts cannot move) is reported in the error
+// and dropped from the state, the others stay made. It returns the changes
+// made.
 func Apply(p Plan, statePath string) ([]Change, error) {
+	for _, c := range p.Changes {
+		if err := checkChange(c); err != nil {
+			return nil, fmt.Errorf("tune: %w", err)
+		}
+	}
+	statePath, err := filepath.Abs(statePath)
+	if err != nil {
+		return nil, fmt.Errorf("tune: %w", err)
+	}
+	l, err := lockRoot(p.Root)
+	if err != nil {
+		return nil, err
+	}
+	defer l.unlock()
+	if a := l.active(); a != "" && a != statePath {
+		return nil, fmt.Errorf("%w (its state is in %s): run rdmatune -state %s restore first", ErrTuned, a, a)
+	}
+	p.Host, p.BootID = identify(p.Root)
 	if err := createState(statePath, p); err != nil {
+		return nil, err
+	}
+	if err := l.setActive(statePath); err != nil {
+		os.Remove(statePath)
 		return nil, err
 	}
 	var made []Change
@@ -44,14 +71,46 @@ func Apply(p Plan, statePath string) ([]Change, error) {
 	return made, errors.Join(errs...)
 }
 
+// RestoreOptions says what Restore may trust.
+type RestoreOptions struct {
+	// Root must be the root the state was recorded for ("" means "/").
+	Root string
+	// Force restores a state recorded on another host or in another boot.
+	Force bool
+}
+
 // Restore puts back every change recorded at statePath, newest first, and
-// removes the file. A value the kernel refuses stays in the file, so
+// removes the file. It refuses the whole file when any change names a file
+// outside the allow-list (cpufreq governors, cpuidle disables, irq
+// affinities), when it was recorded for another root, or (unless o.Force)
+// on another host or boot. A value the kernel refuses stays in the file, so
 // Restore can be run again.
-func Restore(statePath string) ([]Change, error) {
+func Restore(statePath string, o RestoreOptions) ([]Change, error) {
 	p, err := LoadState(statePath)
 	if err != nil {
 		return nil, err
 	}
+	root := o.Root
+	if root == "" {
+		root = "/"
+	}
+	if filepath.Clean(p.Root) != filepath.Clean(root) {
+		return nil, fmt.Errorf("tune: %s was recorded for -root %s, not %s: run rdmatune -root %s -state %s restore",
+			statePath, p.Root, root, p.Root, statePath)
+	}
+	for _, c := range p.Changes {
+		if err := checkChange(c); err != nil {
+			return nil, fmt.Errorf("tune: %s is not rdmatune's state, nothing restored: %w", statePath, err)
+		}
+	}
+	if err := CheckIdentity(statePath, p); err != nil && !o.Force {
+		return nil, fmt.Errorf("tune: %w", err)
+	}
+	l, err := lockRoot(p.Root)
+	if err != nil {
+		return nil, err
+	}
+	defer l.unlock()
 	var restored, failed []Change
 	var errs []error
 	for _, c := range slices.Backward(p.Changes) {
@@ -72,6 +131,9 @@ func Restore(statePath string) ([]Change, error) {
 	}
 	if err := os.Remove(statePath); err != nil {
 		return restored, fmt.Errorf("tune: %w", err)
+	}
+	if l.active() == "" { // it named this state, now gone, or nothing
+		l.setActive("")
 	}
 	return restored, nil
 }
@@ -97,7 +159,7 @@ func createState(statePath string, p Plan) error {
 	if err != nil {
 		return err
 	}
-	f, err := os.OpenFile(statePath, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	f, err := os.OpenFile(statePath, os.O_WRONLY|os.O_CREATE|os.O_EXCL|unix.O_NOFOLLOW, 0o644)
 	if errors.Is(err, fs.ErrExist) {
 		return fmt.Errorf("%w (its state is in %s): run rdmatune restore first", ErrTuned, statePath)
 	}
@@ -118,18 +180,25 @@ func createState(statePath string, p Plan) error {
 	return nil
 }
 
-// saveState replaces the state file atomically.
+// saveState replaces the state file atomically, by way of a new file made
+// with O_EXCL beside it (never a name planted in advance, never through a
+// symlink).
 func saveState(statePath string, p Plan) error {
 	b, err := marshal(p)
 	if err != nil {
 		return err
 	}
-	tmp := statePath + ".new"
-	if err := os.WriteFile(tmp, b, 0o644); err != nil {
+	f, err := os.CreateTemp(filepath.Dir(statePath), filepath.Base(statePath)+".new*")
+	if err != nil {
 		return fmt.Errorf("tune: %w", err)
 	}
-	if err := os.Rename(tmp, statePath); err != nil {
-		os.Remove(tmp)
+	_, err = f.Write(b)
+	err = errors.Join(err, f.Chmod(0o644), f.Sync(), f.Close())
+	if err == nil {
+		err = os.Rename(f.Name(), statePath)
+	}
+	if err != nil {
+		os.Remove(f.Name())
 		return fmt.Errorf("tune: %w", err)
 	}
 	return nil

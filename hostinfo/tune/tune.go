@@ -14,7 +14,6 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -45,6 +44,8 @@ type Options struct {
 // Plan is the changes to make, and the notes on what was left alone.
 type Plan struct {
 	Root    string   `json:"root"`
+	Host    string   `json:"host,omitempty"`    // os.Hostname when applied
+	BootID  string   `json:"boot_id,omitempty"` // the root's proc/sys/kernel/random/boot_id
 	Changes []Change `json:"changes"`
 	Notes   []string `json:"notes,omitempty"`
 }
@@ -156,17 +157,4 @@ func overlaps(a, b []int) bool {
 
 func without(a, b []int) []int {
 	return slices.DeleteFunc(slices.Clone(a), func(c int) bool { return slices.Contains(b, c) })
-}
-
-// write sets one sysfs or procfs value; it never creates a file.
-func write(root, name, value string) error {
-	f, err := os.OpenFile(filepath.Join(root, name), os.O_WRONLY|os.O_TRUNC, 0)
-	if err != nil {
-		return err
-	}
-	_, err = f.WriteString(value)
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	return err
 }

@@ -91,7 +91,7 @@ func TestPlanApplyRestore(t *testing.T) {
 	_, err = Apply(p, state)
 	assert.ErrorIs(t, err, ErrTuned)
 
-	restored, err := Restore(state)
+	restored, err := Restore(state, RestoreOptions{Root: root})
 	require.NoError(t, err)
 	assert.Len(t, restored, len(made))
 	assert.Equal(t, "powersave", read(t, root, "sys/devices/system/cpu/cpu2/cpufreq/scaling_governor"))
@@ -101,7 +101,7 @@ func TestPlanApplyRestore(t *testing.T) {
 	assert.Equal(t, "2-3", read(t, root, "proc/irq/9/smp_affinity_list"))
 	assert.NoFileExists(t, state)
 
-	_, err = Restore(state)
+	_, err = Restore(state, RestoreOptions{Root: root})
 	assert.ErrorContains(t, err, "nothing to restore")
 }
 
@@ -121,7 +121,7 @@ func TestApplyPartial(t *testing.T) {
 	s, err := LoadState(state)
 	require.NoError(t, err)
 	assert.Equal(t, made, s.Changes)
-	_, err = Restore(state)
+	_, err = Restore(state, RestoreOptions{Root: root})
 	require.NoError(t, err)
 	assert.Equal(t, "powersave", read(t, root, "sys/devices/system/cpu/cpu2/cpufreq/scaling_governor"))
 }
