@@ -83,6 +83,7 @@ const (
 	EnvGIDIndex   = "RDMABENCH_GID_INDEX"
 	EnvPeerDevice = "RDMABENCH_PEER_DEVICE"
 	EnvPeer       = "RDMABENCH_PEER"
+	EnvPeerToken  = "RDMABENCH_PEER_TOKEN"
 	EnvRequire    = "RDMABENCH_REQUIRE"
 	EnvCPUs       = "RDMABENCH_CPUS"
 	EnvWarmup     = "RDMABENCH_WARMUP"
@@ -124,6 +125,7 @@ type Config struct {
 	GIDIndex   int // -1: best GID
 	PeerDevice string
 	Peer       string // host:port; empty: loopback
+	PeerToken  string // the secret rdmapeer -token asks for; never printed
 	Require    bool
 	CPUs       []int // initiator, responder; nil: default choice
 	NoPin      bool  // RDMABENCH_CPUS=none
@@ -210,6 +212,7 @@ func LoadFrom(getenv func(string) string) (Config, error) {
 		c.Timeout = d
 	}
 	// host:port, or a bare host for port 18515 (oob.ParseAddr).
+	c.PeerToken = getenv(EnvPeerToken)
 	if c.Peer, err = oob.PeerFrom(getenv); err != nil {
 		return c, err
 	}

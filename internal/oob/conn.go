@@ -59,6 +59,10 @@ type Conn struct {
 	// Local is the Hello this side sends; zero means
 	// Hello{Version, DefaultSoftware()}.
 	Local Hello
+	// Token is the shared secret (rdmapeer -token, RDMABENCH_PEER_TOKEN):
+	// a server with one requires every client to prove it knows it; a
+	// client answers the server's challenge with it. Empty: none.
+	Token string
 
 	nc     net.Conn
 	closed atomic.Bool
@@ -122,6 +126,12 @@ func (c *Conn) who() string {
 // Timeout (0: DefaultTimeout). Cancelling ctx aborts the dial or the
 // handshake.
 func Dial(ctx context.Context, addr string, timeout time.Duration) (*Conn, error) {
+	return DialToken(ctx, addr, timeout, "")
+}
+
+// DialToken is Dial with a token for a peer that requires one (see
+// Conn.Token).
+func DialToken(ctx context.Context, addr string, timeout time.Duration, token string) (*Conn, error) {
 	addr, err := ParseAddr(addr)
 	if err != nil {
 		return nil, err
@@ -142,6 +152,7 @@ func Dial(ctx context.Context, addr string, timeout time.Duration) (*Conn, error
 	}
 	c := NewConn(nc)
 	c.Timeout = timeout
+	c.Token = token
 	stop := context.AfterFunc(ctx, func() { nc.Close() })
 	_, err = c.Handshake()
 	if !stop() {
@@ -159,11 +170,19 @@ func Dial(ctx context.Context, addr string, timeout time.Duration) (*Conn, error
 // with timeout as the Conn's Timeout (0: DefaultTimeout). On failure it
 // closes nc.
 func Accept(nc net.Conn, timeout time.Duration) (*Conn, error) {
+	return AcceptToken(nc, timeout, "")
+}
+
+// AcceptToken is Accept for a server that requires token (see
+// Conn.Token); a client that does not prove it knows token is answered
+// with an Error of CodeAuth and gets an error matching ErrAuth.
+func AcceptToken(nc net.Conn, timeout time.Duration, token string) (*Conn, error) {
 	if tc, ok := nc.(*net.TCPConn); ok {
 		_ = tc.SetKeepAliveConfig(KeepAlive) // best effort: only slows the detection of a vanished host
 	}
 	c := NewConn(nc)
 	c.Timeout = timeout
+	c.Token = token
 	if _, err := c.AcceptHandshake(); err != nil {
 		c.Close()
 		return nil, err
@@ -178,10 +197,19 @@ type VersionError struct {
 }
 
 func (e *VersionError) Error() string {
+	// Say which side to upgrade: the older one.
 	if e.Server {
-		return fmt.Sprintf("oob: client speaks oob version %d, this rdmapeer %d: run the same rdmabench version on both nodes", e.Peer, e.Local)
+		upgrade := "upgrade the client (rdmabench) to this rdmapeer's version"
+		if e.Peer > e.Local {
+			upgrade = "upgrade this rdmapeer to the client's rdmabench version"
+		}
+		return fmt.Sprintf("oob: client speaks oob version %d, this rdmapeer %d: %s", e.Peer, e.Local, upgrade)
 	}
-	return fmt.Sprintf("oob: peer speaks oob version %d, this client %d: run the same rdmabench version on both nodes", e.Peer, e.Local)
+	upgrade := "upgrade rdmapeer on the peer's node to this client's rdmabench version"
+	if e.Peer > e.Local {
+		upgrade = "upgrade this client (rdmabench) to the peer's rdmapeer version"
+	}
+	return fmt.Sprintf("oob: peer speaks oob version %d, this client %d: %s", e.Peer, e.Local, upgrade)
 }
 
 func (e *VersionError) Is(target error) bool { return target == ErrVersion }
@@ -222,12 +250,34 @@ func (c *Conn) Handshake() (Hello, error) {
 		if m.Version != local.Version {
 			return m, &VersionError{Local: local.Version, Peer: m.Version}
 		}
-		return m, nil
+		return m, c.answerChallenge()
 	case Error:
 		return Hello{}, fmt.Errorf("oob: %s refused the handshake: %w", c.who(), &m)
 	default:
 		return Hello{}, fmt.Errorf("%w: expected Hello from %s, got %v", ErrProtocol, c.who(), m.Type())
 	}
+}
+
+// answerChallenge receives the peer's Challenge and answers it with
+// c.Token's MAC.
+func (c *Conn) answerChallenge() error {
+	m, err := c.expect(TypeChallenge, c.timeout())
+	if err != nil {
+		var perr *Error
+		if errors.As(err, &perr) {
+			return fmt.Errorf("oob: %s refused the handshake: %w", c.who(), err)
+		}
+		return err
+	}
+	ch := m.(Challenge)
+	if ch.Flags&ChallengeToken != 0 && c.Token == "" {
+		return fmt.Errorf("%w: rdmapeer at %s requires a token: set RDMABENCH_PEER_TOKEN to the value of its -token", ErrAuth, c.nc.RemoteAddr())
+	}
+	var a Auth
+	if c.Token != "" {
+		a.MAC = AuthMAC(c.Token, ch.Nonce)
+	}
+	return c.Send(a)
 }
 
 // AcceptHandshake is rdmapeer's side of the handshake: receive the client's
@@ -252,7 +302,7 @@ func (c *Conn) AcceptHandshake() (Hello, error) {
 		if m.Version != local.Version {
 			return m, &VersionError{Local: local.Version, Peer: m.Version, Server: true}
 		}
-		return m, nil
+		return m, c.challenge()
 	case Error:
 		return Hello{}, &m
 	default:
@@ -260,6 +310,31 @@ func (c *Conn) AcceptHandshake() (Hello, error) {
 		_ = c.SendError(CodeProtocol, err.Error()) // best effort: we close anyway
 		return Hello{}, err
 	}
+}
+
+// challenge sends a fresh Challenge and checks the client's Auth against
+// c.Token.
+func (c *Conn) challenge() error {
+	ch, err := newChallenge(c.Token)
+	if err != nil {
+		return err
+	}
+	if err := c.Send(ch); err != nil {
+		return err
+	}
+	m, err := c.expect(TypeAuth, c.timeout())
+	if err != nil {
+		return err
+	}
+	if !checkAuth(c.Token, ch, m.(Auth)) {
+		what := "wrong token"
+		if m.(Auth).MAC == ([NonceSize]byte{}) {
+			what = "no token"
+		}
+		_ = c.SendError(CodeAuth, "rdmapeer requires a token and the client's is wrong: set RDMABENCH_PEER_TOKEN to the value of its -token") // best effort: we close anyway
+		return fmt.Errorf("%w: %s from client %s", ErrAuth, what, c.nc.RemoteAddr())
+	}
+	return nil
 }
 
 // recvHandshake receives the first message, telling a peer that does not
@@ -583,6 +658,8 @@ func (c *Conn) SendErr(err error) error {
 		code = CodeBusy
 	case errors.Is(err, ErrVersion):
 		code = CodeVersion
+	case errors.Is(err, ErrAuth):
+		code = CodeAuth
 	case errors.Is(err, ErrProtocol), errors.Is(err, ErrMalformed):
 		code = CodeProtocol
 	case errors.Is(err, os.ErrDeadlineExceeded):
