@@ -18,6 +18,9 @@
 //	RDMABENCH_PEER         host:port of an rdmapeer (cmd/rdmapeer), or a bare
 //	                       host for port 18515: two-node mode. Unset:
 //	                       loopback mode, both endpoints in this process.
+//	RDMABENCH_PEER_TOKEN   the shared secret of an rdmapeer that requires
+//	                       one (its -token): answers its challenge, never
+//	                       sent itself.
 //	RDMABENCH_REQUIRE      1: a missing or unusable device fails tests
 //	                       instead of skipping them. Set in the VM and in CI.
 //	RDMABENCH_CPUS         CPUs to pin to: "A,B" pins the initiator to A and
