@@ -81,7 +81,6 @@ type options struct {
 	maxPerClient  int
 }
 
-
 // parseFlags reads args, with defaults from the RDMABENCH_ variables.
 func parseFlags(args []string, getenv func(string) string, stderr io.Writer) (*options, error) {
 	env, err := testenv.LoadFrom(getenv)
