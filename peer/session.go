@@ -201,7 +201,7 @@ func (s *servedSession) open(p oob.Params) error {
 	// which is then for the record (oob's sequence).
 	var client rdmalat.PeerInfo
 	if ep.CM() {
-		if client, err = s.acceptCM(ep); err != nil {
+		if client, err = s.acceptCM(ep, timeout); err != nil {
 			return err
 		}
 	} else if err := s.conn.SendEndpoint(s.wire(ep)); err != nil {
@@ -339,10 +339,10 @@ func (s *servedSession) wire(ep *rdmalat.Endpoint) oob.Endpoint {
 // this side's device address, named in the Endpoint sent to the client
 // with a random cookie, accepts the client's connection, then closes (one
 // connection per session). Requests without the cookie are refused and
-// the wait goes on; it is bounded by this peer's own timeout, whatever
-// the client asked, and by Shutdown. It returns what the client told of
+// the wait goes on; it is bounded by the session's timeout, at most this
+// peer's own whatever the client asked, and by Shutdown. It returns what the client told of
 // itself.
-func (s *servedSession) acceptCM(ep *rdmalat.Endpoint) (rdmalat.PeerInfo, error) {
+func (s *servedSession) acceptCM(ep *rdmalat.Endpoint, timeout time.Duration) (rdmalat.PeerInfo, error) {
 	l, err := ep.ListenCM()
 	if err != nil {
 		return rdmalat.PeerInfo{}, s.fail(oob.CodeResource, err)
@@ -356,7 +356,7 @@ func (s *servedSession) acceptCM(ep *rdmalat.Endpoint) (rdmalat.PeerInfo, error)
 	if err := s.conn.SendEndpoint(wire); err != nil {
 		return rdmalat.PeerInfo{}, err
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), s.cfg.Timeout)
+	ctx, cancel := context.WithTimeout(context.Background(), min(timeout, s.cfg.Timeout))
 	defer cancel()
 	if s.cfg.Done != nil {
 		go func() {
