@@ -103,7 +103,7 @@ func parseFlags(args []string, getenv func(string) string, stderr io.Writer) (*o
 	maxMemory := fs.String("max-memory", "64M", "registered memory all sessions together may hold, in `bytes` (suffix K, M, G)")
 	maxSize := fs.String("max-size", "8M", "largest message a client may ask for, in `bytes` (suffix K, M, G)")
 	fs.Uint64Var(&o.maxRoundTrips, "max-round-trips", oob.DefaultLimits.MaxRoundTrips, "round trips one run may take, warm-up included")
-	fs.DurationVar(&o.maxTimeout, "max-timeout", defaultMaxTimeout, "longest RDMA loop idle timeout a client may ask for (its RDMABENCH_TIMEOUT): how long a stalled client can keep a CPU of this node busy-polling")
+	fs.DurationVar(&o.maxTimeout, "max-timeout", oob.DefaultLimits.MaxIdleTimeout, "longest RDMA loop idle timeout a client may ask for (its RDMABENCH_TIMEOUT): how long a stalled client can keep a CPU of this node busy-polling")
 	fs.DurationVar(&o.timeout, "timeout", env.Timeout, "bound on each step of the exchange with a client, and the loops' idle timeout when a client sets none (default $RDMABENCH_TIMEOUT, else 5s)")
 	fs.DurationVar(&o.idle, "idle", peer.DefaultIdle, "longest wait for a client's next request between runs; 0: no limit")
 	fs.DurationVar(&o.handshake, "handshake-timeout", peer.DefaultHandshakeTimeout, "how long a new connection may take to say hello before it is dropped; until then it holds no session slot")
@@ -309,11 +309,6 @@ func serveUntil(ctx context.Context, sigc <-chan os.Signal, errc <-chan error, s
 	logf("%s", summary())
 	return status
 }
-
-// defaultMaxTimeout bounds a client's RDMABENCH_TIMEOUT: long enough for a
-// run under emulation, short enough that a stalled or hostile client
-// frees this node's CPU soon.
-const defaultMaxTimeout = 30 * time.Second
 
 func allowText(ps []netip.Prefix) string {
 	s := make([]string, len(ps))
