@@ -38,8 +38,10 @@ const (
 	// session slot; a real client's handshake takes two round trips.
 	DefaultMaxHandshakes = 64
 	// DefaultHandshakeTimeout is how long a connection may take from its
-	// accept to its first Params before it is dropped.
-	DefaultHandshakeTimeout = 2 * time.Second
+	// accept to its first Params before it is dropped: two round trips and
+	// a Params, with room for an emulated VM on a loaded host (2 s dropped
+	// real clients there).
+	DefaultHandshakeTimeout = 5 * time.Second
 	// shutdownGrace is how long Shutdown lets handshakes in progress
 	// finish, so that a client connecting then is told why it is turned
 	// away rather than seeing its connection close.

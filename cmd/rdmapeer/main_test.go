@@ -36,7 +36,7 @@ func TestFlagsDefaults(t *testing.T) {
 	assert.Equal(t, oob.DefaultLimits.MaxRoundTrips, o.maxRoundTrips)
 	assert.Equal(t, 5*time.Second, o.timeout)
 	assert.Equal(t, 10*time.Minute, o.idle)
-	assert.Equal(t, 2*time.Second, o.handshake)
+	assert.Equal(t, 5*time.Second, o.handshake)
 	assert.Equal(t, 30*time.Second, o.maxTimeout, "a client keeps a CPU busy-polling for at most 30 s")
 	assert.Equal(t, 2, o.maxPerClient)
 	assert.Empty(t, o.token)
