@@ -132,7 +132,7 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 // hold no session slot (with 4 slots, 4 of them once locked every client
 // out for -idle, 10 minutes), and are dropped at the handshake deadline.
 func TestHelloOnlyHoldsNoSlot(t *testing.T) {
-	srv, addr, logs := startFake(t, Config{MaxSessions: 4, HandshakeTimeout: 300 * time.Millisecond, MaxPerClient: 4})
+	srv, addr, logs := startFake(t, Config{MaxSessions: 4, HandshakeTimeout: 2 * time.Second, MaxPerClient: 4})
 	var silent []*oob.Conn
 	for range 4 {
 		c, err := dialFrom(t, addr, "127.0.0.2", "")
@@ -147,9 +147,9 @@ func TestHelloOnlyHoldsNoSlot(t *testing.T) {
 	start := time.Now()
 	for _, s := range silent {
 		_, err := s.Recv()
-		assert.Error(t, err, "dropped")
+		assert.Error(t, err, "dropped at the handshake deadline")
 	}
-	assert.Less(t, time.Since(start), 2*time.Second)
+	assert.Less(t, time.Since(start), 10*time.Second, "not -idle's 10 minutes")
 	assert.Len(t, logs.matching("rejected: "), 1, "one line for the 4 (rate-limited):\n%s", logs)
 	assert.Contains(t, logs.matching("rejected: ")[0], "no request (Params or Run) from peer 127.0.0.2:")
 }

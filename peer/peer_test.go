@@ -314,12 +314,14 @@ func TestPeerHandshakeLimit(t *testing.T) {
 // Params is dropped at the handshake deadline (not after -idle), logged
 // as rejected, and never took a slot.
 func TestPeerHelloOnly(t *testing.T) {
-	srv, addr, logs := start(t, peer.Config{HandshakeTimeout: 200 * time.Millisecond, Session: peer.ServeConfig{Idle: time.Hour}})
+	// The deadline leaves the handshake itself room on a loaded host;
+	// what matters is that it, not the hour of Idle, ends the connection.
+	srv, addr, logs := start(t, peer.Config{HandshakeTimeout: 2 * time.Second, Session: peer.ServeConfig{Idle: time.Hour}})
 	c := dial(t, addr)
 	start := time.Now()
 	_, err := c.Recv()
 	assert.Error(t, err, "dropped")
-	assert.Less(t, time.Since(start), 2*time.Second)
+	assert.Less(t, time.Since(start), 10*time.Second)
 	line := logs.wait(t, "rejected: ")
 	assert.Contains(t, line, "no request (Params or Run) from peer "+c.NetConn().LocalAddr().String())
 	assert.Zero(t, srv.Stats().Active)
