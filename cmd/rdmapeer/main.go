@@ -106,7 +106,7 @@ func parseFlags(args []string, getenv func(string) string, stderr io.Writer) (*o
 	fs.DurationVar(&o.maxTimeout, "max-timeout", oob.DefaultLimits.MaxIdleTimeout, "longest RDMA loop idle timeout a client may ask for (its RDMABENCH_TIMEOUT): how long a stalled client can keep a CPU of this node busy-polling")
 	fs.DurationVar(&o.timeout, "timeout", env.Timeout, "bound on each step of the exchange with a client, and the loops' idle timeout when a client sets none (default $RDMABENCH_TIMEOUT, else 5s)")
 	fs.DurationVar(&o.idle, "idle", peer.DefaultIdle, "longest wait for a client's next request between runs; 0: no limit")
-	fs.DurationVar(&o.handshake, "handshake-timeout", peer.DefaultHandshakeTimeout, "how long a new connection may take to say hello before it is dropped; until then it holds no session slot")
+	fs.DurationVar(&o.handshake, "handshake-timeout", peer.DefaultHandshakeTimeout, "how long a new connection may take from its accept to its first Params (hello, challenge, answer) before it is dropped; until then it holds no session slot")
 	fs.StringVar(&o.token, "token", getenv(testenv.EnvPeerToken), "shared `secret` every client must prove it knows (its RDMABENCH_PEER_TOKEN); default $RDMABENCH_PEER_TOKEN, which, unlike this flag, other users of the host cannot read in the process list")
 	allow := fs.String("allow", "", "serve only clients from these `prefixes`, e.g. 10.0.0.0/24,192.168.77.2 (default: any address)")
 	fs.IntVar(&o.maxPerClient, "max-per-client", peer.DefaultMaxPerClient, "most sessions one client address may hold at once")
