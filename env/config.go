@@ -54,6 +54,7 @@ type Config struct {
 	GIDIndex   int    // GIDBest: the best GID
 	PeerDevice string // loopback responder's device; "": Device
 	Peer       string // host:port of an rdmapeer; "": loopback
+	PeerToken  string // the secret rdmapeer -token asks for; never printed
 	Require    bool   // an absent device fails instead of skipping
 	CPUs       []int  // initiator[, responder]; nil: DefaultCPUs
 	NoPin      bool   // RDMABENCH_CPUS=none
@@ -97,6 +98,7 @@ func LoadFrom(getenv func(string) string) (Config, error) {
 	c.Device = strings.TrimSpace(getenv(VarDevice))
 	c.PeerDevice = strings.TrimSpace(getenv(VarPeerDevice))
 	c.SamplesDir = getenv(VarSamplesDir)
+	c.PeerToken = getenv(VarPeerToken)
 	c.InVM = getenv(VarVM) == "1"
 	var err error
 	if c.Require, err = parseBool(getenv, VarRequire); err != nil {

@@ -7,6 +7,7 @@ const (
 	VarGIDIndex   = "RDMABENCH_GID_INDEX"
 	VarPeerDevice = "RDMABENCH_PEER_DEVICE"
 	VarPeer       = "RDMABENCH_PEER"
+	VarPeerToken  = "RDMABENCH_PEER_TOKEN"
 	VarRequire    = "RDMABENCH_REQUIRE"
 	VarCPUs       = "RDMABENCH_CPUS"
 	VarWarmup     = "RDMABENCH_WARMUP"
@@ -34,6 +35,8 @@ const (
 	// Read by cmd/rdmafleet/rdmafleet.sbatch.
 	VarFleetBin = "RDMABENCH_FLEET_BIN"
 	VarFleetDir = "RDMABENCH_FLEET_DIR"
+	// Set by rdmafleet run for its agents, through srun's environment.
+	VarFleetToken = "RDMABENCH_FLEET_TOKEN"
 )
 
 // A Variable is one environment variable as the reference documents it.
@@ -51,6 +54,7 @@ var Variables = []Variable{
 	{VarGIDIndex, "the best GID, chosen like perftest: RoCE v2 over IPv4 first", "GID table index (RoCE)."},
 	{VarPeerDevice, "the same device", "loopback only: the device of the responding endpoint. Naming a second device makes traffic cross the wire (in the VM, rxe1 -> rxe0 crosses a veth)."},
 	{VarPeer, "loopback: both endpoints in this process", "host:port of an rdmapeer (cmd/rdmapeer), or a bare host for port 18515: two-node mode."},
+	{VarPeerToken, "none", "the shared secret of an rdmapeer started with -token: the client answers the peer's challenge with it; it is never sent or printed."},
 	{VarRequire, "0", "1: a missing or unusable device fails tests instead of skipping them. Set in the VM and in CI."},
 	{VarCPUs, "the last two CPUs this process may run on", `CPUs to pin to: "A,B" pins the initiator to A and the loopback responder to B; "A" pins the initiator only; "none" disables pinning.`},
 	{VarWarmup, "1000", "round trips run before measuring and left out of every statistic."},
@@ -71,5 +75,6 @@ var Variables = []Variable{
 	{VarFleetTest, "unset", "1: run internal/fleettest, which boots several VMs (make test-fleet)."},
 	{VarFleetOut, "a temporary directory", "where internal/fleettest keeps what the VMs write."},
 	{VarFleetBin, "$SLURM_SUBMIT_DIR/bin", "rdmafleet.sbatch: where rdmafleet, rdmapeer and rdmabench.test are, the same path on every node."},
+	{VarFleetToken, "a fresh random token per job", "set by rdmafleet run for its agents through srun's environment (keep srun --export at ALL): every control message of a pair carries a MAC under it, so a stranger on the control port cannot start or end a pair."},
 	{VarFleetDir, "./rdmafleet-$SLURM_JOB_ID", "rdmafleet.sbatch: the job directory, shared by all nodes."},
 }

@@ -1,6 +1,7 @@
 package env
 
 import (
+	"bytes"
 	"flag"
 	"io/fs"
 	"os"
@@ -81,6 +82,9 @@ func TestVariablesComplete(t *testing.T) {
 		text, err := os.ReadFile(path)
 		if err != nil {
 			return err
+		}
+		if bytes.IndexByte(text, 0) >= 0 {
+			return nil // a binary built here, such as go build ./cmd/rdmapeer leaves
 		}
 		for _, name := range re.FindAllString(string(text), -1) {
 			if !known(name) {

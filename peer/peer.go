@@ -1,7 +1,9 @@
 // Package peer is rdmapeer's server: it accepts clients of the rdmabench
 // out-of-band protocol (package oob) on a listener and answers each one's
 // RDMA round trips (Serve), a bounded number at a time, with a
-// bound on the memory they register, logging one line per session.
+// bound on the memory they register, logging one line per session. Who may
+// connect (Config.Allow, Config.Token), how many sessions one client
+// address may hold and which CPU a session answers on are the Server's.
 //
 // cmd/rdmapeer is this package behind flags; tests run it in-process or in
 // a helper process.
@@ -10,9 +12,10 @@ package peer
 import (
 	"errors"
 	"fmt"
+	"io"
 	"log"
 	"net"
-	"strconv"
+	"net/netip"
 	"strings"
 	"sync"
 	"time"
@@ -31,14 +34,14 @@ const (
 	// runs (ServeConfig.Idle 0); NoIdleLimit: no bound.
 	DefaultIdle = 10 * time.Minute
 	// DefaultMaxHandshakes bounds the connections that have not finished
-	// the handshake. They hold no session slot, so idle or stray
-	// connections cannot keep clients out; a real client's handshake
-	// takes one round trip.
+	// the handshake (Hello, challenge, first Params). They hold no
+	// session slot; a real client's handshake takes two round trips.
 	DefaultMaxHandshakes = 64
-	// DefaultHandshakeTimeout is how long a connection may take to send
-	// its Hello (and, when refused as busy, its Params) before it is
-	// dropped.
-	DefaultHandshakeTimeout = 2 * time.Second
+	// DefaultHandshakeTimeout is how long a connection may take from its
+	// accept to its first Params before it is dropped: two round trips and
+	// a Params, with room for an emulated VM on a loaded host (2 s dropped
+	// real clients there).
+	DefaultHandshakeTimeout = 5 * time.Second
 	// shutdownGrace is how long Shutdown lets handshakes in progress
 	// finish, so that a client connecting then is told why it is turned
 	// away rather than seeing its connection close.
@@ -52,21 +55,41 @@ type Config struct {
 	// limits, idle bounds. Its CPU, Reserve and Report are set by the
 	// Server (see CPUs).
 	Session ServeConfig
-	// CPUs are the CPUs the answering threads are pinned to: concurrent
-	// sessions take them in turn, one per session slot. Empty: not
-	// pinned.
+	// CPUs are the CPUs the answering threads are pinned to: each
+	// session takes one of its own, and a client that comes when all are
+	// taken is told the peer is busy (two sessions busy-polling one CPU
+	// would spoil each other's latency). Empty: not pinned, and sessions
+	// run side by side wherever the scheduler puts them; each client's
+	// config lines then say how many others ran when it opened.
 	CPUs []int
 	// MaxSessions bounds the sessions served at once; a client over it is
 	// answered with an Error of oob.CodeBusy. A connection takes a slot
 	// once its handshake is done. Default DefaultMaxSessions.
 	MaxSessions int
+	// MaxPerClient bounds the sessions of one client address; more are
+	// told the peer is busy. Default DefaultMaxPerClient.
+	MaxPerClient int
 	// MaxHandshakes bounds the connections not yet through the handshake
 	// (and those being told "busy"); more are closed at once. Default
 	// DefaultMaxHandshakes.
 	MaxHandshakes int
-	// HandshakeTimeout bounds the wait for a new connection's Hello.
-	// Default DefaultHandshakeTimeout.
+	// MaxPendingPerClient bounds one address's connections in their
+	// handshake; more from it are closed at once. Default
+	// DefaultMaxPendingPerClient.
+	MaxPendingPerClient int
+	// HandshakeTimeout bounds the time from a connection's accept to its
+	// first Params (Hello, challenge and answer included). Default
+	// DefaultHandshakeTimeout.
 	HandshakeTimeout time.Duration
+	// Token, if set, is the secret every client must prove it knows
+	// (oob.AcceptToken); it is never sent.
+	Token string
+	// Allow, if not empty, lists the only client addresses served; others
+	// are closed at once.
+	Allow []netip.Prefix
+	// LogInterval bounds the log to one line per kind of refusal per
+	// interval. Default DefaultLogInterval.
+	LogInterval time.Duration
 	// MaxMemory bounds the bytes registered by all sessions together.
 	// Default DefaultMaxMemory.
 	MaxMemory int64
@@ -81,7 +104,7 @@ type Config struct {
 type Stats struct {
 	Sessions int   // sessions (and connections without any) that ended
 	Failed   int   // of which ended with an error
-	Refused  int   // connections refused: busy, over MaxHandshakes, not a client, or silent
+	Refused  int   // connections refused: busy, over a limit, not allowed, not a client, a wrong token, or silent
 	Active   int   // session slots taken now (a connection holds one from its handshake to its close)
 	Pending  int   // connections now in their handshake or being refused
 	Memory   int64 // bytes registered now
@@ -94,14 +117,23 @@ type Server struct {
 	pending  chan struct{} // bound on connections before their session slot
 	overflow chan struct{} // bound on connections over pending being told so
 
-	mu       sync.Mutex
-	ln       net.Listener
-	conns    map[*oob.Conn]struct{} // connections in a session slot
-	shaking  map[net.Conn]struct{}  // connections in their handshake
-	closing  bool
-	memory   int64
-	stats    Stats
-	sessions sync.WaitGroup
+	rlog *rateLog
+	done chan struct{} // closed by Shutdown: ends a session's rdma_cm accept
+	// serveConn serves an admitted connection; tests replace it to hold
+	// a session without a device.
+	serveConn func(c *oob.Conn, cfg ServeConfig, first oob.Message) error
+
+	mu         sync.Mutex
+	ln         net.Listener
+	conns      map[*oob.Conn]struct{} // connections in a session slot
+	shaking    map[net.Conn]struct{}  // connections in their handshake
+	perClient  map[netip.Addr]int     // sessions per client address
+	pendingPer map[netip.Addr]int     // connections in their handshake per address
+	cpuBusy    map[int]bool           // CPUs of Config.CPUs that serve a session
+	closing    bool
+	memory     int64
+	stats      Stats
+	sessions   sync.WaitGroup
 }
 
 // New returns a Server for cfg.
@@ -124,10 +156,21 @@ func New(cfg Config) *Server {
 	if cfg.HandshakeTimeout <= 0 {
 		cfg.HandshakeTimeout = DefaultHandshakeTimeout
 	}
+	if cfg.MaxPerClient <= 0 {
+		cfg.MaxPerClient = DefaultMaxPerClient
+	}
+	if cfg.MaxPendingPerClient <= 0 {
+		cfg.MaxPendingPerClient = DefaultMaxPendingPerClient
+	}
+	if cfg.LogInterval <= 0 {
+		cfg.LogInterval = DefaultLogInterval
+	}
 	s := &Server{
 		cfg: cfg, slots: make(chan int, cfg.MaxSessions), pending: make(chan struct{}, cfg.MaxHandshakes),
-		overflow: make(chan struct{}, 16),
-		conns:    map[*oob.Conn]struct{}{}, shaking: map[net.Conn]struct{}{},
+		overflow: make(chan struct{}, 16), rlog: newRateLog(cfg.Logf, cfg.LogInterval), done: make(chan struct{}),
+		serveConn: serveFirst,
+		conns:     map[*oob.Conn]struct{}{}, shaking: map[net.Conn]struct{}{},
+		perClient: map[netip.Addr]int{}, pendingPer: map[netip.Addr]int{}, cpuBusy: map[int]bool{},
 	}
 	for i := range cfg.MaxSessions {
 		s.slots <- i
@@ -169,21 +212,56 @@ func (s *Server) Serve(ln net.Listener) error {
 			return err
 		}
 		delay = 0
+		ip := remoteIP(nc)
+		if !s.allowed(ip) {
+			nc.Close() // not a word to a stranger
+			s.count(func(st *Stats) { st.Refused++ })
+			s.rlog.printf("connections refused by -allow", "refused %s: not in -allow %s", nc.RemoteAddr(), formatPrefixes(s.cfg.Allow))
+			continue
+		}
+		if !s.pend(ip) {
+			nc.Close()
+			s.count(func(st *Stats) { st.Refused++ })
+			s.rlog.printf("connections over -max-pending-per-client", "refused %s: %d of its connections are already in their handshake", nc.RemoteAddr(), s.cfg.MaxPendingPerClient)
+			continue
+		}
 		select {
 		case s.pending <- struct{}{}:
 			s.sessions.Add(1)
-			go s.handle(nc)
+			go s.handle(nc, ip)
 			continue
 		default:
 		}
 		select {
 		case s.overflow <- struct{}{}:
 			s.sessions.Add(1)
-			go s.tooMany(nc)
+			go s.tooMany(nc, ip)
 		default:
 			nc.Close() // far over the limits: not even a word
+			s.unpend(ip)
 			s.count(func(st *Stats) { st.Refused++ })
+			s.rlog.printf("connections over -max-handshakes", "refused %s: %d connections in their handshake", nc.RemoteAddr(), s.cfg.MaxHandshakes)
 		}
+	}
+}
+
+// pend counts a connection of ip in its handshake, unless ip has
+// MaxPendingPerClient already.
+func (s *Server) pend(ip netip.Addr) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.pendingPer[ip] >= s.cfg.MaxPendingPerClient {
+		return false
+	}
+	s.pendingPer[ip]++
+	return true
+}
+
+func (s *Server) unpend(ip netip.Addr) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.pendingPer[ip]--; s.pendingPer[ip] <= 0 {
+		delete(s.pendingPer, ip)
 	}
 }
 
@@ -204,10 +282,11 @@ func (s *Server) count(f func(*Stats)) {
 	s.mu.Unlock()
 }
 
-// handle runs one connection: the handshake, bounded by HandshakeTimeout
-// and holding no session slot, then a session in a free slot, or a
-// refusal when none is free.
-func (s *Server) handle(nc net.Conn) {
+// handle runs one connection: the handshake (Hello, challenge, first
+// Params), bounded as a whole by HandshakeTimeout and holding no session
+// slot, then a session with a slot, a count for its address and a CPU, or
+// a refusal when one of them is not free.
+func (s *Server) handle(nc net.Conn, ip netip.Addr) {
 	defer s.sessions.Done()
 	client := nc.RemoteAddr().String()
 	timeout := s.cfg.HandshakeTimeout
@@ -222,36 +301,51 @@ func (s *Server) handle(nc net.Conn) {
 	s.stats.Pending++
 	s.mu.Unlock()
 
-	c, err := oob.Accept(nc, timeout)
+	deadline := time.Now().Add(timeout)
+	c, err := oob.AcceptToken(nc, timeout, s.cfg.Token)
+	var first oob.Message
+	if err == nil {
+		// The first request comes within the same deadline: a connection
+		// that says hello and then nothing takes no session slot.
+		first, err = c.Next(max(time.Until(deadline), time.Millisecond))
+		if errors.Is(err, io.EOF) {
+			err = fmt.Errorf("%s closed the connection before its first Params", client)
+		}
+		if err != nil {
+			c.Close()
+		}
+	}
 	s.mu.Lock()
 	delete(s.shaking, nc)
 	closing := s.closing
-	slot := -1
+	var adm admission
+	var reason, refusal string
 	if err == nil && !closing {
-		select {
-		case slot = <-s.slots:
-			// Taken, counted and tracked under s.mu, so that Shutdown
-			// sees every connection in a slot.
+		adm, reason, refusal = s.admitLocked(ip)
+		if refusal == "" {
+			// Tracked under s.mu, so that Shutdown sees every connection
+			// in a slot.
 			s.conns[c] = struct{}{}
 			s.stats.Active++
-			s.stats.Pending--
-		default:
 		}
 	}
-	if slot < 0 && (err != nil || closing) {
-		s.stats.Pending--
+	s.stats.Pending--
+	if err != nil || closing || refusal != "" {
 		s.stats.Refused++
 	}
 	s.mu.Unlock()
+	<-s.pending
+	s.unpend(ip)
 	switch {
 	case err != nil:
-		<-s.pending
 		switch {
 		case closing:
+		case errors.Is(err, oob.ErrAuth):
+			s.rlog.printf("clients refused for their token", "rejected: %v", err)
 		case strings.Contains(err.Error(), client): // oob named it
-			s.cfg.Logf("rejected: %v", err)
+			s.rlog.printf("handshakes rejected", "rejected: %v", err)
 		default:
-			s.cfg.Logf("rejected %s: %v", client, err)
+			s.rlog.printf("handshakes rejected", "rejected %s: %v", client, err)
 		}
 		return
 	case closing:
@@ -259,59 +353,44 @@ func (s *Server) handle(nc net.Conn) {
 		// connections it finds in a session.
 		_ = c.SendError(oob.CodeInternal, "rdmapeer is shutting down") // best effort: we close anyway
 		c.Close()
-		<-s.pending
 		return
-	case slot < 0:
-		s.refuse(c, client)
-		<-s.pending
+	case refusal != "":
+		_ = c.SendError(oob.CodeBusy, refusal) // best effort: we close anyway
+		c.Close()
+		s.rlog.printf("clients refused as "+reason, "refused %s: %s", client, refusal)
 		return
 	}
-	<-s.pending
-	s.serve(c, slot)
+	s.serve(c, adm, first)
 }
 
-// serve runs the session of c, which holds session slot slot.
-func (s *Server) serve(c *oob.Conn, slot int) {
+// serve runs the session of c, admitted as adm, from its first request.
+func (s *Server) serve(c *oob.Conn, adm admission, first oob.Message) {
 	defer func() {
 		c.Close()
-		// The slot goes back in the same critical section that stops
-		// counting it (slots has room for every slot: the send never
-		// blocks): a client that sees Active drop must find it free.
+		// What it held goes back in the same critical section that stops
+		// counting it: a client that sees Active drop must find it free.
 		s.mu.Lock()
 		delete(s.conns, c)
-		s.slots <- slot
+		s.releaseLocked(adm)
 		s.stats.Active--
 		s.mu.Unlock()
 	}()
 	c.Timeout = s.cfg.Timeout
 	cfg := s.cfg.Session
-	cfg.CPU = -1
-	if len(s.cfg.CPUs) > 0 {
-		cfg.CPU = s.cfg.CPUs[slot%len(s.cfg.CPUs)]
-	}
+	cfg.CPU = adm.cpu
 	cfg.Reserve = s.reserve
 	cfg.Report = s.report
-	_ = Serve(c, cfg) // reported, session by session, through report
-}
-
-// refuse answers a client that finds every session slot taken: an Error
-// of CodeBusy in place of its session. It holds no session slot.
-func (s *Server) refuse(c *oob.Conn, client string) {
-	defer c.Close()
-	defer s.count(func(st *Stats) { st.Refused++; st.Pending-- })
-	// Read the client's Params first: closing with them unread would reset
-	// the connection, and the client might lose the Error.
-	_, _ = c.Next(s.cfg.HandshakeTimeout)
-	msg := fmt.Sprintf("rdmapeer is busy: all %d of its session slots are taken (rdmapeer -max-sessions); try again later", s.cfg.MaxSessions)
-	_ = c.SendError(oob.CodeBusy, msg) // best effort: we close anyway
-	s.cfg.Logf("refused %s: busy (all %d session slots taken)", client, s.cfg.MaxSessions)
+	cfg.Others = func() int { return s.Stats().Active - 1 }
+	cfg.Done = s.done
+	_ = s.serveConn(c, cfg, first) // reported, session by session, through report
 }
 
 // tooMany answers a client that comes while MaxHandshakes connections are
 // in their handshake: busy, if it says hello at once, so that it asks
 // again later rather than taking this for something that is not rdmapeer.
-func (s *Server) tooMany(nc net.Conn) {
+func (s *Server) tooMany(nc net.Conn, ip netip.Addr) {
 	defer s.sessions.Done()
+	defer s.unpend(ip)
 	defer func() { <-s.overflow }()
 	defer nc.Close()
 	s.count(func(st *Stats) { st.Refused++ })
@@ -322,7 +401,7 @@ func (s *Server) tooMany(nc net.Conn) {
 	}
 	msg := fmt.Sprintf("rdmapeer is busy: %d connections are opening at once; try again later", s.cfg.MaxHandshakes)
 	_ = c.SendError(oob.CodeBusy, msg) // best effort: we close anyway
-	s.cfg.Logf("refused %s: busy (%d connections in their handshake)", nc.RemoteAddr(), s.cfg.MaxHandshakes)
+	s.rlog.printf("clients refused as busy", "refused %s: busy (%d connections in their handshake)", nc.RemoteAddr(), s.cfg.MaxHandshakes)
 }
 
 // reserve is the sessions' registered-memory budget.
@@ -349,44 +428,6 @@ func (s *Server) reserve(n int) (func(), error) {
 	}, nil
 }
 
-// report logs one session in one line.
-func (s *Server) report(r SessionReport) {
-	s.count(func(st *Stats) {
-		st.Sessions++
-		if r.Err != nil {
-			st.Failed++
-		}
-	})
-	s.cfg.Logf("%s", FormatReport(r))
-}
-
-// FormatReport returns the log line of a session: client, operation,
-// sizes, runs, round trips, duration and result.
-func FormatReport(r SessionReport) string {
-	var b strings.Builder
-	fmt.Fprintf(&b, "session %s", r.Client)
-	if r.Params == (oob.Params{}) {
-		b.WriteString(" no session")
-	} else {
-		sizes := make([]string, len(r.Sizes))
-		for i, n := range r.Sizes {
-			sizes[i] = strconv.Itoa(n)
-		}
-		if len(sizes) == 0 {
-			sizes = []string{"none"}
-		}
-		fmt.Fprintf(&b, " device=%s op=%v max-size=%d sizes=%s runs=%d round-trips=%d",
-			r.Device, r.Params.Op, r.Params.Size, strings.Join(sizes, ","), r.Runs, r.RoundTrips)
-	}
-	fmt.Fprintf(&b, " duration=%v", r.Duration.Round(time.Millisecond))
-	if r.Err != nil {
-		fmt.Fprintf(&b, " result=error: %v", r.Err)
-	} else {
-		b.WriteString(" result=ok")
-	}
-	return b.String()
-}
-
 // Stats returns the Server's counters.
 func (s *Server) Stats() Stats {
 	s.mu.Lock()
@@ -401,6 +442,9 @@ func (s *Server) Stats() Stats {
 // connections still silent after a short grace are closed.
 func (s *Server) Shutdown() {
 	s.mu.Lock()
+	if !s.closing {
+		close(s.done)
+	}
 	s.closing = true
 	if s.ln != nil {
 		s.ln.Close()
@@ -424,4 +468,5 @@ func (s *Server) Shutdown() {
 		s.mu.Unlock()
 	}
 	s.sessions.Wait()
+	s.rlog.flush()
 }

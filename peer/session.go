@@ -2,6 +2,8 @@ package peer
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
@@ -16,18 +18,27 @@ import (
 // two-node pair. Everything about a session comes from the client's Params
 // except what belongs to this node: device, port, GID and CPU.
 type ServeConfig struct {
-	Device   string // required
-	Port     int    // 0: the first active port
-	GIDIndex int    // -1: the best GID; a client's Params.GIDIndex >= 0 wins
-	CPU      int    // CPU to pin the answering thread to; -1: not pinned
+	Device string // required
+	Port   int    // 0: the first active port
+	// GIDIndex is this node's GID: -1 the best. A client may not choose
+	// another: Params whose GIDIndex is neither -1 nor this are refused.
+	GIDIndex int
+	CPU      int // CPU to pin the answering thread to; -1: not pinned
 	Limits   oob.Limits
 	// Idle bounds the wait for the client's next request, between runs
 	// and between sessions; 0: DefaultIdle; NoIdleLimit (any negative
 	// value): no bound (TCP keep-alive still notices a vanished host).
 	Idle time.Duration
 	// Timeout is the RDMA loop's idle timeout when the client's Params
-	// carry none; 0: 5 s.
+	// carry none, and bounds the wait for the client's rdma_cm request
+	// whatever the client asked; 0: 5 s.
 	Timeout time.Duration
+	// Others, if not nil, returns how many other sessions the server
+	// serves now; the client is told when its session opens.
+	Others func() int
+	// Done, if not nil, is closed when the server shuts down: it ends a
+	// wait for the client's rdma_cm request at once.
+	Done <-chan struct{}
 	// Reserve, if not nil, is asked for the bytes a session is about to
 	// register; it returns what gives them back, or an error for the
 	// client (matching oob.ErrBusy when other sessions hold the memory).
@@ -68,7 +79,11 @@ type SessionReport struct {
 // run (its socket closes) stops the answering loop at once; a stalled
 // client ends the loop after the idle timeout. Closing conn from another
 // goroutine ends Serve promptly. Serve does not close conn.
-func Serve(conn *oob.Conn, cfg ServeConfig) error {
+func Serve(conn *oob.Conn, cfg ServeConfig) error { return serveFirst(conn, cfg, nil) }
+
+// serveFirst is Serve with the client's first request already received
+// (nil: none yet), as the Server's handshake does.
+func serveFirst(conn *oob.Conn, cfg ServeConfig, first oob.Message) error {
 	if cfg.Timeout <= 0 {
 		cfg.Timeout = 5 * time.Second
 	}
@@ -84,7 +99,11 @@ func Serve(conn *oob.Conn, cfg ServeConfig) error {
 	}
 	sessions := 0
 	for {
-		m, err := conn.Next(cfg.Idle)
+		m, err := first, error(nil)
+		if first == nil {
+			m, err = conn.Next(cfg.Idle)
+		}
+		first = nil
 		if err == nil {
 			switch m := m.(type) {
 			case oob.Params:
@@ -142,6 +161,13 @@ func (s *servedSession) open(p oob.Params) error {
 	if err := p.Validate(s.cfg.Limits); err != nil {
 		return s.fail(oob.CodeParams, err)
 	}
+	if p.GIDIndex >= 0 && int(p.GIDIndex) != s.cfg.GIDIndex {
+		own := fmt.Sprintf("its GID index %d (rdmapeer -gid-index)", s.cfg.GIDIndex)
+		if s.cfg.GIDIndex < 0 {
+			own = "the best GID of its port (rdmapeer -gid-index -1)"
+		}
+		return s.fail(oob.CodeParams, fmt.Errorf("%w: gid index %d: this rdmapeer uses %s; a client may not choose it (send -1)", oob.ErrInvalidParams, p.GIDIndex, own))
+	}
 	if s.cfg.Reserve != nil {
 		release, err := s.cfg.Reserve(2 * int(p.Size))
 		if err != nil {
@@ -157,9 +183,6 @@ func (s *servedSession) open(p oob.Params) error {
 		s.release = release
 	}
 	gid := s.cfg.GIDIndex
-	if p.GIDIndex >= 0 {
-		gid = int(p.GIDIndex)
-	}
 	timeout := p.IdleTimeout
 	if timeout <= 0 {
 		timeout = s.cfg.Timeout
@@ -181,7 +204,7 @@ func (s *servedSession) open(p oob.Params) error {
 		if client, err = s.acceptCM(ep, timeout); err != nil {
 			return err
 		}
-	} else if err := s.conn.SendEndpoint(ep.Wire()); err != nil {
+	} else if err := s.conn.SendEndpoint(s.wire(ep)); err != nil {
 		return err
 	}
 	ce, err := s.conn.RecvEndpoint()
@@ -301,27 +324,62 @@ func (s *servedSession) end(err error) {
 	s.rep = SessionReport{}
 }
 
+// wire is this side's Endpoint for the client: the queue pair and buffer,
+// and the CPU that answers and how many other sessions run beside it.
+func (s *servedSession) wire(ep *rdmalat.Endpoint) oob.Endpoint {
+	w := ep.Wire()
+	w.CPU = int32(s.cfg.CPU)
+	if s.cfg.Others != nil {
+		w.Sessions = uint16(min(max(s.cfg.Others(), 0), 1<<16-1))
+	}
+	return w
+}
+
 // acceptCM is a session's rdma_cm connection (oob.FlagCM): a listener on
-// this side's device address, named in the Endpoint sent to the client,
-// accepts the client's connection within timeout, then closes (one
-// connection per session). It returns what the client told of itself.
+// this side's device address, named in the Endpoint sent to the client
+// with a random cookie, accepts the client's connection, then closes (one
+// connection per session). Requests without the cookie are refused and
+// the wait goes on; it is bounded by the session's timeout, at most this
+// peer's own whatever the client asked, and by Shutdown. It returns what the client told of
+// itself.
 func (s *servedSession) acceptCM(ep *rdmalat.Endpoint, timeout time.Duration) (rdmalat.PeerInfo, error) {
 	l, err := ep.ListenCM()
 	if err != nil {
 		return rdmalat.PeerInfo{}, s.fail(oob.CodeResource, err)
 	}
 	defer l.Close()
-	wire := ep.Wire()
+	wire := s.wire(ep)
 	wire.CMAddr = l.Addr().String()
+	if wire.CMCookie, err = newCookie(); err != nil {
+		return rdmalat.PeerInfo{}, s.fail(oob.CodeInternal, err)
+	}
 	if err := s.conn.SendEndpoint(wire); err != nil {
 		return rdmalat.PeerInfo{}, err
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	ctx, cancel := context.WithTimeout(context.Background(), min(timeout, s.cfg.Timeout))
 	defer cancel()
-	client, err := ep.AcceptCM(ctx, l)
+	if s.cfg.Done != nil {
+		go func() {
+			select {
+			case <-s.cfg.Done:
+				cancel()
+			case <-ctx.Done():
+			}
+		}()
+	}
+	client, err := ep.AcceptCM(ctx, l, wire.CMCookie)
 	if err != nil {
 		// rdmacm's error names the address
 		return rdmalat.PeerInfo{}, s.fail(oob.CodeResource, fmt.Errorf("accepting the client's rdma_cm connection: %w", err))
 	}
 	return client, nil
+}
+
+// newCookie draws a session's rdma_cm cookie, never 0 (0 is "none").
+func newCookie() (uint64, error) {
+	var b [8]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		return 0, fmt.Errorf("drawing an rdma_cm cookie: %w", err)
+	}
+	return binary.BigEndian.Uint64(b[:]) | 1, nil
 }

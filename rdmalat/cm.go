@@ -66,12 +66,16 @@ func (e *Endpoint) ListenCM() (*CMListener, error) {
 
 // AcceptCM waits until ctx's deadline for the peer's connection on l and
 // connects e's queue pair to it; it returns what the peer told of itself,
-// for the responder's loop.
-func (e *Endpoint) AcceptCM(ctx context.Context, l *CMListener) (PeerInfo, error) {
+// for the responder's loop. With a cookie other than 0, only a request
+// that carries it is accepted (the one the session's client was told);
+// others are refused and the wait goes on.
+func (e *Endpoint) AcceptCM(ctx context.Context, l *CMListener, cookie uint64) (PeerInfo, error) {
 	if err := e.checkCMConnect(); err != nil {
 		return PeerInfo{}, err
 	}
-	c, err := l.l.Accept(ctx, e.cmConfig())
+	cfg := e.cmConfig()
+	cfg.Expect = cookie
+	c, err := l.l.Accept(ctx, cfg)
 	if err != nil {
 		return PeerInfo{}, err
 	}
@@ -80,8 +84,9 @@ func (e *Endpoint) AcceptCM(ctx context.Context, l *CMListener) (PeerInfo, error
 
 // DialCM connects e's queue pair through rdma_cm to the listener at addr
 // (a peer's CMListener), from the IP address of e's device, within ctx's
-// deadline; it returns what the peer told of itself.
-func (e *Endpoint) DialCM(ctx context.Context, addr netip.AddrPort) (PeerInfo, error) {
+// deadline, sending cookie (the peer's oob.Endpoint.CMCookie); it returns
+// what the peer told of itself.
+func (e *Endpoint) DialCM(ctx context.Context, addr netip.AddrPort, cookie uint64) (PeerInfo, error) {
 	if err := e.checkCMConnect(); err != nil {
 		return PeerInfo{}, err
 	}
@@ -89,7 +94,9 @@ func (e *Endpoint) DialCM(ctx context.Context, addr netip.AddrPort) (PeerInfo, e
 	if err != nil {
 		return PeerInfo{}, err
 	}
-	c, err := rdmacm.Dial(ctx, src, addr, e.cmConfig())
+	cfg := e.cmConfig()
+	cfg.Local.Cookie = cookie
+	c, err := rdmacm.Dial(ctx, src, addr, cfg)
 	if err != nil {
 		return PeerInfo{}, err
 	}
@@ -214,5 +221,5 @@ func dialCMPeer(ctx context.Context, local *Endpoint, pe oob.Endpoint, timeout t
 	}
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	return local.DialCM(ctx, addr)
+	return local.DialCM(ctx, addr, pe.CMCookie)
 }

@@ -145,6 +145,40 @@ func TestCMTwoNode(t *testing.T) {
 		assert.Less(t, elapsed, 3*time.Second)
 		t.Logf("after %v: %v", elapsed.Round(time.Millisecond), err)
 	})
+	// A stray rdma_cm request (without the session's cookie) comes to the
+	// session's listener first: it is refused, and the real client, which
+	// has the cookie from the peer's Endpoint, is still accepted.
+	t.Run("stray request first", func(t *testing.T) {
+		conn, err := oob.Dial(t.Context(), ln.Addr().String(), 5*time.Second)
+		require.NoError(t, err)
+		defer conn.Close()
+		require.NoError(t, conn.SendParams(oob.Params{Op: spec.Write, Transport: spec.RC, Size: 64, Inline: -2, GIDIndex: -1,
+			IdleTimeout: 5 * time.Second, Flags: oob.FlagCM}))
+		pe, err := conn.RecvEndpoint()
+		require.NoError(t, err)
+		require.NotZero(t, pe.CMCookie)
+		addr, err := netip.ParseAddrPort(pe.CMAddr)
+		require.NoError(t, err)
+		ecfg := rdmalat.EndpointConfig{Device: c.Device, GIDIndex: c.GIDIndex, Op: spec.Write, Transport: spec.RC, CM: true, MaxSize: 64, Inline: 0}
+		stray, err := rdmalat.NewEndpoint(ecfg)
+		require.NoError(t, err)
+		defer stray.Close()
+		_, err = stray.DialCM(t.Context(), addr, pe.CMCookie^0xff)
+		require.Error(t, err)
+		assert.Contains(t, err.Error(), "not the expected client")
+		t.Logf("stray: %v", err)
+
+		local, err := rdmalat.NewEndpoint(ecfg)
+		require.NoError(t, err)
+		defer local.Close()
+		_, err = local.DialCM(t.Context(), addr, pe.CMCookie)
+		require.NoError(t, err, "the real client is accepted after the stray")
+		require.NoError(t, conn.SendEndpoint(local.Wire()))
+		require.NoError(t, conn.RecvBarrier(0))
+		require.NoError(t, conn.Close())
+		require.NoError(t, local.Close())
+		waitActive(t, srv, 0)
+	})
 	for _, v := range cmVariants {
 		t.Run(v.String(), func(t *testing.T) {
 			maxSize := 1024

@@ -27,8 +27,15 @@ type Pair struct {
 	Mode       string
 	PeerDevice DeviceInfo
 	CPUs       [2]int // initiator, responder; -1: not pinned
-	Timeout    time.Duration
-	closers    []func() error
+	// PeerCPU, two-node only, is the CPU rdmapeer's answering thread is
+	// pinned to, -1 when not pinned.
+	PeerCPU int
+	// PeerSessions, two-node only, is how many other sessions rdmapeer
+	// served when this one opened (each on its own CPU when rdmapeer
+	// pins them, side by side when it does not).
+	PeerSessions int
+	Timeout      time.Duration
+	closers      []func() error
 }
 
 // NewLoopback builds and connects two endpoints in this process, on one

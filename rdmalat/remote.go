@@ -27,6 +27,9 @@ type RemoteConfig struct {
 	// sides, every wait of the RDMA loop (sent as Params.IdleTimeout).
 	// 0: 5 s.
 	Timeout time.Duration
+	// Token answers the peer's challenge when it requires one (rdmapeer
+	// -token; RDMABENCH_PEER_TOKEN); it is never sent itself.
+	Token string
 }
 
 // DialPeer connects to the rdmapeer at addr (host:port, or a bare host for
@@ -106,12 +109,12 @@ const (
 // with it, once.
 func dialPeerOnce(ctx context.Context, addr string, cfg RemoteConfig) (_ *Pair, err error) {
 	ecfg := cfg.Endpoint
-	conn, err := oob.Dial(ctx, addr, cfg.Timeout)
+	conn, err := oob.DialToken(ctx, addr, cfg.Timeout, cfg.Token)
 	if err != nil {
 		return nil, err
 	}
 	resp := &remoteResponder{conn: conn, addr: addr}
-	p := &Pair{Mode: "two-node", CPUs: [2]int{cfg.CPU, -1}, Timeout: cfg.Timeout, Responder: resp}
+	p := &Pair{Mode: "two-node", CPUs: [2]int{cfg.CPU, -1}, PeerCPU: -1, Timeout: cfg.Timeout, Responder: resp}
 	defer func() {
 		if err != nil {
 			p.Close()
@@ -166,6 +169,8 @@ func dialPeerOnce(ctx context.Context, addr string, cfg RemoteConfig) (_ *Pair, 
 		Name: pe.Device, Firmware: pe.Firmware, LinkLayer: pe.LinkLayer, Port: int(pe.Port),
 		MTU: local.Device().MTU, GIDIndex: int(pe.GIDIndex),
 	}
+	p.PeerCPU = int(pe.CPU)
+	p.PeerSessions = int(pe.Sessions)
 	return p, nil
 }
 

@@ -6,6 +6,8 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -105,19 +107,15 @@ func TestDialPeerRefused(t *testing.T) {
 	require.ErrorIs(t, err, oob.ErrInvalidParams)
 	assert.Contains(t, err.Error(), "two-node session with rdmapeer at "+addr+": peer: rdmapeer (nodev0): oob: invalid params: size 4096: over the peer's limit of 1024 bytes")
 
-	for srv.Stats().Active != 0 { // the refused session's slot is free again
-		time.Sleep(time.Millisecond)
-	}
-	holder, err := oob.Dial(t.Context(), addr, 2*time.Second) // holds the one slot
-	require.NoError(t, err)
-	defer holder.Close()
-	waitActive(t, srv, 1)
-	// Busy is asked again, with backoff, for the timeout in all.
+	// A peer with its one slot taken (rdmapeer takes a slot only with a
+	// session, which needs a device: this peer answers busy until told
+	// otherwise). Busy is asked again, with backoff, for the timeout in all.
+	busyAddr, free := busyPeer(t)
 	start := time.Now()
-	_, err = rdmalat.DialPeer(t.Context(), addr, remoteConfig(time.Second))
+	_, err = rdmalat.DialPeer(t.Context(), busyAddr, remoteConfig(time.Second))
 	elapsed := time.Since(start)
 	require.ErrorIs(t, err, oob.ErrBusy)
-	assert.Contains(t, err.Error(), "two-node session with rdmapeer at "+addr+": peer: rdmapeer is busy: all 1 of its session slots are taken")
+	assert.Contains(t, err.Error(), "two-node session with rdmapeer at "+busyAddr+": peer: rdmapeer is busy: all 1 of its session slots are taken")
 	assert.Regexp(t, `\(still busy after \d+ tries over [0-9.]+m?s: RDMABENCH_TIMEOUT sets how long to keep trying\)$`, err.Error())
 	assert.GreaterOrEqual(t, elapsed, time.Second)
 	assert.Less(t, elapsed, 1500*time.Millisecond)
@@ -127,10 +125,10 @@ func TestDialPeerRefused(t *testing.T) {
 	// failing on the missing device, not on busy).
 	go func() {
 		time.Sleep(300 * time.Millisecond)
-		holder.Close()
+		free()
 	}()
 	start = time.Now()
-	_, err = rdmalat.DialPeer(t.Context(), addr, remoteConfig(3*time.Second))
+	_, err = rdmalat.DialPeer(t.Context(), busyAddr, remoteConfig(3*time.Second))
 	elapsed = time.Since(start)
 	require.Error(t, err)
 	assert.NotErrorIs(t, err, oob.ErrBusy)
@@ -138,6 +136,39 @@ func TestDialPeerRefused(t *testing.T) {
 	assert.Greater(t, elapsed, 300*time.Millisecond)
 	assert.Less(t, elapsed, 2*time.Second)
 	t.Logf("served after %v: %v", elapsed.Round(time.Millisecond), err)
+}
+
+// busyPeer is an rdmapeer stand-in that answers every session with
+// rdmapeer's busy Error until free is called, then with a device error.
+func busyPeer(t *testing.T) (addr string, free func()) {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	var freed atomic.Bool
+	var wg sync.WaitGroup
+	t.Cleanup(func() { ln.Close(); wg.Wait() })
+	wg.Go(func() {
+		for {
+			nc, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			c, err := oob.Accept(nc, 2*time.Second)
+			if err != nil {
+				continue
+			}
+			if _, err := c.RecvParams(); err == nil {
+				if freed.Load() {
+					_ = c.SendError(oob.CodeResource, "rdmapeer (nodev0): no such device")
+				} else {
+					_ = c.SendError(oob.CodeBusy, "rdmapeer is busy: all 1 of its session slots are taken (rdmapeer -max-sessions); try again later")
+				}
+			}
+			_, _ = c.Recv() // until the client closes
+			c.Close()
+		}
+	})
+	return ln.Addr().String(), func() { freed.Store(true) }
 }
 
 // waitActive waits up to 5 s for n of srv's session slots to be taken.

@@ -39,7 +39,7 @@ func NewPair(c env.Config, op spec.Op, maxSize int) (*rdmalat.Pair, error) {
 	if c.Peer != "" {
 		ctx, cancel := context.WithTimeout(context.Background(), 2*c.Timeout+5*time.Second)
 		defer cancel()
-		p, err := rdmalat.DialPeer(ctx, c.Peer, rdmalat.RemoteConfig{Endpoint: ecfg, CPU: cpus[0], Timeout: c.Timeout})
+		p, err := rdmalat.DialPeer(ctx, c.Peer, rdmalat.RemoteConfig{Endpoint: ecfg, CPU: cpus[0], Timeout: c.Timeout, Token: c.PeerToken})
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", env.VarPeer, err) // DialPeer names the address
 		}
@@ -123,6 +123,9 @@ func ConfigLines(p *rdmalat.Pair, c env.Config) []string {
 		{"rdmabench-cpus", cpuDesc},
 		{"rdmabench-warmup", strconv.Itoa(c.Warmup)},
 	}
+	if p.Mode == "two-node" {
+		lines = append(lines, [2]string{"rdma-peer-cpu", peerCPU(p)})
+	}
 	out := make([]string, 0, len(lines)+32)
 	for _, kv := range lines {
 		out = append(out, FormatConfig(kv[0], kv[1]))
@@ -142,6 +145,20 @@ func hostReport(p *rdmalat.Pair) hostinfo.Report {
 		cpus = cpus[:1]
 	}
 	return hostinfo.Collect(hostinfo.Options{Device: p.Local.Device().Name, CPUs: cpus})
+}
+
+// peerCPU says where rdmapeer's thread answered and how many other
+// sessions it served when this one opened: "3", "unpinned (2 other
+// sessions on the peer)".
+func peerCPU(p *rdmalat.Pair) string {
+	v := "unpinned"
+	if p.PeerCPU >= 0 {
+		v = strconv.Itoa(p.PeerCPU)
+	}
+	if p.PeerSessions > 0 {
+		v += fmt.Sprintf(" (%d other sessions on the peer)", p.PeerSessions)
+	}
+	return v
 }
 
 func completion(events bool) string {

@@ -21,15 +21,15 @@ import (
 	"github.com/rdmabench/rdmabench/fleet"
 )
 
-// The agents of a pair talk over one TCP connection, dst listening:
-// dst sends "ready" once its rdmapeer listens (or "fail REASON"); src
-// runs the benchmark, stores the result and sends "done". Either side
-// seeing the connection close early knows the other agent went away.
-const (
-	msgReady = "ready"
-	msgFail  = "fail "
-	msgDone  = "done"
-)
+// The agents of a pair talk over one TCP connection, dst listening on its
+// node's own address (control.go): dst says "ready" once its rdmapeer
+// listens (or "fail REASON"); src runs the benchmark, stores the result
+// and says "done". Either side seeing the connection close early knows
+// the other agent went away.
+
+// ctlAuthTimeout bounds a control connection's hello and auth, so that a
+// silent stranger holds dst's accept loop for no longer.
+const ctlAuthTimeout = 5 * time.Second
 
 // stopGrace is how long dst waits beyond the pair's deadline for src's
 // "done" (src needs the time to kill its benchmark and record the
@@ -45,6 +45,7 @@ type agent struct {
 	opts  pairOptions
 	hosts map[string]string
 	env   []string // the environment of the benchmark and rdmapeer
+	token string   // the job's (EnvFleetToken)
 	cfg   [][2]string
 	logf  func(format string, args ...any)
 }
@@ -126,6 +127,9 @@ func newAgent(args []string, getenv func(string) string, environ []string, stder
 		return nil, nil
 	}
 	a.step = step
+	if a.token = getenv(EnvFleetToken); len(a.token) < 32 {
+		return nil, fmt.Errorf("%s is not set (or shorter than 32 characters): the agents take the job's token from rdmafleet run, through srun's environment (keep srun's --export to ALL or name %s in it)", EnvFleetToken, EnvFleetToken)
+	}
 	a.cfg = runConfig(a.plan, getenv)
 	return a, nil
 }
@@ -166,28 +170,45 @@ func (a *agent) fail(format string, args ...any) error {
 func (a *agent) runSrc(ctx context.Context) error {
 	peerPort, ctlPort := a.opts.ports(a.step.Index)
 	ctlAddr := net.JoinHostPort(a.addr(a.step.Dst), strconv.Itoa(ctlPort))
-	conn, err := dialRetry(ctx, ctlAddr)
-	if err != nil {
-		return a.fail("no agent on %s answered at %s within the pair's deadline (-timeout %v): %v", a.step.Dst, ctlAddr, a.opts.timeout, err)
+	c := ctl{token: a.token, step: a.step}
+	var conn net.Conn
+	var r *bufio.Reader
+	var dstNonce, failed string
+	for {
+		var err error
+		conn, err = dialRetry(ctx, ctlAddr)
+		if err != nil {
+			return a.fail("no agent on %s answered at %s within the pair's deadline (-timeout %v): %v", a.step.Dst, ctlAddr, a.opts.timeout, err)
+		}
+		if dl, ok := ctx.Deadline(); ok {
+			conn.SetDeadline(dl.Add(stopGrace))
+		}
+		r = newCtlReader(conn)
+		dstNonce, failed, err = c.srcHandshake(conn, r)
+		if err == nil {
+			break
+		}
+		conn.Close()
+		if ctx.Err() != nil || errors.Is(err, io.EOF) {
+			return a.fail("the agent on %s went away before its rdmapeer was ready: %v", a.step.Dst, err)
+		}
+		// Something else answered at the address, or an agent of another
+		// job or round: not ours. The real one may still come.
+		a.logf("%s %s: refused the answer at %s: %v", a.step.Src, a.step.Dst, ctlAddr, err)
+		select {
+		case <-ctx.Done():
+			return a.fail("no agent of this job answered at %s within the pair's deadline (-timeout %v); the last answer: %v", ctlAddr, a.opts.timeout, err)
+		case <-time.After(200 * time.Millisecond):
+		}
 	}
 	defer conn.Close()
-	if dl, ok := ctx.Deadline(); ok {
-		conn.SetDeadline(dl.Add(stopGrace))
-	}
-	msg, err := bufio.NewReader(conn).ReadString('\n')
-	msg = strings.TrimSpace(msg)
-	switch {
-	case err != nil:
-		return a.fail("the agent on %s went away before its rdmapeer was ready: %v", a.step.Dst, err)
-	case strings.HasPrefix(msg+" ", msgFail):
-		return a.fail("rdmapeer on %s: %s", a.step.Dst, strings.TrimPrefix(msg, strings.TrimSpace(msgFail)))
-	case msg != msgReady:
-		return a.fail("the agent on %s said %q, not %q (both nodes must run the same rdmafleet)", a.step.Dst, msg, msgReady)
+	if failed != "" {
+		return a.fail("rdmapeer on %s: %s", a.step.Dst, failed)
 	}
 	peer := net.JoinHostPort(a.addr(a.step.Dst), strconv.Itoa(peerPort))
 	a.logf("%s %s: running the benchmark against rdmapeer at %s", a.step.Src, a.step.Dst, peer)
 	start := time.Now()
-	out, runErr := a.runBench(ctx, peer)
+	out, runErr := a.runBench(ctx, peer, childEnv(a.env, c.peerToken()))
 	if err := writeAtomic(rawPath(a.dir, a.step, "bench.out"), out); err != nil {
 		return err
 	}
@@ -206,7 +227,7 @@ func (a *agent) runSrc(ctx context.Context) error {
 			return err
 		}
 	}
-	fmt.Fprintln(conn, msgDone)
+	_ = c.sendDone(conn, dstNonce) // best effort: dst records its own failure without it
 	return nil
 }
 
@@ -229,7 +250,7 @@ func dialRetry(ctx context.Context, addr string) (net.Conn, error) {
 
 // runBench runs the benchmark binary against the peer until ctx's
 // deadline and returns its output: standard output, then standard error.
-func (a *agent) runBench(ctx context.Context, peer string) ([]byte, error) {
+func (a *agent) runBench(ctx context.Context, peer string, environ []string) ([]byte, error) {
 	testTimeout := time.Second
 	if dl, ok := ctx.Deadline(); ok {
 		// The binary's own timeout fires first, with a goroutine dump.
@@ -239,7 +260,7 @@ func (a *agent) runBench(ctx context.Context, peer string) ([]byte, error) {
 		"-test.run=^$", "-test.bench="+a.opts.benchmark, "-test.benchtime="+a.opts.benchtime,
 		"-test.count="+strconv.Itoa(a.opts.count), "-test.timeout="+testTimeout.Round(time.Second).String())
 	childAttrs(cmd)
-	cmd.Env = append(a.env[:len(a.env):len(a.env)], env.VarPeer+"="+peer)
+	cmd.Env = append(environ[:len(environ):len(environ)], env.VarPeer+"="+peer)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	cmd.WaitDelay = 2 * time.Second
@@ -258,14 +279,37 @@ func (a *agent) runBench(ctx context.Context, peer string) ([]byte, error) {
 }
 
 // runDst runs rdmapeer for src until src says it is done, goes away, or
-// the deadline passes.
+// the deadline passes. Its control port and rdmapeer listen on this
+// node's own address, and serve only src's.
 func (a *agent) runDst(ctx context.Context) error {
 	peerPort, ctlPort := a.opts.ports(a.step.Index)
-	ln, err := net.Listen("tcp", ":"+strconv.Itoa(ctlPort))
+	srcIPs, err := lookupIPs(ctx, a.addr(a.step.Src))
+	if err != nil {
+		return a.fail("the agent on %s cannot resolve %s's address %s: %v", a.self, a.step.Src, a.addr(a.step.Src), err)
+	}
+	host := a.addr(a.self)
+	ln, err := net.Listen("tcp", net.JoinHostPort(host, strconv.Itoa(ctlPort)))
 	if err != nil {
 		return a.fail("the agent on %s cannot listen for its partner: %v (is port %d free on %s? -port-base moves it)", a.self, err, ctlPort, a.self)
 	}
-	defer ln.Close()
+	c := ctl{token: a.token, step: a.step}
+	dstNonce, err := newNonce()
+	if err != nil {
+		ln.Close()
+		return err
+	}
+	authed := make(chan ctlConn, 1)
+	var accepting sync.WaitGroup
+	accepting.Go(func() { a.acceptSrc(ln, c, srcIPs, dstNonce, authed) })
+	defer func() {
+		ln.Close()
+		accepting.Wait()
+		select { // one that authenticated after we stopped waiting
+		case cc := <-authed:
+			cc.conn.Close()
+		default:
+		}
+	}()
 
 	logFile, err := os.Create(rawPath(a.dir, a.step, "peer.log"))
 	if err != nil {
@@ -277,9 +321,13 @@ func (a *agent) runDst(ctx context.Context) error {
 	// stop that does not work.
 	peerCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), a.opts.timeout+3*stopGrace)
 	defer cancel()
-	cmd := exec.CommandContext(peerCtx, a.opts.peer, "-listen", ":"+strconv.Itoa(peerPort))
+	allow := make([]string, len(srcIPs))
+	for i, ip := range srcIPs {
+		allow[i] = ip.String()
+	}
+	cmd := exec.CommandContext(peerCtx, a.opts.peer, "-listen", net.JoinHostPort(host, strconv.Itoa(peerPort)), "-allow", strings.Join(allow, ","))
 	childAttrs(cmd)
-	cmd.Env = a.env
+	cmd.Env = childEnv(a.env, c.peerToken())
 	ready := make(chan error, 2)
 	cmd.Stdout = &lineWatcher{w: log, prefix: "rdmapeer listening on ", found: func() { ready <- nil }}
 	cmd.Stderr = log
@@ -305,31 +353,37 @@ func (a *agent) runDst(ctx context.Context) error {
 		peerErr = fmt.Errorf("%s %v%s", a.opts.peer, peerErr, tailOf(readFile(logFile.Name())))
 	}
 
-	dl, _ := ctx.Deadline()
-	ln.(*net.TCPListener).SetDeadline(dl)
-	conn, err := ln.Accept()
-	if err != nil {
+	var cc ctlConn
+	select {
+	case cc = <-authed:
+	case <-ctx.Done():
 		if peerErr != nil {
 			return a.fail("%v", peerErr)
 		}
 		return a.fail("the agent on %s never connected within the pair's deadline (-timeout %v)", a.step.Src, a.opts.timeout)
 	}
+	conn := cc.conn
 	defer conn.Close()
+	dl, _ := ctx.Deadline()
 	conn.SetDeadline(dl.Add(stopGrace))
 	if peerErr != nil {
-		fmt.Fprintf(conn, "%s%s\n", msgFail, strings.Join(strings.Fields(peerErr.Error()), " "))
+		io.WriteString(conn, c.fail(cc.srcNonce, peerErr.Error()))
 		return a.fail("%v", peerErr)
 	}
-	fmt.Fprintln(conn, msgReady)
+	if _, err := io.WriteString(conn, c.ready(cc.srcNonce)); err != nil {
+		return a.fail("the agent on %s went away before rdmapeer was ready: %v", a.step.Src, err)
+	}
 	a.logf("%s %s: rdmapeer listening on port %d", a.step.Src, a.step.Dst, peerPort)
-	msg, err := bufio.NewReader(conn).ReadString('\n')
-	if strings.TrimSpace(msg) == msgDone {
+	err = c.checkDone(cc.r, dstNonce)
+	switch {
+	case err == nil:
 		return nil
-	}
-	if errors.Is(err, io.EOF) {
+	case errors.Is(err, io.EOF):
 		return a.fail("the agent on %s went away in the middle of the pair (killed?)", a.step.Src)
+	case errors.Is(err, os.ErrDeadlineExceeded):
+		return a.fail("no word from the agent on %s by the pair's deadline (-timeout %v): %v", a.step.Src, a.opts.timeout, err)
 	}
-	return a.fail("no word from the agent on %s by the pair's deadline (-timeout %v): %v", a.step.Src, a.opts.timeout, err)
+	return a.fail("the agent on %s ended the pair with a bad line: %v", a.step.Src, err)
 }
 
 // stopPeer ends rdmapeer: SIGINT (it then logs its session totals),

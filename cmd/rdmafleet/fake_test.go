@@ -121,7 +121,17 @@ func fakeLatency(src, dst string) int {
 func fakePeer(args []string) int {
 	fs := flag.NewFlagSet("rdmapeer", flag.ContinueOnError)
 	listen := fs.String("listen", "", "")
+	allow := fs.String("allow", "", "")
 	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	token := os.Getenv("RDMABENCH_PEER_TOKEN")
+	if *allow == "" || token == "" || os.Getenv(EnvFleetToken) != "" {
+		fmt.Fprintf(os.Stderr, "rdmapeer: want -allow and RDMABENCH_PEER_TOKEN, and not the job's token (got -allow %q)\n", *allow)
+		return 2
+	}
+	if h, _, _ := net.SplitHostPort(*listen); h == "" {
+		fmt.Fprintf(os.Stderr, "rdmapeer: -listen %q: want this node's own address\n", *listen)
 		return 2
 	}
 	self := os.Getenv("SLURMD_NODENAME")
@@ -143,7 +153,12 @@ func fakePeer(args []string) int {
 				defer conn.Close()
 				rd := bufio.NewReader(conn)
 				hello, _ := rd.ReadString('\n')
-				src := strings.TrimSpace(strings.TrimPrefix(hello, "hello "))
+				var src, tok string
+				fmt.Sscanf(hello, "hello %s %s", &src, &tok)
+				if tok != token {
+					fmt.Fprintln(conn, "wrong token")
+					return
+				}
 				if os.Getenv("FAKE_KILL_DST") == src+":"+self {
 					syscall.Kill(os.Getppid(), syscall.SIGKILL)
 					time.Sleep(time.Hour) // until the parent-death signal
@@ -180,7 +195,7 @@ func fakeBench(args []string) int {
 		return 1
 	}
 	defer conn.Close()
-	fmt.Fprintf(conn, "hello %s\n", self)
+	fmt.Fprintf(conn, "hello %s %s\n", self, os.Getenv("RDMABENCH_PEER_TOKEN"))
 	rd := bufio.NewReader(conn)
 	var lat int
 	var dst string

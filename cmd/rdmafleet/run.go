@@ -27,6 +27,7 @@ type driver struct {
 	report   reportOptions
 	retest   bool
 	perRound int
+	token    string // the job's: every agent's control line is keyed with it
 	logf     func(format string, args ...any)
 }
 
@@ -131,6 +132,10 @@ func runDriver(ctx context.Context, args []string, getenv func(string) string, s
 		fmt.Fprintf(stderr, "rdmafleet run: %v\n", err)
 		return 2
 	}
+	if d.token, err = newJobToken(); err != nil {
+		d.logf("%v", err)
+		return 1
+	}
 	if err := d.run(ctx, plan, stdout); err != nil {
 		d.logf("%v", err)
 		return 1
@@ -214,6 +219,9 @@ func (d *driver) runRound(ctx context.Context, dir string, plan *fleet.Plan, r i
 	stepCtx, cancel := context.WithTimeout(ctx, limit+30*time.Second)
 	defer cancel()
 	cmd := exec.CommandContext(stepCtx, d.srun, args...)
+	// In the environment, not the command line, which every user of a
+	// node can read; srun passes it on to the agents.
+	cmd.Env = append(os.Environ(), EnvFleetToken+"="+d.token)
 	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
 	cmd.Cancel = func() error { return cmd.Process.Signal(syscall.SIGTERM) } // srun passes it to the tasks
 	cmd.WaitDelay = 30 * time.Second

@@ -194,6 +194,7 @@ func TestAgentBadInput(t *testing.T) {
 		{"bad procid", map[string]string{"SLURM_STEP_NODELIST": "n[1-2]", "SLURM_PROCID": "2"}, []string{"-round", "1"}, "SLURM_PROCID=\"2\": want a task number below 2"},
 		{"no round", map[string]string{"SLURMD_NODENAME": "n1"}, nil, "want -dir JOBDIR -round N"},
 		{"round past the plan", map[string]string{"SLURMD_NODENAME": "n1"}, []string{"-round", "2"}, "has 1 rounds"},
+		{"no job token", map[string]string{"SLURMD_NODENAME": "n1"}, []string{"-round", "1"}, "RDMABENCH_FLEET_TOKEN is not set"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var stderr bytes.Buffer

@@ -19,14 +19,15 @@ func TestIdleFlag(t *testing.T) {
 	assert.Equal(t, 10*time.Minute, idleLimit(10*time.Minute))
 }
 
-// TestTwoNodeIdleConnections: 20 TCP connections that never send a Hello
-// hold none of rdmapeer's 4 session slots: a real client is served while
-// they are all open. (Under TCG a session takes seconds, so the handshake
+// TestTwoNodeIdleConnections: 12 TCP connections that never send a Hello
+// hold none of rdmapeer's 4 session slots: a real client from the same
+// address is served while they are all open (16 in their handshake per
+// address are allowed). (Under TCG a session takes seconds, so the handshake
 // deadline is long here; peer's host tests check the 2 s drop.)
 func TestTwoNodeIdleConnections(t *testing.T) {
 	dev, peerDev := twoNodeDevices(t)
 	pp := startPeer(t, peerDev, "-max-sessions", "4", "-handshake-timeout", "2m")
-	for range 20 {
+	for range 12 {
 		nc, err := net.Dial("tcp", pp.addr)
 		require.NoError(t, err)
 		defer nc.Close()
@@ -41,6 +42,6 @@ func TestTwoNodeIdleConnections(t *testing.T) {
 	assert.Contains(t, line, fmt.Sprintf("runs=1 round-trips=%d ", ran))
 	assert.Contains(t, line, "result=ok")
 	assert.NotContains(t, pp.log.String(), "busy")
-	assert.NotContains(t, pp.log.String(), "rejected", "the 20 were all still open")
-	t.Logf("dial with 20 idle connections open: %v; session of %d round trips: %v", dialed.Round(time.Millisecond), ran, time.Since(start).Round(time.Millisecond))
+	assert.NotContains(t, pp.log.String(), "rejected", "the 12 were all still open")
+	t.Logf("dial with 12 idle connections open: %v; session of %d round trips: %v", dialed.Round(time.Millisecond), ran, time.Since(start).Round(time.Millisecond))
 }

@@ -24,7 +24,11 @@
 // standard output is "rdmapeer listening on ADDR".
 //
 // By default it listens on every address, port 18515 (perftest's); use
-// -listen to restrict it, e.g. -listen 192.168.1.2:18515.
+// -listen to restrict it, e.g. -listen 192.168.1.2:18515, -allow to serve
+// only some client addresses, and a shared token (RDMABENCH_PEER_TOKEN in
+// the environment of both sides, or -token) so that only clients that
+// know it are served. docs/security.md says what a client can and cannot
+// do to this node. A second SIGINT or SIGTERM exits at once.
 package main
 
 import (
@@ -35,6 +39,7 @@ import (
 	"io"
 	"log"
 	"net"
+	"net/netip"
 	"os"
 	"os/signal"
 	"slices"
@@ -69,6 +74,9 @@ type options struct {
 	timeout       time.Duration
 	idle          time.Duration
 	handshake     time.Duration
+	token         string
+	allow         []netip.Prefix
+	maxPerClient  int
 }
 
 // parseFlags reads args, with defaults from the RDMABENCH_ variables.
@@ -93,12 +101,23 @@ func parseFlags(args []string, getenv func(string) string, stderr io.Writer) (*o
 	maxMemory := fs.String("max-memory", "64M", "registered memory all sessions together may hold, in `bytes` (suffix K, M, G)")
 	maxSize := fs.String("max-size", "8M", "largest message a client may ask for, in `bytes` (suffix K, M, G)")
 	fs.Uint64Var(&o.maxRoundTrips, "max-round-trips", oob.DefaultLimits.MaxRoundTrips, "round trips one run may take, warm-up included")
-	fs.DurationVar(&o.maxTimeout, "max-timeout", oob.DefaultLimits.MaxIdleTimeout, "longest RDMA loop idle timeout a client may ask for (its RDMABENCH_TIMEOUT)")
+	fs.DurationVar(&o.maxTimeout, "max-timeout", oob.DefaultLimits.MaxIdleTimeout, "longest RDMA loop idle timeout a client may ask for (its RDMABENCH_TIMEOUT): how long a stalled client can keep a CPU of this node busy-polling")
 	fs.DurationVar(&o.timeout, "timeout", cfg.Timeout, "bound on each step of the exchange with a client, and the loops' idle timeout when a client sets none (default $RDMABENCH_TIMEOUT, else 5s)")
 	fs.DurationVar(&o.idle, "idle", peer.DefaultIdle, "longest wait for a client's next request between runs; 0: no limit")
-	fs.DurationVar(&o.handshake, "handshake-timeout", peer.DefaultHandshakeTimeout, "how long a new connection may take to say hello before it is dropped; until then it holds no session slot")
+	fs.DurationVar(&o.handshake, "handshake-timeout", peer.DefaultHandshakeTimeout, "how long a new connection may take from its accept to its first Params (hello, challenge, answer) before it is dropped; until then it holds no session slot")
+	fs.StringVar(&o.token, "token", cfg.PeerToken, "shared `secret` every client must prove it knows (its RDMABENCH_PEER_TOKEN); default $RDMABENCH_PEER_TOKEN, which, unlike this flag, other users of the host cannot read in the process list")
+	allow := fs.String("allow", "", "serve only clients from these `prefixes`, e.g. 10.0.0.0/24,192.168.77.2 (default: any address)")
+	fs.IntVar(&o.maxPerClient, "max-per-client", peer.DefaultMaxPerClient, "most sessions one client address may hold at once")
 	if err := fs.Parse(args); err != nil {
 		return nil, err
+	}
+	if *allow != "" {
+		if o.allow, err = peer.ParseAllow(*allow); err != nil {
+			return nil, err
+		}
+	}
+	if o.maxPerClient < 1 {
+		return nil, fmt.Errorf("-max-per-client %d: want at least 1", o.maxPerClient)
 	}
 	if fs.NArg() > 0 {
 		return nil, fmt.Errorf("rdmapeer takes no arguments, only flags (got %q): benchmark options come from the client", fs.Args())
@@ -203,6 +222,16 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		ln.Addr(), where, dev.Name, dev.Port, dev.Firmware, dev.LinkLayer, dev.MTU, dev.GIDIndex, dev.GIDType,
 		cpuDesc, o.maxSessions, o.maxSize, o.maxMemory)
 
+	auth := "no token: any client that reaches this port is served (set RDMABENCH_PEER_TOKEN)"
+	if o.token != "" {
+		auth = "clients must prove the token"
+	}
+	who := "clients from any address"
+	if len(o.allow) > 0 {
+		who = "clients from " + allowText(o.allow) + " only"
+	}
+	logger.Printf("%s; %s; up to %d sessions per client address; RDMA loop timeout at most %v", who, auth, o.maxPerClient, o.maxTimeout)
+
 	srv := peer.New(peer.Config{
 		Session: peer.ServeConfig{
 			Device: o.device, Port: o.port, GIDIndex: o.gidIndex,
@@ -212,28 +241,56 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 			Idle: idleLimit(o.idle), Timeout: o.timeout,
 		},
 		CPUs: o.cpus, MaxSessions: o.maxSessions, MaxMemory: o.maxMemory, Timeout: o.timeout, HandshakeTimeout: o.handshake,
+		Token: o.token, Allow: o.allow, MaxPerClient: o.maxPerClient,
 		Logf: logger.Printf,
 	})
-	sigc := make(chan os.Signal, 1)
+	sigc := make(chan os.Signal, 2)
 	signal.Notify(sigc, syscall.SIGINT, syscall.SIGTERM)
 	defer signal.Stop(sigc)
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
+	return serveUntil(ctx, sigc, errc, srv.Shutdown, func() string {
+		st := srv.Stats()
+		return fmt.Sprintf("stopped: %d sessions (%d failed), %d connections refused; open verbs objects %v, registered bytes %d",
+			st.Sessions, st.Failed, st.Refused, openObjects(), st.Memory)
+	}, logger.Printf)
+}
+
+// serveUntil waits for a signal, ctx or a failed Serve, then shuts down;
+// a second signal while Shutdown waits for sessions to end exits at once
+// (status 1), as an operator pressing Ctrl-C twice expects.
+func serveUntil(ctx context.Context, sigc <-chan os.Signal, errc <-chan error, shutdown func(), summary func() string, logf func(string, ...any)) int {
 	status := 0
 	select {
 	case sig := <-sigc:
-		logger.Printf("%v: shutting down", sig)
+		logf("%v: shutting down (again to exit at once)", sig)
 	case <-ctx.Done():
-		logger.Printf("%v: shutting down", context.Cause(ctx))
+		logf("%v: shutting down", context.Cause(ctx))
 	case err := <-errc:
-		logger.Printf("accept: %v", err)
+		logf("accept: %v", err)
 		status = 1
 	}
-	srv.Shutdown()
-	st := srv.Stats()
-	logger.Printf("stopped: %d sessions (%d failed), %d connections refused; open verbs objects %v, registered bytes %d",
-		st.Sessions, st.Failed, st.Refused, openObjects(), st.Memory)
+	done := make(chan struct{})
+	go func() {
+		shutdown()
+		close(done)
+	}()
+	select {
+	case <-done:
+	case sig := <-sigc:
+		logf("%v again: exiting without waiting for the sessions to end", sig)
+		return 1
+	}
+	logf("%s", summary())
 	return status
+}
+
+func allowText(ps []netip.Prefix) string {
+	s := make([]string, len(ps))
+	for i, p := range ps {
+		s[i] = p.String()
+	}
+	return strings.Join(s, ",")
 }
 
 // idleLimit is -idle as peer.ServeConfig.Idle, where 0 means the

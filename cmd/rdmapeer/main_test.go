@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/rdmabench/rdmabench/env"
 	"github.com/rdmabench/rdmabench/internal/oob"
 )
 
@@ -35,7 +36,22 @@ func TestFlagsDefaults(t *testing.T) {
 	assert.Equal(t, oob.DefaultLimits.MaxRoundTrips, o.maxRoundTrips)
 	assert.Equal(t, 5*time.Second, o.timeout)
 	assert.Equal(t, 10*time.Minute, o.idle)
-	assert.Equal(t, 2*time.Second, o.handshake)
+	assert.Equal(t, 5*time.Second, o.handshake)
+	assert.Equal(t, 30*time.Second, o.maxTimeout, "a client keeps a CPU busy-polling for at most 30 s")
+	assert.Equal(t, 2, o.maxPerClient)
+	assert.Empty(t, o.token)
+	assert.Nil(t, o.allow)
+}
+
+func TestFlagsTokenAllow(t *testing.T) {
+	o, err := parseFlags([]string{"-allow", "10.0.0.0/24,192.168.77.2", "-max-per-client", "1"}, getenv(env.VarPeerToken, "from-env"), &bytes.Buffer{})
+	require.NoError(t, err)
+	assert.Equal(t, "from-env", o.token)
+	assert.Equal(t, "10.0.0.0/24,192.168.77.2/32", allowText(o.allow))
+	assert.Equal(t, 1, o.maxPerClient)
+	o, err = parseFlags([]string{"-token", "from-flag"}, getenv(env.VarPeerToken, "from-env"), &bytes.Buffer{})
+	require.NoError(t, err)
+	assert.Equal(t, "from-flag", o.token)
 }
 
 func TestFlagsEnvAndFlags(t *testing.T) {
@@ -81,6 +97,8 @@ func TestFlagsErrors(t *testing.T) {
 		{[]string{"-max-round-trips", "0"}, nil, "-max-round-trips 0: want at least 1"},
 		{[]string{"-cpu", "x"}, nil, `-cpu "x": "x" is not a CPU number (example: -cpu 3, -cpu 2,3 or -cpu none)`},
 		{nil, []string{"RDMABENCH_GID_INDEX", "x"}, `RDMABENCH_GID_INDEX="x": want a GID table index`},
+		{[]string{"-allow", "nodeA"}, nil, `-allow "nodeA": "nodeA" is neither an address nor a CIDR prefix (example: -allow 10.0.0.0/24,192.168.77.2)`},
+		{[]string{"-max-per-client", "0"}, nil, "-max-per-client 0: want at least 1"},
 	} {
 		_, err := parseFlags(tc.args, getenv(tc.env...), &bytes.Buffer{})
 		if assert.Error(t, err, "%q %q", tc.args, tc.env) {

@@ -156,11 +156,17 @@ func twoNodeDevices(t *testing.T) (client, peerDev string) {
 // 127.0.0.1, and stops it with SIGTERM at the end of the test.
 func startPeer(t *testing.T, device string, flags ...string) *peerProc {
 	t.Helper()
+	return startPeerEnv(t, device, nil, flags...)
+}
+
+// startPeerEnv is startPeer with extra environment variables.
+func startPeerEnv(t *testing.T, device string, extra []string, flags ...string) *peerProc {
+	t.Helper()
 	exe, err := os.Executable()
 	require.NoError(t, err)
 	args := append([]string{"-listen", "127.0.0.1:0"}, flags...)
 	cmd := exec.Command(exe, args...)
-	cmd.Env = append(os.Environ(), roleEnv+"=peer", env.VarDevice+"="+device)
+	cmd.Env = append(append(os.Environ(), roleEnv+"=peer", env.VarDevice+"="+device), extra...)
 	stdout, err := cmd.StdoutPipe()
 	require.NoError(t, err)
 	stderr, err := cmd.StderrPipe()
@@ -253,6 +259,10 @@ func TestTwoNodeRuns(t *testing.T) {
 	assert.Contains(t, cfg, "rdma-device: "+dev+"\n")
 	assert.Contains(t, cfg, "rdma-peer-device: "+peerDev+"\n")
 	assert.Contains(t, cfg, "rdma-peer-fw: ")
+	lastCPU, err := parseCPUs("")
+	require.NoError(t, err)
+	assert.Equal(t, lastCPU[0], p.PeerCPU, "rdmapeer's default: the last CPU it may use")
+	assert.Contains(t, cfg, fmt.Sprintf("rdma-peer-cpu: %d\n", lastCPU[0]))
 	t.Logf("config lines:\n%s", cfg)
 
 	require.NoError(t, p.Close())
@@ -370,7 +380,7 @@ func TestPeerManySessions(t *testing.T) {
 	// closed but that the server has not yet seen end.
 	srv := peer.New(peer.Config{
 		Session:     peer.ServeConfig{Device: peerDev, GIDIndex: -1},
-		MaxSessions: 8, MaxMemory: 8 * 2 * 4096, Logf: func(string, ...any) {},
+		MaxSessions: 8, MaxPerClient: 8, MaxMemory: 8 * 2 * 4096, Logf: func(string, ...any) {},
 	})
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)

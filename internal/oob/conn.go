@@ -13,7 +13,6 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"time"
 	"unicode/utf8"
 )
@@ -59,6 +58,10 @@ type Conn struct {
 	// Local is the Hello this side sends; zero means
 	// Hello{Version, DefaultSoftware()}.
 	Local Hello
+	// Token is the shared secret (rdmapeer -token, RDMABENCH_PEER_TOKEN):
+	// a server with one requires every client to prove it knows it; a
+	// client answers the server's challenge with it. Empty: none.
+	Token string
 
 	nc     net.Conn
 	closed atomic.Bool
@@ -122,6 +125,12 @@ func (c *Conn) who() string {
 // Timeout (0: DefaultTimeout). Cancelling ctx aborts the dial or the
 // handshake.
 func Dial(ctx context.Context, addr string, timeout time.Duration) (*Conn, error) {
+	return DialToken(ctx, addr, timeout, "")
+}
+
+// DialToken is Dial with a token for a peer that requires one (see
+// Conn.Token).
+func DialToken(ctx context.Context, addr string, timeout time.Duration, token string) (*Conn, error) {
 	addr, err := ParseAddr(addr)
 	if err != nil {
 		return nil, err
@@ -142,6 +151,7 @@ func Dial(ctx context.Context, addr string, timeout time.Duration) (*Conn, error
 	}
 	c := NewConn(nc)
 	c.Timeout = timeout
+	c.Token = token
 	stop := context.AfterFunc(ctx, func() { nc.Close() })
 	_, err = c.Handshake()
 	if !stop() {
@@ -159,167 +169,24 @@ func Dial(ctx context.Context, addr string, timeout time.Duration) (*Conn, error
 // with timeout as the Conn's Timeout (0: DefaultTimeout). On failure it
 // closes nc.
 func Accept(nc net.Conn, timeout time.Duration) (*Conn, error) {
+	return AcceptToken(nc, timeout, "")
+}
+
+// AcceptToken is Accept for a server that requires token (see
+// Conn.Token); a client that does not prove it knows token is answered
+// with an Error of CodeAuth and gets an error matching ErrAuth.
+func AcceptToken(nc net.Conn, timeout time.Duration, token string) (*Conn, error) {
 	if tc, ok := nc.(*net.TCPConn); ok {
 		_ = tc.SetKeepAliveConfig(KeepAlive) // best effort: only slows the detection of a vanished host
 	}
 	c := NewConn(nc)
 	c.Timeout = timeout
+	c.Token = token
 	if _, err := c.AcceptHandshake(); err != nil {
 		c.Close()
 		return nil, err
 	}
 	return c, nil
-}
-
-// VersionError reports a protocol version mismatch. It matches ErrVersion.
-type VersionError struct {
-	Local, Peer uint16
-	Server      bool // this side is the rdmapeer
-}
-
-func (e *VersionError) Error() string {
-	if e.Server {
-		return fmt.Sprintf("oob: client speaks oob version %d, this rdmapeer %d: run the same rdmabench version on both nodes", e.Peer, e.Local)
-	}
-	return fmt.Sprintf("oob: peer speaks oob version %d, this client %d: run the same rdmabench version on both nodes", e.Peer, e.Local)
-}
-
-func (e *VersionError) Is(target error) bool { return target == ErrVersion }
-
-// NotPeerError reports that the other side does not speak this protocol.
-// It matches ErrNotPeer and unwraps to the underlying failure.
-type NotPeerError struct {
-	Addr string // the other side's address
-	What string // what it should have been: "an rdmapeer", "an rdmabench client"
-	Got  string // what came instead, e.g. `"HTTP/1.1 400 Bad Request"`
-	Err  error
-}
-
-func (e *NotPeerError) Error() string {
-	return fmt.Sprintf("%s is not %s (got %s)", e.Addr, e.What, e.Got)
-}
-
-func (e *NotPeerError) Is(target error) bool { return target == ErrNotPeer }
-func (e *NotPeerError) Unwrap() error        { return e.Err }
-
-// Handshake is the client's side of the handshake: send Hello, receive the
-// peer's. It returns the peer's Hello. A version mismatch is a
-// *VersionError; anything that is not an rdmabench Hello within Timeout
-// (silence, an HTTP answer, garbage, a closed connection) is a
-// *NotPeerError.
-func (c *Conn) Handshake() (Hello, error) {
-	local := c.local()
-	if err := c.SendHello(local); err != nil {
-		return Hello{}, err
-	}
-	m, err := c.recvHandshake("an rdmapeer")
-	if err != nil {
-		return Hello{}, err
-	}
-	switch m := m.(type) {
-	case Hello:
-		c.peer = m
-		if m.Version != local.Version {
-			return m, &VersionError{Local: local.Version, Peer: m.Version}
-		}
-		return m, nil
-	case Error:
-		return Hello{}, fmt.Errorf("oob: %s refused the handshake: %w", c.who(), &m)
-	default:
-		return Hello{}, fmt.Errorf("%w: expected Hello from %s, got %v", ErrProtocol, c.who(), m.Type())
-	}
-}
-
-// AcceptHandshake is rdmapeer's side of the handshake: receive the client's
-// Hello, answer with its own (also on a version mismatch, so that the client
-// can name both versions), then compare versions. A client that sends
-// something else is answered with an Error and gets a *NotPeerError.
-func (c *Conn) AcceptHandshake() (Hello, error) {
-	local := c.local()
-	m, err := c.recvHandshake("an rdmabench client")
-	if err != nil {
-		if errors.Is(err, ErrNotPeer) {
-			_ = c.SendError(CodeProtocol, fmt.Sprintf("this is rdmapeer (oob version %d): it speaks only the rdmabench out-of-band protocol", local.Version)) // best effort: the client does not speak it
-		}
-		return Hello{}, err
-	}
-	switch m := m.(type) {
-	case Hello:
-		c.peer = m
-		if err := c.SendHello(local); err != nil {
-			return m, err
-		}
-		if m.Version != local.Version {
-			return m, &VersionError{Local: local.Version, Peer: m.Version, Server: true}
-		}
-		return m, nil
-	case Error:
-		return Hello{}, &m
-	default:
-		err := fmt.Errorf("%w: expected Hello from %s, got %v", ErrProtocol, c.who(), m.Type())
-		_ = c.SendError(CodeProtocol, err.Error()) // best effort: we close anyway
-		return Hello{}, err
-	}
-}
-
-// recvHandshake receives the first message, telling a peer that does not
-// speak the protocol from one that fails while speaking it.
-func (c *Conn) recvHandshake(what string) (Message, error) {
-	c.rmu.Lock()
-	defer c.rmu.Unlock()
-	d := c.timeout()
-	if err := c.nc.SetReadDeadline(time.Now().Add(d)); err != nil {
-		return nil, fmt.Errorf("oob: handshake with %s: %w", c.who(), err)
-	}
-	frame, err := c.readFrame()
-	if err == nil {
-		m, err := Decode(frame)
-		if err != nil {
-			c.rerr = err
-			return nil, c.notPeer(what, quote(frame), err)
-		}
-		return m, nil
-	}
-	switch {
-	case errors.Is(err, ErrMalformed):
-		return nil, c.notPeer(what, quote(c.snippet()), err)
-	case errors.Is(err, io.EOF):
-		return nil, c.notPeer(what, "the connection closed with no answer", err)
-	case errors.Is(err, syscall.ECONNRESET) && c.rn == 0:
-		return nil, c.notPeer(what, "the connection reset with no answer", err)
-	case errors.Is(err, os.ErrDeadlineExceeded) && c.rn == 0:
-		return nil, c.notPeer(what, fmt.Sprintf("no answer within %v", d), err)
-	}
-	return nil, c.recvErr(err, "Hello", d)
-}
-
-func (c *Conn) notPeer(what, got string, err error) error {
-	addr := "peer"
-	if a := c.nc.RemoteAddr(); a != nil {
-		addr = a.String()
-	}
-	return &NotPeerError{Addr: addr, What: what, Got: got, Err: err}
-}
-
-// snippet returns the bytes of a rejected frame plus whatever else arrives
-// within 50 ms, up to 64 bytes, to show in an error.
-func (c *Conn) snippet() []byte {
-	const max = 64
-	b := append([]byte(nil), c.rbuf[:min(c.rn, max)]...)
-	if len(b) < max && c.nc.SetReadDeadline(time.Now().Add(50*time.Millisecond)) == nil {
-		more := make([]byte, max-len(b))
-		n, _ := io.ReadFull(c.nc, more) // best effort: only for the message
-		b = append(b, more[:n]...)
-	}
-	return b
-}
-
-func quote(b []byte) string {
-	const max = 64
-	if len(b) > max {
-		return fmt.Sprintf("%q...", b[:max])
-	}
-	return fmt.Sprintf("%q", b)
 }
 
 // readFrame reads one whole frame into c.rbuf. A deadline may interrupt it
@@ -583,128 +450,12 @@ func (c *Conn) SendErr(err error) error {
 		code = CodeBusy
 	case errors.Is(err, ErrVersion):
 		code = CodeVersion
+	case errors.Is(err, ErrAuth):
+		code = CodeAuth
 	case errors.Is(err, ErrProtocol), errors.Is(err, ErrMalformed):
 		code = CodeProtocol
 	case errors.Is(err, os.ErrDeadlineExceeded):
 		code = CodeTimeout
 	}
 	return c.SendError(code, err.Error())
-}
-
-// Watcher watches a Conn while the RDMA loop runs and no messages are
-// expected. See Conn.Watch.
-type Watcher struct {
-	c        *Conn
-	onFail   func(error)
-	stopping atomic.Bool
-	err      atomic.Pointer[error]
-	failed   chan struct{}
-	exited   chan struct{}
-	stopOnce sync.Once
-}
-
-// Watch starts a goroutine that blocks reading the connection, with no
-// deadline, until Stop. It reports a failure at once: the connection closed
-// or reset (the peer process died: its kernel closes the socket), or an
-// Error from the peer. On a failure it stores the error (Err), closes
-// Failed and calls onFail (if not nil) from its goroutine. A message other
-// than Error (the peer's Done, say) ends the watch without a failure and is
-// returned by the next receive after Stop. The measured loop need not
-// touch the socket: it may poll Err, a cheap atomic load, or let onFail set
-// its own flag.
-//
-// While a Watcher runs, sends are allowed and receives fail. Watch panics
-// if another Watcher of c has not been stopped.
-func (c *Conn) Watch(onFail func(error)) *Watcher {
-	w := &Watcher{c: c, onFail: onFail, failed: make(chan struct{}), exited: make(chan struct{})}
-	c.rmu.Lock()
-	defer c.rmu.Unlock()
-	if c.watcher != nil {
-		panic("oob: Watch while another Watcher of the Conn is active")
-	}
-	c.watcher = w
-	if c.pending != nil || c.closed.Load() {
-		close(w.exited) // the peer has already spoken, or we closed
-		return w
-	}
-	_ = c.nc.SetReadDeadline(time.Time{}) // fails only on a closed conn, whose read then fails at once
-	go w.run()
-	return w
-}
-
-func (w *Watcher) run() {
-	defer close(w.exited)
-	c := w.c
-	frame, err := c.readFrame()
-	if err == nil {
-		m, derr := Decode(frame)
-		switch {
-		case derr != nil:
-			c.rerr = derr
-			err = derr
-		case m.Type() == TypeError:
-			e := m.(Error)
-			w.fail(&e)
-			return
-		default:
-			c.pending = m
-			return
-		}
-	}
-	if w.stopping.Load() || c.closed.Load() {
-		return // Stop or Close: not a failure
-	}
-	switch {
-	case errors.Is(err, io.EOF):
-		err = fmt.Errorf("%w: %s closed the connection during the run (its process exited or was killed): %w", ErrPeerLost, c.who(), err)
-	case errors.Is(err, ErrMalformed), errors.Is(err, io.ErrUnexpectedEOF):
-		err = fmt.Errorf("%w: %w", ErrPeerLost, err)
-	default:
-		err = fmt.Errorf("%w: %s: %w", ErrPeerLost, c.who(), err)
-	}
-	w.fail(err)
-}
-
-func (w *Watcher) fail(err error) {
-	if w.err.CompareAndSwap(nil, &err) {
-		close(w.failed)
-		if w.onFail != nil {
-			w.onFail(err)
-		}
-	}
-}
-
-// Err returns the failure seen so far, or nil. It is an atomic load, cheap
-// enough for a measured loop to poll now and then.
-func (w *Watcher) Err() error {
-	if p := w.err.Load(); p != nil {
-		return *p
-	}
-	return nil
-}
-
-// Failed is closed when the Watcher sees a failure.
-func (w *Watcher) Failed() <-chan struct{} { return w.failed }
-
-// Ended is closed when the Watcher stops reading, for any reason: a message
-// arrived (the next receive after Stop returns it), a failure (Err), Stop,
-// or Close. A side that waits for its peer's next message during the loop
-// (rdmapeer waiting for Done) selects on it.
-func (w *Watcher) Ended() <-chan struct{} { return w.exited }
-
-// Stop ends the watch, unblocking the read with a past deadline, and waits
-// for the goroutine to exit. A frame cut in half by Stop is kept and
-// finished by the next receive, so the Conn stays usable. Stop returns
-// Err(); it is idempotent.
-func (w *Watcher) Stop() error {
-	w.stopOnce.Do(func() {
-		c := w.c
-		w.stopping.Store(true)
-		_ = c.nc.SetReadDeadline(aLongTimeAgo) // fails only on a closed conn, which also unblocks the read
-		<-w.exited
-		c.rmu.Lock()
-		c.watcher = nil
-		c.rmu.Unlock()
-	})
-	return w.Err()
 }

@@ -303,8 +303,19 @@ func TestPipe(t *testing.T) {
 	require.NoError(t, <-errc)
 }
 
+// TestVersionMismatch: both sides name both versions and which side to
+// upgrade: the older one. 2 is the version before the challenge, the
+// last rdmapeer that speaks it.
 func TestVersionMismatch(t *testing.T) {
-	for _, tc := range []struct{ client, server uint16 }{{1, 3}, {3, 1}} {
+	for _, tc := range []struct {
+		client, server     uint16
+		clientErr, peerErr string
+	}{
+		{2, 3, "oob: peer speaks oob version 3, this client 2: upgrade this client (rdmabench) to the peer's rdmapeer version",
+			"oob: client speaks oob version 2, this rdmapeer 3: upgrade the client (rdmabench) to this rdmapeer's version"},
+		{3, 2, "oob: peer speaks oob version 2, this client 3: upgrade rdmapeer on the peer's node to this client's rdmabench version",
+			"oob: client speaks oob version 3, this rdmapeer 2: upgrade this rdmapeer to the client's rdmabench version"},
+	} {
 		t.Run(fmt.Sprintf("client%d-server%d", tc.client, tc.server), func(t *testing.T) {
 			serverErr := make(chan error, 1)
 			addr := listen(t, func(_ context.Context, nc net.Conn) {
@@ -322,14 +333,33 @@ func TestVersionMismatch(t *testing.T) {
 			c.Local = oob.Hello{Version: tc.client, Software: "client"}
 			peer, err := c.Handshake()
 			require.ErrorIs(t, err, oob.ErrVersion)
-			assert.EqualError(t, err, fmt.Sprintf("oob: peer speaks oob version %d, this client %d: run the same rdmabench version on both nodes", tc.server, tc.client))
+			assert.EqualError(t, err, tc.clientErr)
 			assert.Equal(t, oob.Hello{Version: tc.server, Software: "peer"}, peer)
 
 			err = <-serverErr
 			require.ErrorIs(t, err, oob.ErrVersion)
-			assert.EqualError(t, err, fmt.Sprintf("oob: client speaks oob version %d, this rdmapeer %d: run the same rdmabench version on both nodes", tc.client, tc.server))
+			assert.EqualError(t, err, tc.peerErr)
 		})
 	}
+}
+
+// TestVersion2Peer: this client against a real version-2 rdmapeer (its
+// Hello, then its version check, as that release did): the client's error
+// says to upgrade rdmapeer, before any challenge is awaited.
+func TestVersion2Peer(t *testing.T) {
+	addr := listen(t, func(_ context.Context, nc net.Conn) {
+		s := oob.NewConn(nc)
+		s.Timeout = time.Second
+		if _, err := s.RecvHello(); err == nil {
+			_ = s.SendHello(oob.Hello{Version: 2, Software: "rdmabench v0.2.0"})
+		}
+		_, _ = io.Copy(io.Discard, nc)
+	})
+	start := time.Now()
+	_, err := oob.Dial(t.Context(), addr, 2*time.Second)
+	require.ErrorIs(t, err, oob.ErrVersion)
+	assert.Contains(t, err.Error(), "peer speaks oob version 2, this client 3: upgrade rdmapeer on the peer's node")
+	assert.Less(t, time.Since(start), time.Second, "no wait for a challenge the old peer never sends")
 }
 
 // TestNotPeer dials things that are not rdmapeer: every one must fail with
@@ -437,7 +467,7 @@ func TestAcceptNotClient(t *testing.T) {
 	require.NoError(t, err)
 	m, err := oob.Decode(reply)
 	require.NoError(t, err)
-	assert.Equal(t, oob.Error{Code: oob.CodeProtocol, Msg: "this is rdmapeer (oob version 2): it speaks only the rdmabench out-of-band protocol"}, m)
+	assert.Equal(t, oob.Error{Code: oob.CodeProtocol, Msg: "this is rdmapeer (oob version 3): it speaks only the rdmabench out-of-band protocol"}, m)
 }
 
 func TestRecvTimeout(t *testing.T) {

@@ -15,7 +15,8 @@
 // Every message is one frame: a 4-byte header, then the payload.
 //
 //	offset size field
-//	0      1    type     (1 Hello, 2 Params, 3 Endpoint, 4 Barrier, 5 Done, 6 Error, 7 Run)
+//	0      1    type     (1 Hello, 2 Params, 3 Endpoint, 4 Barrier, 5 Done, 6 Error, 7 Run,
+//	                     8 Challenge, 9 Auth)
 //	1      1    reserved (must be 0)
 //	2      2    length   payload length in bytes, big-endian, at most MaxPayload (4096)
 //	4      n    payload
@@ -31,12 +32,15 @@
 // # Messages
 //
 //	Hello    magic [9]byte "RDMABENCH", version uint16, software string
+//	Challenge nonce [32]byte, flags uint8 (bit 0: the peer requires a token)
+//	Auth     mac [32]byte: HMAC-SHA256(token, "rdmabench oob auth v3\x00" || nonce),
+//	         all zeros without a token
 //	Params   op uint8, transport uint8, size uint32, mtu uint32, inline int32,
 //	         gid_index int32, idle_timeout int64 (nanoseconds), flags uint8
 //	Endpoint device string, firmware string, link_layer string, port uint8,
 //	         lid uint16, qpn uint32, psn uint32, qkey uint32, gid [16]byte,
 //	         gid_index int32, mtu uint32, rkey uint32, addr uint64, size uint32,
-//	         cm_addr string
+//	         cm_addr string, cm_cookie uint64, cpu int32, sessions uint16
 //	Run      seq uint32, size uint32
 //	Barrier  seq uint32
 //	Done     round_trips uint64
@@ -61,16 +65,24 @@
 // operation (at most the device's limit); gid_index -1 lets the peer pick its own
 // GID. An Endpoint describes one side's queue pair and the buffer the other
 // side may access (addr, rkey, size); mtu is the active path MTU in bytes.
-// Version 2 added Params.flags, Endpoint.cm_addr and op 7.
+// Version 2 added Params.flags, Endpoint.cm_addr and op 7. Version 3 added
+// Challenge and Auth, and Endpoint.cm_cookie (the peer's random value that
+// the client's rdma_cm request must carry), cpu (the peer's answering CPU,
+// -1 unpinned) and sessions (the other sessions the peer served when this
+// one opened); a client sends -1 and 0 for the last two.
 // Error codes: 1 internal, 2 protocol, 3 version, 4 params, 5 resource,
-// 6 timeout, 7 busy.
+// 6 timeout, 7 busy, 8 auth (the client's token is missing or wrong).
 //
 // # Sequence
 //
 //	client                          rdmapeer
 //	Hello          ---------->
 //	               <----------      Hello (always its own, even on a mismatch)
-//	   both sides compare versions; on a mismatch both report ErrVersion and close
+//	   both sides compare versions; on a mismatch both report ErrVersion, naming
+//	   the older side as the one to upgrade, and close
+//	               <----------      Challenge{nonce, flags}
+//	Auth{mac}      ---------->      checked in constant time against the peer's
+//	                                token, if it has one: Error (CodeAuth) if wrong
 //	Params         ---------->      checked against the peer's Limits
 //	               <----------      Endpoint, or Error (CodeParams, CodeBusy, ...)
 //	   the client moves its queue pair to RTR and RTS

@@ -12,7 +12,7 @@ import (
 )
 
 // Version is the protocol version this package speaks.
-const Version uint16 = 2
+const Version uint16 = 3
 
 // Limits of the framing. See the package documentation.
 const (
@@ -41,6 +41,10 @@ var (
 	ErrPeerLost = errors.New("oob: lost the peer")
 	// ErrAddr: a peer address that is not host:port.
 	ErrAddr = errors.New("oob: bad peer address")
+	// ErrAuth: the peer refused the client's token (an Error with
+	// CodeAuth from the peer), or the client has none for a peer that
+	// requires one.
+	ErrAuth = errors.New("oob: not authorized")
 	// ErrBusy: the peer serves as many sessions, or holds as much
 	// registered memory, as it may; try again later (an Error with
 	// CodeBusy from the peer).
@@ -59,6 +63,9 @@ const (
 	TypeDone     Type = 5
 	TypeError    Type = 6
 	TypeRun      Type = 7
+	// Version 3: the peer's challenge and the client's answer (auth.go).
+	TypeChallenge Type = 8
+	TypeAuth      Type = 9
 )
 
 func (t Type) String() string {
@@ -77,13 +84,18 @@ func (t Type) String() string {
 		return "Error"
 	case TypeRun:
 		return "Run"
+	case TypeChallenge:
+		return "Challenge"
+	case TypeAuth:
+		return "Auth"
 	}
 	return fmt.Sprintf("Type(0x%02x)", uint8(t))
 }
 
-func (t Type) known() bool { return t >= TypeHello && t <= TypeRun }
+func (t Type) known() bool { return t >= TypeHello && t <= TypeAuth }
 
-// Message is one of Hello, Params, Endpoint, Run, Barrier, Done and Error.
+// Message is one of Hello, Challenge, Auth, Params, Endpoint, Run, Barrier,
+// Done and Error.
 type Message interface {
 	Type() Type
 	appendPayload(e *encoder)
@@ -150,6 +162,15 @@ type Endpoint struct {
 	// CMAddr is the host:port of the peer's rdma_cm listener for this
 	// session when the client asked for FlagCM; empty otherwise.
 	CMAddr string
+	// CMCookie, from the peer, is what the client's rdma_cm connection
+	// request must carry: the listener refuses any other request.
+	CMCookie uint64
+	// CPU is the CPU the peer's answering thread is pinned to, -1 when
+	// not pinned; Sessions the other sessions the peer served when this
+	// one opened. The client's config lines report both. The client
+	// sends -1 and 0.
+	CPU      int32
+	Sessions uint16
 }
 
 // Run asks the peer to start answering round trips of Size bytes (at most
@@ -180,6 +201,7 @@ const (
 	CodeResource Code = 5 // device, queue pair or memory setup failed
 	CodeTimeout  Code = 6 // the RDMA loop stalled for IdleTimeout
 	CodeBusy     Code = 7 // the peer is at its session or memory limit
+	CodeAuth     Code = 8 // the client's token is missing or wrong
 )
 
 // Error is the message either side sends instead of any other when it
@@ -206,6 +228,8 @@ func (e *Error) Is(target error) bool {
 		return target == os.ErrDeadlineExceeded
 	case CodeBusy:
 		return target == ErrBusy
+	case CodeAuth:
+		return target == ErrAuth
 	}
 	return false
 }
@@ -297,6 +321,10 @@ func decodePayload(t Type, p []byte) (Message, error) {
 		m = Endpoint{}
 	case TypeRun:
 		m = Run{}
+	case TypeChallenge:
+		m = Challenge{}
+	case TypeAuth:
+		m = Auth{}
 	case TypeBarrier:
 		m = Barrier{}
 	case TypeDone:
@@ -476,6 +504,9 @@ func (m Endpoint) appendPayload(e *encoder) {
 	e.u64(m.Addr)
 	e.u32(m.Size)
 	e.str("cm_addr", m.CMAddr)
+	e.u64(m.CMCookie)
+	e.u32(uint32(m.CPU))
+	e.u16(m.Sessions)
 }
 
 func (Endpoint) decodePayload(d *decoder) Message {
@@ -495,6 +526,9 @@ func (Endpoint) decodePayload(d *decoder) Message {
 	m.Addr = d.u64("addr")
 	m.Size = d.u32("size")
 	m.CMAddr = d.str("cm_addr")
+	m.CMCookie = d.u64("cm_cookie")
+	m.CPU = int32(d.u32("cpu"))
+	m.Sessions = d.u16("sessions")
 	return m
 }
 

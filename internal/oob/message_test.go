@@ -111,6 +111,9 @@ func allMessages() map[string]oob.Message {
 		"Done":           oob.Done{RoundTrips: 1e9},
 		"Error":          oob.Error{Code: oob.CodeParams, Msg: "size 0: must be 1..8388608 bytes"},
 		"Error/empty":    oob.Error{},
+		"Endpoint/v3":    oob.Endpoint{Device: "rxe1", CMAddr: "192.168.77.1:4711", CMCookie: 0xfeedface_cafebeef, CPU: -1, Sessions: 3},
+		"Challenge":      oob.Challenge{Nonce: [oob.NonceSize]byte{0: 1, 31: 0xff}, Flags: oob.ChallengeToken},
+		"Auth":           oob.Auth{MAC: [oob.NonceSize]byte{5: 9}},
 	}
 }
 
@@ -163,7 +166,7 @@ func TestDecodeRejects(t *testing.T) {
 		{"truncated header", unhex(t, "01 00 00"), "truncated header (3 of 4 bytes)"},
 		{"truncated payload", hello[:len(hello)-1], "truncated Hello payload (26 of 27 bytes)"},
 		{"length over bound", unhex(t, "05 00 10 01"), "Done payload length 4097 is over the 4096-byte bound"},
-		{"unknown type", unhex(t, "08 00 00 00"), "unknown message type 0x08"},
+		{"unknown type", unhex(t, "0a 00 00 00"), "unknown message type 0x0a"},
 		{"type zero", unhex(t, "00 00 00 00"), "unknown message type 0x00"},
 		{"HTTP", []byte("HTTP/1.1 400 Bad Request\r\n\r\n"), "unknown message type 0x48"},
 		{"reserved byte", unhex(t, "04 01 00 04 00 00 00 01"), "reserved header byte is 0x01, not 0"},

@@ -23,13 +23,14 @@ type Limits struct {
 
 // DefaultLimits is what rdmapeer accepts unless told otherwise. MaxSize is
 // perftest's largest -a size; MaxRoundTrips is 1e9, some 20 minutes at
-// 1 us a round trip.
+// 1 us a round trip; MaxIdleTimeout bounds how long a stalled client can
+// keep the peer's CPU busy-polling.
 var DefaultLimits = Limits{
 	MaxSize:        8 << 20,
 	MaxRoundTrips:  1e9,
 	MaxInline:      4096,
 	MaxGIDIndex:    1023,
-	MaxIdleTimeout: 10 * time.Minute,
+	MaxIdleTimeout: 30 * time.Second,
 }
 
 // WithDefaults returns l with every zero field set to its DefaultLimits

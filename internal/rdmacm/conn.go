@@ -34,6 +34,10 @@ type Config struct {
 	// (RDMA_UDP_QKEY, 0x01234567); the peer learns it from PeerInfo. 0
 	// keeps rdma_cm's.
 	QKey uint32
+	// Expect, when not 0, is the Cookie an Accept requires in the
+	// requester's PeerInfo: any other request is refused and the wait
+	// goes on. Dial sends Local.Cookie.
+	Expect uint64
 	// ResponderResources and InitiatorDepth are the RDMA READ and atomic
 	// operations outstanding as target and as initiator; 0 means 1.
 	ResponderResources, InitiatorDepth uint8

@@ -92,8 +92,10 @@ func (l *Listener) Close() error {
 // (DefaultTimeout without one), connects cfg.QP to the requester (INIT,
 // RTR, RTS with rdma_cm's attributes), accepts with cfg.Local as private
 // data and, for RC, waits for the connection to be established. A request
-// that cannot be served (another device, not from rdmabench) is rejected
-// with the reason and reported as an error; the Listener stays usable.
+// that cannot be served (another device, not from rdmabench, without
+// cfg.Expect's cookie) is rejected with the reason and the wait goes on;
+// if none is accepted by the deadline, the error counts them and gives
+// the last one's reason.
 func (l *Listener) Accept(ctx context.Context, cfg Config) (*Conn, error) {
 	const op = "rdma_accept"
 	ps, err := cfg.portSpace(op)
@@ -109,14 +111,25 @@ func (l *Listener) Accept(ctx context.Context, cfg Config) (*Conn, error) {
 	if l.cm == nil {
 		return nil, &Error{Op: op, Err: os.ErrClosed}
 	}
+	refused := 0
+	var lastRefused error
 	for {
 		ev, err := l.cm.next(ctx, deadline, l.closing.Load, "a connection request on "+l.addr.String())
 		if err != nil {
+			if refused > 0 {
+				err = fmt.Errorf("%w (refused %d connection requests meanwhile; the last: %v)", err, refused, lastRefused)
+			}
 			return nil, err
 		}
 		switch ev.typ {
 		case evConnectRequest:
-			return l.accept(ctx, deadline, ev, cfg)
+			c, err, bad := l.accept(ctx, deadline, ev, cfg)
+			if bad {
+				refused++
+				lastRefused = err
+				continue
+			}
+			return c, err
 		case evDeviceRemoval:
 			return nil, eventErr("listening on "+l.addr.String(), ev)
 		}
@@ -124,28 +137,40 @@ func (l *Listener) Accept(ctx context.Context, cfg Config) (*Conn, error) {
 	}
 }
 
-func (l *Listener) accept(ctx context.Context, deadline time.Time, ev event, cfg Config) (*Conn, error) {
+// accept serves one connection request. bad says the request itself was
+// refused (the QP is untouched, the Listener waits on); otherwise err is
+// a failure to connect.
+func (l *Listener) accept(ctx context.Context, deadline time.Time, ev event, cfg Config) (_ *Conn, _ error, bad bool) {
 	start := time.Now()
 	cm, err := adoptRequest(ev.id)
 	if err != nil {
-		return nil, err
+		return nil, err, false
 	}
 	c := &Conn{cm: cm, qp: cfg.QP}
 	c.local, c.peer = rdmaAddrs(cm.id)
 	op := "connection request from " + c.peer.String()
-	refuse := func(err error, why string) (*Conn, error) {
+	refuseRequest := func(err error, why string) (*Conn, error, bool) {
 		_ = rdmaReject(cm.id, rejectData(why))
 		_ = cm.destroy()
-		return nil, err
+		return nil, err, true
 	}
 	if c.device, c.port, err = checkDevice(op, cm.id, cfg.QP, c.local.Addr()); err != nil {
-		return refuse(err, fmt.Sprintf("%v is on %s, the peer's QP on another device", c.local.Addr(), c.device))
+		return refuseRequest(err, fmt.Sprintf("%v is on %s, the peer's QP on another device", c.local.Addr(), c.device))
 	}
 	peer, err := unmarshalPeerInfo(ev.private)
 	if err != nil {
-		return refuse(&Error{Op: op, Err: syscall.EPROTO, Detail: err.Error()}, "bad private data: "+err.Error())
+		return refuseRequest(&Error{Op: op, Err: syscall.EPROTO, Detail: err.Error()}, "bad private data: "+err.Error())
+	}
+	if cfg.Expect != 0 && peer.Cookie != cfg.Expect {
+		return refuseRequest(&Error{Op: op, Err: syscall.EACCES, Detail: "not the expected client: its request lacks the session's cookie"},
+			"not the expected client (no session cookie)")
 	}
 	c.remote = peer
+	refuse := func(err error, why string) (*Conn, error, bool) {
+		_ = rdmaReject(cm.id, rejectData(why))
+		_ = cm.destroy()
+		return nil, err, false
+	}
 	sgid, _ := idGIDs(cm.id)
 	local := cfg.Local
 	local.QPN, local.GID = cfg.QP.Num(), sgid
@@ -165,12 +190,12 @@ func (l *Listener) accept(ctx context.Context, deadline time.Time, ev event, cfg
 	} else if err := toRTS(cm.id, cfg.QP, cfg.access(), cfg.ResponderResources, cfg.InitiatorDepth, mtuOf(&c.mtu, cfg.MTU)); err != nil {
 		return refuse(err, "cannot connect the QP")
 	}
-	fail := func(err error) (*Conn, error) {
+	fail := func(err error) (*Conn, error, bool) {
 		if c.ah != nil {
 			_ = c.ah.Close()
 		}
 		_ = cm.destroy()
-		return nil, err
+		return nil, err, false
 	}
 	if err := rdmaAccept(cm.id, cfg.QP.Num(), local.marshal(), cfg.ResponderResources, cfg.InitiatorDepth); err != nil {
 		return fail(err)
@@ -187,5 +212,5 @@ func (l *Listener) accept(ctx context.Context, deadline time.Time, ev event, cfg
 	}
 	c.setup = time.Since(start)
 	c.cleanup = addCleanup(c, cm)
-	return c, nil
+	return c, nil, false
 }

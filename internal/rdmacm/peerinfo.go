@@ -20,15 +20,19 @@ type PeerInfo struct {
 	QPN  uint32
 	QKey uint32
 	GID  [16]byte
+	// Cookie is the session's secret from the other channel (rdmapeer's
+	// Endpoint): a Listener whose Config.Expect is set refuses a request
+	// without it.
+	Cookie uint64
 }
 
 // peerInfoLen is the encoded size: it must fit the 56 bytes of private data
 // an RC connect request carries through rdma_cm.
-const peerInfoLen = 48
+const peerInfoLen = 56
 
 // peerInfoMagic starts the private data: "RBCM" with the version in the
 // last byte, so a connection from something else is refused clearly.
-var peerInfoMagic = [4]byte{'R', 'B', 'C', 1}
+var peerInfoMagic = [4]byte{'R', 'B', 'C', 2}
 
 // rejectPrefix starts the private data of a refusal, followed by why.
 const rejectPrefix = "rdmabench: "
@@ -45,6 +49,7 @@ func (p PeerInfo) marshal() []byte {
 	binary.BigEndian.PutUint32(b[24:], p.QPN)
 	binary.BigEndian.PutUint32(b[28:], p.QKey)
 	copy(b[32:], p.GID[:])
+	binary.BigEndian.PutUint64(b[48:], p.Cookie)
 	return b
 }
 
@@ -67,6 +72,7 @@ func unmarshalPeerInfo(b []byte) (PeerInfo, error) {
 		QKey: binary.BigEndian.Uint32(b[28:]),
 	}
 	copy(p.GID[:], b[32:48])
+	p.Cookie = binary.BigEndian.Uint64(b[48:])
 	return p, nil
 }
 

@@ -1,0 +1,250 @@
+package main
+
+import (
+	"bufio"
+	"crypto/hmac"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/rdmabench/rdmabench/env"
+	"github.com/rdmabench/rdmabench/fleet"
+)
+
+// The agents of a pair talk over one TCP connection, dst listening on its
+// node's own address. Every line is "rdmafleet-agent VERSION KIND ..." and
+// carries an HMAC-SHA256, keyed with the job's token, over its kind, the
+// round, the pair and the other side's nonce, so that only the two agents
+// of this pair of this job (and round) can speak:
+//
+//	dst: hello NONCE_D
+//	src: auth R SRC DST NONCE_S MAC(auth R SRC DST NONCE_D NONCE_S)
+//	dst: ready MAC(ready R SRC DST NONCE_S)      or fail REASON MAC(...)
+//	src: done MAC(done R SRC DST NONCE_D)
+//
+// dst refuses a connection that does not answer its hello so, and goes on
+// waiting for the real src; src refuses a dst that cannot answer its
+// nonce. The token never crosses the network.
+const (
+	ctlPrefix  = "rdmafleet-agent"
+	ctlVersion = "1"
+	// maxCtlLine bounds one control line: a reader never buffers more.
+	maxCtlLine = 4096
+)
+
+// EnvFleetToken carries the job's token from rdmafleet run to its agents
+// (srun passes the environment on); the agents pass each pair's own
+// token on to rdmapeer and the benchmark as RDMABENCH_PEER_TOKEN.
+const EnvFleetToken = env.VarFleetToken
+
+// newJobToken draws a job's token.
+func newJobToken() (string, error) {
+	var b [32]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		return "", fmt.Errorf("drawing the job's token: %w", err)
+	}
+	return hex.EncodeToString(b[:]), nil
+}
+
+func newNonce() (string, error) {
+	var b [16]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		return "", fmt.Errorf("drawing a nonce: %w", err)
+	}
+	return hex.EncodeToString(b[:]), nil
+}
+
+// ctl is one side's view of a pair's control connection.
+type ctl struct {
+	token string
+	step  fleet.Step
+}
+
+func (c ctl) mac(fields ...string) string {
+	h := hmac.New(sha256.New, []byte(c.token))
+	fmt.Fprintf(h, "%s %s", ctlPrefix, ctlVersion)
+	for _, f := range fields {
+		fmt.Fprintf(h, " %d:%s", len(f), f) // length-prefixed: no two field lists collide
+	}
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+func (c ctl) id() []string {
+	return []string{fmt.Sprint(c.step.Round), c.step.Src, c.step.Dst}
+}
+
+// peerToken is the pair's rdmapeer token: its own, so that a benchmark of
+// another pair cannot use this pair's rdmapeer.
+func (c ctl) peerToken() string { return c.mac(append([]string{"rdmapeer"}, c.id()...)...) }
+
+func line(kind string, fields ...string) string {
+	return strings.Join(append([]string{ctlPrefix, ctlVersion, kind}, fields...), " ") + "\n"
+}
+
+// parseLine splits a control line, checking its prefix and version.
+func parseLine(text string) (kind string, fields []string, err error) {
+	f := strings.Fields(text)
+	switch {
+	case len(f) < 3 || f[0] != ctlPrefix:
+		return "", nil, fmt.Errorf("not an rdmafleet agent's control line: %q", clip(text))
+	case f[1] != ctlVersion:
+		return "", nil, fmt.Errorf("the other agent speaks control protocol %s, this one %s: run the same rdmafleet on every node", f[1], ctlVersion)
+	}
+	return f[2], f[3:], nil
+}
+
+func clip(s string) string {
+	if len(s) > 64 {
+		return s[:64] + "..."
+	}
+	return s
+}
+
+// errLineTooLong: a control line over maxCtlLine bytes.
+var errLineTooLong = fmt.Errorf("a control line over %d bytes", maxCtlLine)
+
+// readLine reads one line of at most maxCtlLine bytes from r, without
+// the newline. It never holds more than that: a stream without a newline
+// fails once the bound is passed, having read at most maxCtlLine plus
+// r's buffer.
+func readLine(r *bufio.Reader) (string, error) {
+	var b []byte
+	for {
+		chunk, err := r.ReadSlice('\n')
+		if len(b)+len(chunk) > maxCtlLine+1 {
+			return "", errLineTooLong
+		}
+		b = append(b, chunk...)
+		switch {
+		case err == nil:
+			return strings.TrimRight(string(b), "\r\n"), nil
+		case errors.Is(err, bufio.ErrBufferFull):
+			continue
+		case errors.Is(err, io.EOF) && len(b) > 0:
+			return "", io.ErrUnexpectedEOF
+		default:
+			return "", err
+		}
+	}
+}
+
+func newCtlReader(r io.Reader) *bufio.Reader { return bufio.NewReaderSize(r, 512) }
+
+// expect reads a line of kind want with n fields after it, or fails
+// saying what came instead. A "fail" line is returned as such for the
+// caller to check.
+func expect(r *bufio.Reader, want string, n int) ([]string, error) {
+	text, err := readLine(r)
+	if err != nil {
+		return nil, err
+	}
+	kind, fields, err := parseLine(text)
+	if err != nil {
+		return nil, err
+	}
+	if kind != want || len(fields) != n {
+		return nil, fmt.Errorf("expected %q with %d fields, got %q", want, n, clip(text))
+	}
+	return fields, nil
+}
+
+// srcHandshake is src's side: answer dst's hello, check its ready.
+// It returns dst's nonce (for done), or dst's failure reason.
+func (c ctl) srcHandshake(w io.Writer, r *bufio.Reader) (dstNonce string, failed string, err error) {
+	f, err := expect(r, "hello", 1)
+	if err != nil {
+		return "", "", err
+	}
+	dstNonce = f[0]
+	srcNonce, err := newNonce()
+	if err != nil {
+		return "", "", err
+	}
+	id := c.id()
+	if _, err := io.WriteString(w, line("auth", append(id, srcNonce, c.mac(append(append([]string{"auth"}, id...), dstNonce, srcNonce)...))...)); err != nil {
+		return "", "", err
+	}
+	text, err := readLine(r)
+	if err != nil {
+		return "", "", err
+	}
+	kind, fields, err := parseLine(text)
+	if err != nil {
+		return "", "", err
+	}
+	switch {
+	case kind == "ready" && len(fields) == 1 && hmac.Equal([]byte(fields[0]), []byte(c.mac(append(append([]string{"ready"}, id...), srcNonce)...))):
+		return dstNonce, "", nil
+	case kind == "fail" && len(fields) >= 1:
+		reason := strings.Join(fields[:len(fields)-1], " ")
+		if hmac.Equal([]byte(fields[len(fields)-1]), []byte(c.mac(append(append([]string{"fail"}, id...), srcNonce, reason)...))) {
+			return dstNonce, reason, nil
+		}
+	}
+	return "", "", fmt.Errorf("the answer %q is not from this job's agent for %s %s (wrong token, round or pair)", clip(text), c.step.Src, c.step.Dst)
+}
+
+// sendDone is src's last line.
+func (c ctl) sendDone(w io.Writer, dstNonce string) error {
+	_, err := io.WriteString(w, line("done", c.mac(append(append([]string{"done"}, c.id()...), dstNonce)...)))
+	return err
+}
+
+// dstHello is dst's side up to ready: send hello, check src's auth. It
+// returns src's nonce.
+func (c ctl) dstHello(w io.Writer, r *bufio.Reader, dstNonce string) (string, error) {
+	if _, err := io.WriteString(w, line("hello", dstNonce)); err != nil {
+		return "", err
+	}
+	f, err := expect(r, "auth", 5)
+	if err != nil {
+		return "", err
+	}
+	id := c.id()
+	if f[0] != id[0] || f[1] != id[1] || f[2] != id[2] {
+		return "", fmt.Errorf("it speaks for round %s %s %s, not round %s %s %s", f[0], f[1], f[2], id[0], id[1], id[2])
+	}
+	srcNonce := f[3]
+	if !hmac.Equal([]byte(f[4]), []byte(c.mac(append(append([]string{"auth"}, id...), dstNonce, srcNonce)...))) {
+		return "", errors.New("its MAC does not match this job's token")
+	}
+	return srcNonce, nil
+}
+
+func (c ctl) ready(srcNonce string) string {
+	return line("ready", c.mac(append(append([]string{"ready"}, c.id()...), srcNonce)...))
+}
+
+func (c ctl) fail(srcNonce, reason string) string {
+	reason = strings.Join(strings.Fields(reason), " ")
+	return line("fail", reason, c.mac(append(append([]string{"fail"}, c.id()...), srcNonce, reason)...))
+}
+
+// checkDone checks src's done line.
+func (c ctl) checkDone(r *bufio.Reader, dstNonce string) error {
+	f, err := expect(r, "done", 1)
+	if err != nil {
+		return err
+	}
+	if !hmac.Equal([]byte(f[0]), []byte(c.mac(append(append([]string{"done"}, c.id()...), dstNonce)...))) {
+		return errors.New("a done whose MAC does not match this job's token")
+	}
+	return nil
+}
+
+// childEnv is the environment of the agent's children: without the job's
+// token, with the pair's rdmapeer token.
+func childEnv(env []string, peerToken string) []string {
+	out := make([]string, 0, len(env)+1)
+	for _, kv := range env {
+		if strings.HasPrefix(kv, EnvFleetToken+"=") || strings.HasPrefix(kv, "RDMABENCH_PEER_TOKEN=") {
+			continue
+		}
+		out = append(out, kv)
+	}
+	return append(out, "RDMABENCH_PEER_TOKEN="+peerToken)
+}
