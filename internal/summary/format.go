@@ -22,11 +22,11 @@ import (
 func (t *Table) Format(w io.Writer) error {
 	var b strings.Builder
 	runs, uniform := t.uniformRuns()
-	fmt.Fprintf(&b, "latency in µs (one-way for write and send, whole operation for read and atomics): median of the runs ± its %v%% interval (benchstat's)", 100*t.Options.Confidence)
+	fmt.Fprintf(&b, "latency in µs: median of the runs ± its %g%% interval, as benchstat computes them", 100*t.Options.Confidence)
 	if uniform != "" {
 		fmt.Fprintf(&b, "; %s per row", uniform)
 	}
-	b.WriteString("\n")
+	b.WriteString("\n(write and send: one-way, half a round trip; read and atomics: the whole operation; as perftest reports them)\n")
 	var common []string
 	for _, kv := range t.Common {
 		common = append(common, kv[0]+": "+kv[1])
