@@ -84,7 +84,9 @@ $(OUT):
 # -cpu=1: every round trip runs at GOMAXPROCS 1 (rdmalat), and then the
 # names say so (no -N suffix).
 # rdmaprogress shows on stderr which benchmark runs, n of m and the time
-# left; bench.txt gets go test's output unchanged. Then rdmasummary prints
+# left; bench.txt gets go test's output unchanged. -rdmabench.noplots
+# leaves the per-run plots to rdmasummary on the host: in the emulated VM
+# drawing them took longer than the measurement. Then rdmasummary prints
 # the one-screen summary (also $(OUT)/summary.txt) and leaves
 # $(OUT)/overview.png and $(OUT)/index.html, which links every run's
 # plots, raw samples and HDR log (under $(OUT)/artifacts/_artifacts/; in
@@ -116,9 +118,9 @@ bench: build $(OUT)
 	exec="-artifacts -outputdir $(abspath $(OUT))/artifacts"; \
 	[ "$$place" = vm ] && exec="-artifacts -outputdir /rxevm/out -exec '$(RXEVM) -out $(abspath $(OUT))/artifacts $(VMFLAGS)'"; \
 	list=$$($(GO) test -list '$(firstword $(subst /, ,$(BENCH)))' . | grep '^Benchmark'); \
-	echo "running $$(echo $$list | wc -w) benchmarks x $(NSIZES) sizes x $(COUNT) runs of $(BENCHTIME) ($(if $(filter-out 0,$(FULL)),FULL=1,quick; make bench FULL=1 for the full run)); output in $(OUT)/bench.txt"; \
+	echo "running" $$list "at sizes $(or $(SIZES),2$(comma)64$(comma)4096$(comma)65536) (atomics 8), $(COUNT) runs of $(BENCHTIME) each ($(if $(filter-out 0,$(FULL)),FULL=1,quick; make bench FULL=1 for the full run)); output in $(OUT)/bench.txt"; \
 	set -o pipefail; \
-	eval $(if $(SIZES),RDMABENCH_SIZES=$(SIZES)) $(GO) test -run="'^\$$'" -bench="'$(BENCH)'" -benchtime=$(BENCHTIME) -count=$(COUNT) -cpu=1 -timeout=60m $$exec . \
+	eval $(if $(SIZES),RDMABENCH_SIZES=$(SIZES)) $(GO) test -run="'^\$$'" -bench="'$(BENCH)'" -benchtime=$(BENCHTIME) -count=$(COUNT) -cpu=1 -timeout=60m $$exec . -args -rdmabench.noplots \
 		| bin/rdmaprogress -count $(COUNT) -sizes $(NSIZES) -benchmarks "$$list" > $(OUT)/bench.txt
 	$(GO) tool benchstat $(OUT)/bench.txt > $(OUT)/benchstat.txt
 	@echo

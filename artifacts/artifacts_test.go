@@ -168,3 +168,23 @@ func BenchmarkWrite(b *testing.B) {
 		}
 	}
 }
+
+func TestWriteNoPlots(t *testing.T) {
+	dir := t.TempDir()
+	raw := samples(1000, 2)
+	h := FromSamples(raw)
+	res, err := Write(dir, Run{Name: "BenchmarkRDMAWrite/size=2", Size: 2, Hist: h, Samples: raw, NoPlots: true})
+	require.NoError(t, err)
+	assert.Equal(t, []string{"latency.samples.txt", "latency.hlog", "latency.hgrm"}, res.Files)
+	_, err = os.Stat(filepath.Join(dir, "histogram.png"))
+	assert.ErrorIs(t, err, os.ErrNotExist)
+	files, err := WritePlots(dir, "BenchmarkRDMAWrite/size=2", h)
+	require.NoError(t, err)
+	assert.Equal(t, []string{"histogram.png", "histogram.svg", "tail.png", "tail.svg"}, files)
+	for _, f := range files {
+		assert.FileExists(t, filepath.Join(dir, f))
+	}
+	files, err = WritePlots(dir, "empty", FromSamples(nil))
+	assert.NoError(t, err)
+	assert.Empty(t, files)
+}

@@ -9,7 +9,9 @@
 // With -out it also saves the table as DIR/summary.txt; with -artifacts
 // (the -outputdir of go test -artifacts) it draws DIR/overview.png and
 // writes DIR/index.html, which links every benchmark's plots, raw
-// samples, HDR logs and summary.json.
+// samples, HDR logs and summary.json, first drawing the per-run plots
+// that the benchmarks left to it (go test ... -args -rdmabench.noplots,
+// as make bench runs them).
 package main
 
 import (
@@ -81,6 +83,9 @@ func summarize(results, out, arts string, stdout io.Writer) error {
 	}
 	benches, err := report.LoadArtifacts(out, arts)
 	if err != nil {
+		return err
+	}
+	if err := report.DrawPlots(out, benches); err != nil {
 		return err
 	}
 	merged, err := report.Merged(out, benches)

@@ -7,12 +7,16 @@
 package report
 
 import (
+	"cmp"
+	"errors"
 	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
+	"sync"
 
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
 
@@ -122,4 +126,43 @@ func Merged(out string, benches []Bench) (map[string]*hdrhistogram.Histogram, er
 		}
 	}
 	return merged, nil
+}
+
+// DrawPlots draws the histogram and tail plots of every run that has an
+// HDR log but no plots (make bench leaves them to the host: see
+// artifacts.Run.NoPlots), beside its other files, and adds them to the
+// run's files. Runs are drawn on every CPU at once.
+func DrawPlots(out string, benches []Bench) error {
+	type job struct{ b, r int }
+	var jobs []job
+	for i, b := range benches {
+		for j, r := range b.Runs {
+			_, hasLog := r.File(artifacts.LatencyBase + artifacts.HlogExt)
+			if _, drawn := r.File(artifacts.HistogramBase + ".png"); hasLog && !drawn {
+				jobs = append(jobs, job{i, j})
+			}
+		}
+	}
+	errs := make([]error, len(jobs))
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, runtime.NumCPU())
+	for k, jb := range jobs {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			r := &benches[jb.b].Runs[jb.r]
+			logPath, _ := r.File(artifacts.LatencyBase + artifacts.HlogExt)
+			hs, err := artifacts.ReadHlog(filepath.Join(out, logPath))
+			if err != nil || len(hs) == 0 {
+				errs[k] = cmp.Or(err, fmt.Errorf("%s: no histogram in it", logPath))
+				return
+			}
+			files, err := artifacts.WritePlots(filepath.Join(out, filepath.FromSlash(r.RelDir)), r.Name, hs[0])
+			r.Files = append(slices.Clip(r.Files), files...)
+			errs[k] = err
+		}()
+	}
+	wg.Wait()
+	return errors.Join(errs...)
 }

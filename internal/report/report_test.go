@@ -51,7 +51,10 @@ func writeResults(t *testing.T) string {
 				require.NoError(t, os.MkdirAll(dir, 0o755))
 				samples := fakeRun(1000, b.base*int64(1+size/1024)+int64(rep*100))
 				name := fmt.Sprintf("%s/size=%d", b.name, size)
-				res, err := artifacts.Write(dir, artifacts.Run{Name: name, Size: size, Hist: artifacts.FromSamples(samples), Samples: samples})
+				// The second benchmark's plots are left to DrawPlots, as make
+				// bench leaves them.
+				noPlots := b.name == "BenchmarkRDMARead"
+				res, err := artifacts.Write(dir, artifacts.Run{Name: name, Size: size, Hist: artifacts.FromSamples(samples), Samples: samples, NoPlots: noPlots})
 				require.NoError(t, err)
 				res.Dir = fmt.Sprintf("/rxevm/out/_artifacts/%d", dirN) // the guest's path
 				sum.Results = append(sum.Results, res)
@@ -78,12 +81,37 @@ func build(t *testing.T, out string) string {
 	require.NoError(t, tab.Format(&text))
 	benches, err := LoadArtifacts(out, filepath.Join(out, "artifacts"))
 	require.NoError(t, err)
+	require.NoError(t, DrawPlots(out, benches))
 	merged, err := Merged(out, benches)
 	require.NoError(t, err)
 	require.NoError(t, Overview(filepath.Join(out, OverviewFile), tab, merged))
 	index, err := WriteIndex(out, Page{Title: "test results", Summary: text.String(), Overview: OverviewFile, Files: []string{"bench.txt"}, Benches: benches})
 	require.NoError(t, err)
 	return index
+}
+
+func TestDrawPlots(t *testing.T) {
+	out := writeResults(t)
+	benches, err := LoadArtifacts(out, filepath.Join(out, "artifacts"))
+	require.NoError(t, err)
+	read := benches[0].Runs[0]
+	require.Equal(t, "BenchmarkRDMARead/size=2", read.Name)
+	_, ok := read.File("histogram.png")
+	require.False(t, ok, "left to DrawPlots")
+	require.NoError(t, DrawPlots(out, benches))
+	for _, b := range benches {
+		for _, r := range b.Runs {
+			for _, f := range []string{"histogram.png", "histogram.svg", "tail.png", "tail.svg"} {
+				p, ok := r.File(f)
+				if assert.True(t, ok, "%s #%d: %s", r.Name, r.Rep, f) {
+					assert.FileExists(t, filepath.Join(out, p))
+				}
+			}
+		}
+	}
+	assert.Equal(t, 7, len(benches[0].Runs[0].Files), "drawn once, not again")
+	require.NoError(t, DrawPlots(out, benches))
+	assert.Equal(t, 7, len(benches[0].Runs[0].Files))
 }
 
 func TestLoadArtifacts(t *testing.T) {
