@@ -73,9 +73,10 @@ $(OUT):
 	mkdir -p $(OUT)
 
 # The main job: benchmark results in $(OUT)/bench.txt and their summary.
-# By default a quick run, about 3 minutes in the VM on a 2-CPU host: sizes
-# 2, 64 and 4096 bytes (atomics 8), 6 runs of 2000 round trips each, the
-# fewest for which benchstat gives a 95% interval. FULL=1 is the full
+# By default a quick run, sized for about 3 minutes in the VM on a quiet
+# 2-CPU host (docs/results.md has the measured times): sizes 2, 64 and
+# 4096 bytes (atomics 8), 6 runs of 2000 round trips each, the fewest for
+# which benchstat gives a 95% interval. FULL=1 is the full
 # run: every default size (2, 64, 4096, 65536), -benchtime=1s, -count=10
 # (about 15 minutes). COUNT=, BENCHTIME= and SIZES= (RDMABENCH_SIZES)
 # override either; an RDMABENCH_SIZES in the environment wins over both.
