@@ -26,6 +26,11 @@ type benchArtifacts struct {
 	sum artifacts.Summary
 }
 
+// noPlots leaves each run's plots to the host: make bench passes it and
+// rdmasummary draws them from the HDR logs after the run, because in the
+// emulated VM drawing took longer than measuring.
+var noPlots = flag.Bool("rdmabench.noplots", false, "with -artifacts: write each run's samples and HDR log but not its plots (rdmasummary -artifacts draws them)")
+
 // artifactsOn reports whether go test was given -artifacts.
 func artifactsOn() bool {
 	f := flag.Lookup("test.artifacts")
@@ -105,7 +110,7 @@ func (a *benchArtifacts) record(b *testing.B, size int, rec *latency.Recorder) {
 	if a.sum.OneWay {
 		h = artifacts.Scale(h, 0.5)
 	}
-	res, err := artifacts.Write(b.ArtifactDir(), artifacts.Run{Name: b.Name(), Size: size, Hist: h})
+	res, err := artifacts.Write(b.ArtifactDir(), artifacts.Run{Name: b.Name(), Size: size, Hist: h, NoPlots: *noPlots})
 	if err != nil {
 		b.Fatalf("artifacts: %v", err)
 	}

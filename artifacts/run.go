@@ -25,13 +25,18 @@ type Run struct {
 	Size    int                     // message size in bytes
 	Hist    *hdrhistogram.Histogram // the reported latency, ns
 	Samples []int64                 // optional: every sample in order, ns
+	// NoPlots leaves the plots out, for WritePlots to draw later from
+	// the HDR log: drawing costs far more than measuring in an emulated
+	// VM, and the host draws them faster.
+	NoPlots bool
 }
 
 // Write leaves r's artifacts in dir (testing.B.ArtifactDir, after the
 // measured loop): latency.hlog and latency.hgrm, latency.samples.txt when
-// r has samples, and histogram and tail plots as PNG and SVG. It returns
-// r's Result, with the files' names, for the benchmark's Summary. With
-// samples, Min, Max, Mean, StdDev and Stalls are exact.
+// r has samples, and, unless r.NoPlots, histogram and tail plots as PNG
+// and SVG. It returns r's Result, with the files' names, for the
+// benchmark's Summary. With samples, Min, Max, Mean, StdDev and Stalls
+// are exact.
 func Write(dir string, r Run) (Result, error) {
 	res := ResultOf(r.Name, r.Size, r.Hist)
 	var files []string
@@ -53,31 +58,47 @@ func Write(dir string, r Run) (Result, error) {
 	if err := keep(WriteHgrm(dir, LatencyBase, r.Hist)); err != nil {
 		return res, err
 	}
-	if r.Hist.TotalCount() > 0 {
-		title := fmt.Sprintf("%s: %d samples, p50 %.3g us", r.Name, res.Count, res.Percentiles["p50"]/1000)
-		hp, err := latplot.Histogram(title, r.Hist, 0)
+	if !r.NoPlots {
+		plots, err := WritePlots(dir, r.Name, r.Hist)
+		files = append(files, plots...)
 		if err != nil {
 			return res, err
-		}
-		tp, err := latplot.Tail(title, latplot.Series{Label: shortName(r.Name), Hist: r.Hist})
-		if err != nil {
-			return res, err
-		}
-		for _, pl := range []struct {
-			base string
-			p    *plot.Plot
-		}{{HistogramBase, hp}, {TailBase, tp}} {
-			paths, err := latplot.SaveBoth(pl.p, dir, pl.base)
-			if err != nil {
-				return res, err
-			}
-			for _, path := range paths {
-				files = append(files, filepath.Base(path))
-			}
 		}
 	}
 	res.Files = files
 	return res, nil
+}
+
+// WritePlots draws the histogram and tail plots of one run (name, its
+// histogram h in ns) into dir as PNG and SVG and returns the files'
+// names; none for an empty histogram.
+func WritePlots(dir, name string, h *hdrhistogram.Histogram) ([]string, error) {
+	if h.TotalCount() == 0 {
+		return nil, nil
+	}
+	title := fmt.Sprintf("%s: %d samples, p50 %.3g us", name, h.TotalCount(), float64(h.ValueAtQuantile(50))/1000)
+	hp, err := latplot.Histogram(title, h, 0)
+	if err != nil {
+		return nil, err
+	}
+	tp, err := latplot.Tail(title, latplot.Series{Label: shortName(name), Hist: h})
+	if err != nil {
+		return nil, err
+	}
+	var files []string
+	for _, pl := range []struct {
+		base string
+		p    *plot.Plot
+	}{{HistogramBase, hp}, {TailBase, tp}} {
+		paths, err := latplot.SaveBoth(pl.p, dir, pl.base)
+		for _, path := range paths {
+			files = append(files, filepath.Base(path))
+		}
+		if err != nil {
+			return files, err
+		}
+	}
+	return files, nil
 }
 
 // exact replaces the histogram's approximations with the samples' exact

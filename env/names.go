@@ -31,6 +31,7 @@ const (
 	// Gates of the slow tests that boot VMs.
 	VarVMTest    = "RDMABENCH_VM_TEST"
 	VarFleetTest = "RDMABENCH_FLEET_TEST"
+	VarChromium  = "RDMABENCH_CHROMIUM"
 	VarFleetOut  = "RDMABENCH_FLEET_OUT"
 	// Read by cmd/rdmafleet/rdmafleet.sbatch.
 	VarFleetBin = "RDMABENCH_FLEET_BIN"
@@ -72,6 +73,7 @@ var Variables = []Variable{
 	{VarHostCPUContention, "unset", "set by cmd/rxevm inside the VM: how much the host's CPUs slowed each other when measured before the boot; reported as a note."},
 	{VarVMCache, "rdmabench/rxevm under the user cache directory", "where cmd/rxevm keeps the Debian packages and the extracted guest."},
 	{VarVMTest, "unset", "1: run cmd/rxevm's own test that boots a VM."},
+	{VarChromium, "unset", "1: the results page's render test in headless Chromium must run (fails when /usr/bin/chromium is missing instead of skipping). Set in CI."},
 	{VarFleetTest, "unset", "1: run internal/fleettest, which boots several VMs (make test-fleet)."},
 	{VarFleetOut, "a temporary directory", "where internal/fleettest keeps what the VMs write."},
 	{VarFleetBin, "$SLURM_SUBMIT_DIR/bin", "rdmafleet.sbatch: where rdmafleet, rdmapeer and rdmabench.test are, the same path on every node."},

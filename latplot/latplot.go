@@ -11,7 +11,6 @@ import (
 	"fmt"
 	"image/color"
 	"math"
-	"math/bits"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -151,10 +150,11 @@ func Tail(title string, series ...Series) (*plot.Plot, error) {
 	return p, nil
 }
 
-// Histogram draws the latency histogram of h from its minimum to its p99
-// (its maximum with fewer than 100 samples) in bins equal in width, so
-// that the shape of the bulk shows; the x axis label says how many slower
-// samples are left out (the tail plot shows those).
+// Histogram draws the latency histogram of h on a log latency axis, from
+// its minimum to its maximum, in bins equal in width on that axis (bins
+// <= 0: 80), so that both the bulk and the tail show: on a linear axis a
+// millisecond stall squeezes the microsecond bulk into one bar. Each
+// bin's height is its count of samples.
 func Histogram(title string, h *hdrhistogram.Histogram, bins int) (*plot.Plot, error) {
 	n := h.TotalCount()
 	if n == 0 {
@@ -163,57 +163,43 @@ func Histogram(title string, h *hdrhistogram.Histogram, bins int) (*plot.Plot, e
 	if bins <= 0 {
 		bins = 80
 	}
-	lo, hi := float64(h.Min()), float64(h.Max())
-	if n >= 100 {
-		hi = float64(h.ValueAtQuantile(99))
-	}
-	if hi <= lo {
-		hi = lo + 1
-	}
-	// Bins a whole number of the histogram's buckets wide: otherwise
-	// neighbouring bins hold one or two buckets each and the plot stripes.
-	res := bucketWidth(h, int64(hi))
-	width := math.Ceil((hi-lo)/float64(bins)/res) * res
-	bins = int(math.Ceil((hi - lo + 1) / width))
-	hb := make([]plotter.HistogramBin, bins)
-	for i := range hb {
-		hb[i].Min = (lo + float64(i)*width) / 1000
-		hb[i].Max = (lo + float64(i+1)*width) / 1000
-	}
-	var beyond int64
-	for _, bar := range h.Distribution() {
-		if bar.Count == 0 {
-			continue
-		}
-		v := float64(bar.From)
-		if v > hi {
-			beyond += bar.Count
-			continue
-		}
-		i := min(int((v-lo)/width), bins-1)
-		hb[max(i, 0)].Weight += float64(bar.Count)
-	}
-	hist := &plotter.Histogram{Bins: hb, Width: width / 1000, FillColor: color.RGBA{R: 70, G: 110, B: 180, A: 255}}
+	lo, hi := float64(max(h.Min(), 1)), float64(h.Max())
+	hi = max(hi, lo*1.01) // one value: a narrow bar, not an empty axis
+	hb := LogBins(h, lo, hi, bins)
+	hist := &plotter.Histogram{Bins: hb, Width: 1, FillColor: color.RGBA{R: 70, G: 110, B: 180, A: 255}}
 	hist.LineStyle.Width = vg.Points(0.5)
 	hist.LineStyle.Color = color.RGBA{R: 40, G: 60, B: 110, A: 255}
 	p := plot.New()
 	p.Title.Text = title
-	p.X.Label.Text = fmt.Sprintf("latency (us); %d of %d samples above %.4g us not shown", beyond, n, hi/1000)
+	p.X.Label.Text = fmt.Sprintf("latency (log scale); %d samples, from %s to %s", n, formatUS(lo/1000), formatUS(hi/1000))
 	p.Y.Label.Text = "samples"
+	p.X.Scale = plot.LogScale{}
+	p.X.Tick.Marker = logTicks125{}
+	p.X.Min, p.X.Max = hb[0].Min, hb[len(hb)-1].Max
 	p.Add(hist)
 	return p, nil
 }
 
-// bucketWidth returns the width of h's buckets at value v: HdrHistogram
-// keeps 2^k sub-buckets per power of two (k from its significant digits),
-// so values below 2^k are exact and each doubling above doubles the width.
-func bucketWidth(h *hdrhistogram.Histogram, v int64) float64 {
-	k := int(math.Ceil(math.Log2(2 * math.Pow10(int(h.SignificantFigures()))))) // 11 at 3 digits
-	shift := bits.Len64(uint64(v)) - k
-	if shift <= 0 {
-		return float64(h.LowestTrackableValue())
+// LogBins counts h's samples (ns) in bins equally wide in log(latency)
+// from lo to hi ns; bin bounds are in microseconds. Samples outside
+// [lo, hi] go to the first or last bin. HdrHistogram buckets are placed
+// by their lowest value.
+func LogBins(h *hdrhistogram.Histogram, lo, hi float64, bins int) []plotter.HistogramBin {
+	hb := make([]plotter.HistogramBin, bins)
+	step := math.Log(hi/lo) / float64(bins)
+	for i := range hb {
+		hb[i].Min = lo * math.Exp(float64(i)*step) / 1000
+		hb[i].Max = lo * math.Exp(float64(i+1)*step) / 1000
 	}
-	return float64(int64(1)<<shift) * float64(h.LowestTrackableValue())
+	for _, bar := range h.Distribution() {
+		if bar.Count == 0 {
+			continue
+		}
+		v := max(float64(bar.From), lo)
+		i := int(math.Log(v/lo) / step)
+		hb[min(max(i, 0), bins-1)].Weight += float64(bar.Count)
+	}
+	return hb
 }
 
 // Save writes p to path, as PNG or SVG by its extension.

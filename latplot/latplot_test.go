@@ -5,22 +5,37 @@ import (
 
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"gonum.org/v1/plot"
 )
 
-func TestBucketWidth(t *testing.T) {
+func TestLogBins(t *testing.T) {
 	h := hdrhistogram.New(1, 100e9, 3)
-	// 3 digits: 2048 sub-buckets, exact below 2048, width 8 at 10-16 us.
-	assert.Equal(t, 1.0, bucketWidth(h, 1000))
-	assert.Equal(t, 1.0, bucketWidth(h, 2047))
-	assert.Equal(t, 2.0, bucketWidth(h, 2048))
-	assert.Equal(t, 8.0, bucketWidth(h, 11660))
-	// The claim checked against the histogram itself.
-	for _, v := range []int64{3000, 11660, 1 << 20} {
-		w := int64(bucketWidth(h, v))
-		base := v &^ (w - 1)
-		assert.True(t, h.ValuesAreEquivalent(base, base+w-1), "v=%d w=%d", v, w)
-		assert.False(t, h.ValuesAreEquivalent(base, base+w), "v=%d w=%d", v, w)
-	}
+	// 10 us to 10 ms in 3 bins: each a decade wide.
+	h.RecordValues(10_000, 900) // first bin [10, 100) us
+	h.RecordValues(50_000, 90)  // first bin
+	h.RecordValues(200_000, 9)  // second bin [100, 1000) us
+	h.RecordValue(10_000_000)   // the maximum: last bin (its upper edge)
+	bins := LogBins(h, 10_000, 10_000_000, 3)
+	require.Len(t, bins, 3)
+	assert.InDelta(t, 10.0, bins[0].Min, 1e-9)
+	assert.InDelta(t, 100.0, bins[0].Max, 1e-9)
+	assert.InDelta(t, 1000.0, bins[1].Max, 1e-6)
+	assert.InDelta(t, 10000.0, bins[2].Max, 1e-6)
+	assert.Equal(t, []float64{990, 9, 1}, []float64{bins[0].Weight, bins[1].Weight, bins[2].Weight})
+}
+
+func TestHistogramLogAxis(t *testing.T) {
+	h := hdrhistogram.New(1, 100e9, 3)
+	h.RecordValues(12_000, 1000)
+	h.RecordValue(3_000_000)
+	p, err := Histogram("t", h, 0)
+	require.NoError(t, err)
+	assert.IsType(t, plot.LogScale{}, p.X.Scale)
+	assert.InDelta(t, 12.0, p.X.Min, 0.01, "the axis starts at the minimum")
+	assert.InDelta(t, 3000.0, p.X.Max, 3, "and reaches the maximum, the stall included")
+	_, err = Histogram("empty", hdrhistogram.New(1, 100e9, 3), 0)
+	assert.Error(t, err)
 }
 
 func TestTicks(t *testing.T) {
