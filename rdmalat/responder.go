@@ -3,6 +3,7 @@ package rdmalat
 import (
 	"errors"
 	"fmt"
+	"sync/atomic"
 	"time"
 )
 
@@ -18,6 +19,16 @@ type LocalResponder struct {
 	max       uint64 // round trips one run may answer; 0: no limit
 	loop      *cLoop
 	done      chan pongResult
+
+	// Turn-taking (park, resume): parking asks the answering goroutine to
+	// block once its loop stops, parkedCh says it has, ctl wakes it (true)
+	// or ends it (false). isParked and final belong to the initiator's
+	// goroutine; final holds a result taken while waiting for a park.
+	parking  atomic.Bool
+	parkedCh chan struct{}
+	ctl      chan bool
+	isParked bool
+	final    *pongResult
 }
 
 // ErrRoundTripLimit ends a responder's loop that answered its max.
@@ -67,6 +78,8 @@ func (r *LocalResponder) Start(size int, abort func(error)) error {
 		return err
 	}
 	r.loop, r.done = loop, make(chan pongResult, 1)
+	r.ctl, r.parkedCh, r.final, r.isParked = make(chan bool), make(chan struct{}, 1), nil, false
+	r.parking.Store(false)
 	ready := make(chan error, 1)
 	go func() {
 		unpin, err := pinThread(r.cpu)
@@ -75,20 +88,76 @@ func (r *LocalResponder) Start(size int, abort func(error)) error {
 			return
 		}
 		defer unpin()
-		n, err := loop.pong(r.max)
-		if err == nil && r.max > 0 && n == r.max {
-			err = fmt.Errorf("%w (%d)", ErrRoundTripLimit, r.max)
+		var total uint64
+		for {
+			left := uint64(0)
+			if r.max > 0 {
+				left = r.max - total
+			}
+			n, err := loop.pong(left)
+			total += n
+			if err == nil && r.max > 0 && total == r.max {
+				err = fmt.Errorf("%w (%d)", ErrRoundTripLimit, r.max)
+			}
+			if err != nil {
+				abort(fmt.Errorf("rdmalat: responder: %w", err))
+			}
+			if err != nil || !r.parking.Load() {
+				r.done <- pongResult{total, err}
+				return
+			}
+			// Parked between turns: this goroutine blocks on the channel,
+			// its thread spins no more, until the next turn or the end.
+			r.parkedCh <- struct{}{}
+			if !<-r.ctl {
+				r.done <- pongResult{total, nil}
+				return
+			}
 		}
-		if err != nil {
-			abort(fmt.Errorf("rdmalat: responder: %w", err))
-		}
-		r.done <- pongResult{n, err}
 	}()
 	if err := <-ready; err != nil {
 		loop.free()
 		r.loop = nil
 		return err
 	}
+	return nil
+}
+
+// park stops the answering loop at its next wait for the initiator (an
+// answer in flight completes first) and blocks its goroutine until resume
+// or Stop: between turns of a duet no thread of the process spins. The
+// initiator calls it once its chunk has returned, so every round trip it
+// ran has been answered.
+func (r *LocalResponder) park() error {
+	if r.loop == nil || r.isParked {
+		return nil
+	}
+	r.parking.Store(true)
+	r.loop.finish()
+	select {
+	case <-r.parkedCh:
+		r.isParked = true
+		return nil
+	case res := <-r.done:
+		r.final = &res
+		if res.err != nil {
+			return fmt.Errorf("rdmalat: responder: %w", res.err)
+		}
+		return errors.New("rdmalat: the responder ended instead of parking")
+	case <-time.After(r.timeout + time.Second):
+		return fmt.Errorf("rdmalat: responder did not park within %v", r.timeout+time.Second)
+	}
+}
+
+// resume lets a parked responder answer again.
+func (r *LocalResponder) resume() error {
+	if r.loop == nil || !r.isParked {
+		return nil
+	}
+	r.loop.resume()
+	r.parking.Store(false)
+	r.isParked = false
+	r.ctl <- true
 	return nil
 }
 
@@ -99,16 +168,26 @@ func (r *LocalResponder) Stop() (uint64, error) {
 	if r.loop == nil {
 		return 0, nil
 	}
-	r.loop.finish()
 	var res pongResult
-	select {
-	case res = <-r.done:
-	case <-time.After(r.timeout + time.Second):
-		// The C loop checks its stop flag every 1024 spins; not seeing it
-		// return means it is stuck in a way that freeing it would turn
-		// into a crash, so it is left allocated.
-		return 0, fmt.Errorf("rdmalat: responder did not stop within %v", r.timeout+time.Second)
+	switch {
+	case r.final != nil:
+		res = *r.final
+	case r.isParked:
+		r.isParked = false
+		r.ctl <- false
+		res = <-r.done
+	default:
+		r.loop.finish()
+		select {
+		case res = <-r.done:
+		case <-time.After(r.timeout + time.Second):
+			// The C loop checks its stop flag every 1024 spins; not seeing it
+			// return means it is stuck in a way that freeing it would turn
+			// into a crash, so it is left allocated.
+			return 0, fmt.Errorf("rdmalat: responder did not stop within %v", r.timeout+time.Second)
+		}
 	}
+	r.final = nil
 	r.loop.free()
 	r.loop = nil
 	if res.err != nil {

@@ -133,6 +133,11 @@ func (lp *Loop) Finish() {
 	atomic.CompareAndSwapInt32((*int32)(unsafe.Pointer(&lp.l.stop)), 0, C.RB_STOP_FINISH)
 }
 
+// Resume lowers the stop flag, so that a loop stopped by Finish can run
+// again from where it stopped (its counters and posted receives are kept).
+// Call it only while the loop is not running.
+func (lp *Loop) Resume() { atomic.StoreInt32((*int32)(unsafe.Pointer(&lp.l.stop)), 0) }
+
 // Free releases the loop's C memory. The loop must have returned.
 func (lp *Loop) Free() {
 	if lp != nil && lp.l != nil {
