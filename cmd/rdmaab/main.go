@@ -149,6 +149,7 @@ func runMain(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs.StringVar(&s.bins[0], "old", "", "old test `binary`")
 	fs.StringVar(&s.bins[1], "new", "", "new test `binary`")
 	fs.StringVar(&s.outDir, "out", os.Getenv("RXEVM_OUT"), "`dir`ectory for old.txt and new.txt (default $RXEVM_OUT)")
+	s.gate.register(fs)
 	if err := fs.Parse(args); err != nil {
 		return usageErr(stderr, err)
 	}
@@ -159,7 +160,10 @@ func runMain(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if err := s.check(); err != nil {
 		return usageErr(stderr, err)
 	}
-	if _, err := runInterleaved(ctx, &s, stdout); err != nil {
+	if _, err := s.gate.rule(); err != nil {
+		return usageErr(stderr, err)
+	}
+	if err := runSides(ctx, &s, stdout); err != nil {
 		fmt.Fprintf(stderr, "rdmaab: %v\n", err)
 		return exitFailed
 	}
