@@ -72,12 +72,6 @@ func (c *cLoop) finish() {
 	}
 }
 
-// resume lowers the stop flag raised by finish: the loop may run again.
-func (c *cLoop) resume() {
-	if c != nil {
-		c.l.Resume()
-	}
-}
 
 // free releases the loop, keeping the count of receives it left posted
 // on the endpoint's queue pair for the next loop.

@@ -3,7 +3,6 @@ package rdmalat
 import (
 	"errors"
 	"fmt"
-	"sync/atomic"
 	"time"
 )
 
@@ -19,16 +18,7 @@ type LocalResponder struct {
 	max       uint64 // round trips one run may answer; 0: no limit
 	loop      *cLoop
 	done      chan pongResult
-
-	// Turn-taking (park, resume): parking asks the answering goroutine to
-	// block once its loop stops, parkedCh says it has, ctl wakes it (true)
-	// or ends it (false). isParked and final belong to the initiator's
-	// goroutine; final holds a result taken while waiting for a park.
-	parking  atomic.Bool
-	parkedCh chan struct{}
-	ctl      chan bool
-	isParked bool
-	final    *pongResult
+	parkable  bool // the next Start gives the loop an eventfd to park on
 }
 
 // ErrRoundTripLimit ends a responder's loop that answered its max.
@@ -77,9 +67,13 @@ func (r *LocalResponder) Start(size int, abort func(error)) error {
 	if err != nil {
 		return err
 	}
+	if r.parkable {
+		if err := loop.l.EnableParking(); err != nil {
+			loop.free()
+			return err
+		}
+	}
 	r.loop, r.done = loop, make(chan pongResult, 1)
-	r.ctl, r.parkedCh, r.final, r.isParked = make(chan bool), make(chan struct{}, 1), nil, false
-	r.parking.Store(false)
 	ready := make(chan error, 1)
 	go func() {
 		unpin, err := pinThread(r.cpu)
@@ -88,76 +82,20 @@ func (r *LocalResponder) Start(size int, abort func(error)) error {
 			return
 		}
 		defer unpin()
-		var total uint64
-		for {
-			left := uint64(0)
-			if r.max > 0 {
-				left = r.max - total
-			}
-			n, err := loop.pong(left)
-			total += n
-			if err == nil && r.max > 0 && total == r.max {
-				err = fmt.Errorf("%w (%d)", ErrRoundTripLimit, r.max)
-			}
-			if err != nil {
-				abort(fmt.Errorf("rdmalat: responder: %w", err))
-			}
-			if err != nil || !r.parking.Load() {
-				r.done <- pongResult{total, err}
-				return
-			}
-			// Parked between turns: this goroutine blocks on the channel,
-			// its thread spins no more, until the next turn or the end.
-			r.parkedCh <- struct{}{}
-			if !<-r.ctl {
-				r.done <- pongResult{total, nil}
-				return
-			}
+		n, err := loop.pong(r.max)
+		if err == nil && r.max > 0 && n == r.max {
+			err = fmt.Errorf("%w (%d)", ErrRoundTripLimit, r.max)
 		}
+		if err != nil {
+			abort(fmt.Errorf("rdmalat: responder: %w", err))
+		}
+		r.done <- pongResult{n, err}
 	}()
 	if err := <-ready; err != nil {
 		loop.free()
 		r.loop = nil
 		return err
 	}
-	return nil
-}
-
-// park stops the answering loop at its next wait for the initiator (an
-// answer in flight completes first) and blocks its goroutine until resume
-// or Stop: between turns of a duet no thread of the process spins. The
-// initiator calls it once its chunk has returned, so every round trip it
-// ran has been answered.
-func (r *LocalResponder) park() error {
-	if r.loop == nil || r.isParked {
-		return nil
-	}
-	r.parking.Store(true)
-	r.loop.finish()
-	select {
-	case <-r.parkedCh:
-		r.isParked = true
-		return nil
-	case res := <-r.done:
-		r.final = &res
-		if res.err != nil {
-			return fmt.Errorf("rdmalat: responder: %w", res.err)
-		}
-		return errors.New("rdmalat: the responder ended instead of parking")
-	case <-time.After(r.timeout + time.Second):
-		return fmt.Errorf("rdmalat: responder did not park within %v", r.timeout+time.Second)
-	}
-}
-
-// resume lets a parked responder answer again.
-func (r *LocalResponder) resume() error {
-	if r.loop == nil || !r.isParked {
-		return nil
-	}
-	r.loop.resume()
-	r.parking.Store(false)
-	r.isParked = false
-	r.ctl <- true
 	return nil
 }
 
@@ -168,30 +106,61 @@ func (r *LocalResponder) Stop() (uint64, error) {
 	if r.loop == nil {
 		return 0, nil
 	}
+	r.loop.finish()
 	var res pongResult
-	switch {
-	case r.final != nil:
-		res = *r.final
-	case r.isParked:
-		r.isParked = false
-		r.ctl <- false
-		res = <-r.done
-	default:
-		r.loop.finish()
-		select {
-		case res = <-r.done:
-		case <-time.After(r.timeout + time.Second):
-			// The C loop checks its stop flag every 1024 spins; not seeing it
-			// return means it is stuck in a way that freeing it would turn
-			// into a crash, so it is left allocated.
-			return 0, fmt.Errorf("rdmalat: responder did not stop within %v", r.timeout+time.Second)
-		}
+	select {
+	case res = <-r.done:
+	case <-time.After(r.timeout + time.Second):
+		// The C loop checks its stop flag every 1024 spins; not seeing it
+		// return means it is stuck in a way that freeing it would turn
+		// into a crash, so it is left allocated.
+		return 0, fmt.Errorf("rdmalat: responder did not stop within %v", r.timeout+time.Second)
 	}
-	r.final = nil
 	r.loop.free()
 	r.loop = nil
 	if res.err != nil {
 		return res.n, fmt.Errorf("rdmalat: responder: %w", res.err)
 	}
 	return res.n, nil
+}
+
+// allowParking makes the next Start's loop able to park (turn-taking).
+func (r *LocalResponder) allowParking() { r.parkable = true }
+
+// park puts the answering thread to sleep at its next wait for the
+// initiator, in read(2) on an eventfd (internal/loops): between turns of a
+// duet no thread spins, and the thread never leaves its C loop, so waking
+// it involves no Go scheduling. Call it once the initiator's chunk has
+// returned, when every round trip it ran has been answered; it returns
+// once the thread sleeps. READ and atomics have no loop to park.
+func (r *LocalResponder) park() error {
+	if r.loop == nil {
+		return nil
+	}
+	r.loop.l.Park()
+	deadline := time.Now().Add(r.timeout)
+	for !r.loop.l.Parked() {
+		select {
+		case res := <-r.done:
+			r.done <- res // for Stop
+			if res.err != nil {
+				return fmt.Errorf("rdmalat: responder: %w", res.err)
+			}
+			return errors.New("rdmalat: the responder ended instead of parking")
+		default:
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("rdmalat: the responder did not park within %v", r.timeout)
+		}
+		time.Sleep(20 * time.Microsecond)
+	}
+	return nil
+}
+
+// resume wakes a parked responder.
+func (r *LocalResponder) resume() error {
+	if r.loop != nil {
+		r.loop.l.Unpark()
+	}
+	return nil
 }

@@ -93,6 +93,7 @@ type Run struct {
 // spinning (LocalResponder). A remote peer cannot: its process is not the
 // conductor's to hold.
 type turnParker interface {
+	allowParking()
 	park() error
 	resume() error
 }
@@ -134,6 +135,7 @@ func StartRun(local *Endpoint, remote PeerInfo, resp Responder, cfg RunConfig) (
 			return nil, fmt.Errorf("rdmalat: %s is set (a duet's conductor) but this run's responder is a remote peer, which cannot be held between turns: run the duet with loopback pairs, or unset it", turn.EnvFD)
 		}
 		r.parker = p
+		p.allowParking()
 		r.sorted = make([]int64, maxChunk)
 		r.label, r.runNo = "run", nextRunNo("run")
 		// The responder starts spinning in Start: only in our turn.

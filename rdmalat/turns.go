@@ -20,8 +20,8 @@ import (
 
 // turnTimeout bounds a wait for the turn: the other process may be in its
 // setup, warm-up or reporting meanwhile, which take seconds under
-// emulation.
-const turnTimeout = 2 * time.Minute
+// emulation, and the conductor starts a pair while the one before runs.
+const turnTimeout = 5 * time.Minute
 
 // warmUpInTurn runs the warm-up in one turn: from the responder's start
 // to its park nothing of this Run spins outside a turn.

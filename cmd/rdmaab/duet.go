@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"time"
@@ -58,37 +59,53 @@ type duetEvent struct {
 	err  error // io.EOF when the process closed its end
 }
 
-// runDuetPair runs one duet: both binaries started together, turns
-// conducted until both have exited. Each done line goes to bursts with the
-// pair's number, the side and its time. round is the ABBA round to start
-// from; it returns the round reached.
-func runDuetPair(ctx context.Context, s *runSpec, pair int, bursts io.Writer, round int) ([2]runOutput, int, error) {
+// startDuetPair starts both sides of a duet pair; which starts first
+// alternates by pair, as the turns do. They say hello and ask for the turn,
+// then wait, blocked, until runDuetPair conducts them: the conductor
+// starts the next pair while the current one runs, so that a process's
+// start (seconds under emulation) costs no time of its own, and its CPU
+// use falls on both running sides alike.
+func startDuetPair(ctx context.Context, s *runSpec, pair int) ([2]*duetProc, error) {
+	var procs [2]*duetProc
+	for _, side := range abtest.Order(pair - 1) {
+		p, err := startDuetProc(ctx, s, side)
+		if err != nil {
+			killDuetPair(procs)
+			return procs, err
+		}
+		procs[side] = p
+	}
+	return procs, nil
+}
+
+// killDuetPair ends a pair's processes that are still there.
+func killDuetPair(procs [2]*duetProc) {
+	for _, p := range procs {
+		if p != nil {
+			p.cmd.Process.Kill()
+			p.cmd.Wait()
+			p.conn.Close()
+		}
+	}
+}
+
+// runDuetPair conducts one duet pair started by startDuetPair: turns
+// until both processes have exited. Each done line goes to bursts with
+// the pair's number, the side and its time. round is the ABBA round to
+// start from; it returns the round reached.
+func runDuetPair(ctx context.Context, s *runSpec, pair int, procs [2]*duetProc, bursts io.Writer, round int) ([2]runOutput, int, error) {
 	var outs [2]runOutput
 	ctx, cancel := context.WithTimeout(ctx, s.runTimeout+30*time.Second)
 	defer cancel()
-	var procs [2]*duetProc
 	defer func() {
 		for _, p := range procs {
-			if p != nil && p.conn != nil {
-				p.conn.Close()
-			}
+			p.conn.Close()
 		}
 	}()
 	events := make(chan duetEvent, 16)
 	quit := make(chan struct{})
 	defer close(quit)
-	for _, side := range []abtest.Side{abtest.Old, abtest.New} {
-		p, err := startDuetProc(ctx, s, side)
-		if err != nil {
-			for _, q := range procs {
-				if q != nil {
-					q.cmd.Process.Kill()
-					q.cmd.Wait()
-				}
-			}
-			return outs, round, err
-		}
-		procs[side] = p
+	for _, p := range procs {
 		go readTurnLines(p.side, p.conn, events, quit)
 	}
 	start := time.Now()
@@ -201,11 +218,36 @@ func startDuetProc(ctx context.Context, s *runSpec, side abtest.Side) (*duetProc
 	p.cmd.ExtraFiles = []*os.File{theirs}
 	p.cmd.Stdout, p.cmd.Stderr = &p.stdout, &p.stderr
 	p.cmd.WaitDelay = 5 * time.Second
-	if err := p.cmd.Start(); err != nil {
+	if err := startFixedLayout(p.cmd, !s.aslr); err != nil {
 		mine.Close()
 		return nil, fmt.Errorf("%s side: %w", side, err)
 	}
 	return p, nil
+}
+
+// addrNoRandomize is personality(2)'s ADDR_NO_RANDOMIZE.
+const addrNoRandomize = 0x0040000
+
+// startFixedLayout starts cmd, with fixed set without address-space
+// randomization (as setarch -R does): personality(2) is a property of the
+// thread, inherited by the child it forks, so the flag is set on this
+// locked thread around the fork only.
+func startFixedLayout(cmd *exec.Cmd, fixed bool) error {
+	if !fixed {
+		return cmd.Start()
+	}
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	old, _, errno := unix.RawSyscall(unix.SYS_PERSONALITY, 0xffffffff, 0, 0)
+	if errno != 0 {
+		return fmt.Errorf("personality: %w", errno)
+	}
+	if _, _, errno := unix.RawSyscall(unix.SYS_PERSONALITY, old|addrNoRandomize, 0, 0); errno != 0 {
+		return fmt.Errorf("personality(ADDR_NO_RANDOMIZE): %w", errno)
+	}
+	err := cmd.Start()
+	unix.RawSyscall(unix.SYS_PERSONALITY, old, 0, 0)
+	return err
 }
 
 // readTurnLines sends each line a process writes to events, then its end.
@@ -266,10 +308,23 @@ func runDuet(ctx context.Context, s *runSpec, progress io.Writer) error {
 	var all bytes.Buffer
 	round := 0
 	msg := ""
+	next, err := startDuetPair(ctx, s, 1)
+	if err != nil {
+		return err
+	}
+	defer func() { killDuetPair(next) }()
 	for i := 0; i < s.pairs; i++ {
 		start := time.Now()
+		cur := next
+		next = [2]*duetProc{}
+		if i+1 < s.pairs {
+			if next, err = startDuetPair(ctx, s, i+2); err != nil {
+				killDuetPair(cur)
+				return err
+			}
+		}
 		var pb bytes.Buffer
-		outs, r, err := runDuetPair(ctx, s, i+1, &pb, round)
+		outs, r, err := runDuetPair(ctx, s, i+1, cur, &pb, round)
 		round = r
 		fmt.Fprintf(order, "pair %d duet\n", i+1)
 		bf.Write(pb.Bytes())
@@ -296,9 +351,9 @@ func runDuet(ctx context.Context, s *runSpec, progress io.Writer) error {
 		}
 		fs := judgeBursts(bs, covered, rule)
 		d := abtest.Overall(fs)
-		fmt.Fprintf(progress, "rdmaab: duet pair %d/%d ran in %.1f s, %d paired turns: %s\n", i+1, s.pairs, time.Since(start).Seconds(), roundsOf(fs), d)
+		fmt.Fprintf(progress, "rdmaab: duet pair %d/%d ran in %.1f s: %s\n", i+1, s.pairs, time.Since(start).Seconds(), d)
 		msg = fmt.Sprintf("ran %d duet pairs (-count %d); the paired verdict on %s: %s", i+1, s.pairs, strings.Join(covered, ","), d)
-		if canStop && d != abtest.Undecided && i+1 >= minDuetPairs {
+		if canStop && d != abtest.Undecided {
 			msg = fmt.Sprintf("stopped after %d duet pairs of at most %d (-count): the paired verdict on %s is %s", i+1, s.pairs, strings.Join(covered, ","), d)
 			break
 		}
@@ -306,17 +361,9 @@ func runDuet(ctx context.Context, s *runSpec, progress io.Writer) error {
 	return os.WriteFile(filepath.Join(s.outDir, "stop.txt"), []byte(msg+"\n"), 0o644)
 }
 
-// minDuetPairs: a duet stops early only after this many pairs of
-// processes, so that no verdict rests on one process of each side.
-const minDuetPairs = 2
-
-func roundsOf(fs []abtest.PairedFinding) int {
-	n := 0
-	for _, f := range fs {
-		n = max(n, f.Result.N)
-	}
-	return n
-}
+// minDuetPairs: the paired verdict takes the pair of processes as its
+// unit (paired.go says why) and decides nothing before this many.
+const minDuetPairs = 3
 
 // runArgs is the test binary's command line for one repetition.
 func runArgs(s *runSpec) []string {

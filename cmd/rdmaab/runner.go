@@ -37,10 +37,11 @@ type runSpec struct {
 	// The duet (duet.go): whether to run one where both binaries can,
 	// the round trips of a turn, the paired test, and the gate's rule
 	// that its sequential verdict applies.
-	duet      bool
-	burst     int
-	method    string
-	gate      gateFlags
+	duet   bool
+	aslr   bool
+	burst  int
+	method string
+	gate   gateFlags
 }
 
 // register defines the flags of spec shared by the compare command and the
@@ -55,8 +56,9 @@ func (s *runSpec) register(fs *flag.FlagSet) {
 	fs.Var(&s.env[abtest.Old], "old-env", "set `KEY=VALUE` for the old side's runs only; repeatable")
 	fs.Var(&s.env[abtest.New], "new-env", "set `KEY=VALUE` for the new side's runs only; repeatable")
 	fs.BoolVar(&s.duet, "duet", true, "run both sides' processes at once, taking turns of -burst round trips (where both binaries can; otherwise interleaved runs)")
+	fs.BoolVar(&s.aslr, "aslr", true, "let the kernel randomize each process's address layout (false: the same layout for the same binary, as setarch -R)")
 	fs.IntVar(&s.burst, "burst", defaultBurst, "round trips per turn in a duet")
-	fs.StringVar(&s.method, "paired", "sign", "paired test of a duet's turns: sign (sign test) or t (paired t-test of log ratios)")
+	fs.StringVar(&s.method, "paired", "t", "paired test of a duet's turns: sign (sign test) or t (paired t-test of log ratios)")
 }
 
 // defaultBurst is the round trips of a duet's turn: 200 round trips of 2 B
@@ -76,7 +78,7 @@ func (s *runSpec) flags() []string {
 			a = append(a, "-"+abtest.Side(side).String()+"-env", kv)
 		}
 	}
-	a = append(a, "-duet="+strconv.FormatBool(s.duet), "-burst", strconv.Itoa(s.burst), "-paired", s.method,
+	a = append(a, "-duet="+strconv.FormatBool(s.duet), "-aslr="+strconv.FormatBool(s.aslr), "-burst", strconv.Itoa(s.burst), "-paired", s.method,
 		"-metrics", s.gate.metrics, "-threshold", strconv.FormatFloat(s.gate.threshold*100, 'g', -1, 64)+"%",
 		"-alpha", strconv.FormatFloat(s.gate.alpha, 'g', -1, 64))
 	return a
@@ -87,7 +89,8 @@ func (s *runSpec) flags() []string {
 func (s *runSpec) sequentialRule() abtest.SequentialRule {
 	r := abtest.DefaultSequentialRule
 	r.Method, _ = abtest.ParsePairedMethod(s.method)
-	r.Alpha, r.Threshold, r.MaxLooks = s.gate.alpha, s.gate.threshold, max(1, s.pairs)
+	r.Alpha, r.Threshold = s.gate.alpha, s.gate.threshold
+	r.MinRounds, r.MaxLooks = minDuetPairs, max(1, s.pairs-minDuetPairs+1)
 	return r
 }
 
