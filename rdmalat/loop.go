@@ -72,7 +72,6 @@ func (c *cLoop) finish() {
 	}
 }
 
-
 // free releases the loop, keeping the count of receives it left posted
 // on the endpoint's queue pair for the next loop.
 func (c *cLoop) free() {

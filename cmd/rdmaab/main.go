@@ -89,6 +89,10 @@ type gateFlags struct {
 	metrics   string
 	threshold float64
 	alpha     float64
+	// For rdmaab gate on a duet's files: the -count the duet ran with
+	// (its looks) and its paired test.
+	pairs  int
+	method string
 }
 
 func (g *gateFlags) register(fs *flag.FlagSet) {
@@ -117,6 +121,8 @@ func gateMain(args []string, stdout, stderr io.Writer) int {
 	fs.SetOutput(stderr)
 	var g gateFlags
 	g.register(fs)
+	fs.IntVar(&g.pairs, "count", 10, "with a duet's bursts.txt beside old.txt: the -count it ran with (the paired rule's looks)")
+	fs.StringVar(&g.method, "paired", "t", "with a duet's bursts.txt: its paired test, t or sign")
 	fs.Usage = func() {
 		fmt.Fprintf(stderr, "usage: rdmaab gate [flags] old.txt new.txt\n\n"+
 			"Exits 1 when a metric got significantly worse by more than the threshold.\n\nFlags:\n")
@@ -136,6 +142,11 @@ func gateMain(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		fmt.Fprintf(stderr, "rdmaab: %v\n", err)
 		return exitFailed
+	}
+	// A duet's files: the turns beside old.txt give the paired verdict.
+	if bs, err := readBurstsFile(filepath.Join(filepath.Dir(fs.Arg(0)), burstsFile)); err == nil && len(bs) > 0 {
+		seq := runSpec{pairs: g.pairs, method: g.method, gate: g}
+		return duetVerdict(stdout, stderr, bs, old, new, rule, seq.sequentialRule())
 	}
 	return printVerdict(stdout, stderr, rule.Judge(old, new))
 }
