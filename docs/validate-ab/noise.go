@@ -33,7 +33,7 @@ func main() {
 		ctx, cancel = context.WithTimeout(ctx, *dur)
 		defer cancel()
 	}
-	busy, idle, err := noise.Run(ctx, *seed, *lo, *hi, *cpu)
+	busy, idle, err := noise.Run(ctx, *seed, *lo, *hi, *cpu, nil)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "noise:", err)
 		os.Exit(2)

@@ -40,9 +40,9 @@ func Check(lo, hi time.Duration) error {
 }
 
 // Run follows the schedule until ctx ends: busy phases spin on a thread
-// pinned to cpu (-1: not pinned), idle phases sleep. It returns the time
-// spent busy and idle.
-func Run(ctx context.Context, seed uint64, lo, hi time.Duration, cpu int) (busy, idle time.Duration, err error) {
+// pinned to cpu (-1: not pinned), idle phases sleep. onPhase, if not nil,
+// is called as each phase ends. It returns the time spent busy and idle.
+func Run(ctx context.Context, seed uint64, lo, hi time.Duration, cpu int, onPhase func(i int, p Phase)) (busy, idle time.Duration, err error) {
 	if err := Check(lo, hi); err != nil {
 		return 0, 0, err
 	}
@@ -65,15 +65,18 @@ func Run(ctx context.Context, seed uint64, lo, hi time.Duration, cpu int) (busy,
 				}
 			}
 			busy += p.Len
-			continue
+		} else {
+			t := time.NewTimer(p.Len)
+			select {
+			case <-ctx.Done():
+			case <-t.C:
+			}
+			t.Stop()
+			idle += p.Len
 		}
-		t := time.NewTimer(p.Len)
-		select {
-		case <-ctx.Done():
-		case <-t.C:
+		if onPhase != nil && ctx.Err() == nil {
+			onPhase(i, p)
 		}
-		t.Stop()
-		idle += p.Len
 	}
 	return busy, idle, nil
 }

@@ -28,21 +28,27 @@ func TestScheduleIsSeededAndBounded(t *testing.T) {
 	}
 }
 
-func TestRunTogglesAndStops(t *testing.T) {
-	ctx, cancel := context.WithTimeout(context.Background(), 150*time.Millisecond)
+func TestRunFollowsTheScheduleAndStops(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	start := time.Now()
-	busy, idle, err := Run(ctx, 1, 20*time.Millisecond, 40*time.Millisecond, -1)
+	var got []Phase
+	busy, idle, err := Run(ctx, 3, 5*time.Millisecond, 15*time.Millisecond, -1, func(i int, p Phase) {
+		got = append(got, p)
+		if len(got) == 4 {
+			cancel()
+		}
+	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if busy == 0 || idle == 0 {
-		t.Errorf("busy %v idle %v: want both phases in 150ms of 20-40ms phases", busy, idle)
+	want := Schedule(3, 5*time.Millisecond, 15*time.Millisecond, 4)
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("phases %v, want the schedule %v", got, want)
 	}
-	if d := time.Since(start); d > time.Second {
-		t.Errorf("Run took %v after its context ended at 150ms", d)
+	if busy != want[0].Len+want[2].Len || idle != want[1].Len+want[3].Len {
+		t.Errorf("busy %v idle %v, want %v and %v", busy, idle, want[0].Len+want[2].Len, want[1].Len+want[3].Len)
 	}
-	if _, _, err := Run(ctx, 1, 0, time.Second, -1); err == nil {
+	if _, _, err := Run(ctx, 1, 0, time.Second, -1, nil); err == nil {
 		t.Error("min 0 accepted")
 	}
 }
