@@ -48,7 +48,8 @@ func parseCompare(args []string, stderr io.Writer) (*compareOpts, error) {
 		fmt.Fprintf(stderr, "usage: rdmaab [flags] OLD NEW [-- test binary flags]\n"+
 			"       rdmaab gate [flags] old.txt new.txt\n\n"+
 			"OLD and NEW: a git revision, a working tree directory or a test binary.\n"+
-			"Runs them interleaved (old,new then new,old ...) in one VM boot or on the local RDMA device\n"+
+			"Runs them as a duet (both alive at once, taking turns) or interleaved (old,new then new,old ...)\n"+
+			"in one VM boot or on the local RDMA device\n"+
 			"and prints benchstat old.txt new.txt, the per-pair ratios and the gate's verdict.\n\nFlags:\n")
 		fs.PrintDefaults()
 	}

@@ -1,9 +1,13 @@
 // Command rdmaab compares two builds of the same benchmarks without false
-// alarms from a drifting machine: it runs their test binaries interleaved,
+// alarms from a drifting machine. Where both test binaries can take turns
+// (they link rdmalat's turn-taking), it runs them as a duet: a pair of
+// processes, one per side, alive at once, taking turns of -burst round
+// trips in ABBA order, up to -count pairs, judged pair by pair (the paired
+// verdict, docs/compare-commits.md). Otherwise it runs them interleaved,
 // old and new in alternating pairs (old,new then new,old ...), one -count
-// repetition per run, in one boot of the soft-RoCE VM (or directly on a
-// node with an RDMA device), then prints benchstat's table, the median
-// per-pair ratio with its interval, and a regression verdict.
+// repetition per run. Either way in one boot of the soft-RoCE VM (or
+// directly on a node with an RDMA device); it prints benchstat's table,
+// the median per-pair ratio with its interval, and a regression verdict.
 //
 //	rdmaab [flags] OLD NEW [-- test binary flags]
 //	rdmaab gate [flags] old.txt new.txt
