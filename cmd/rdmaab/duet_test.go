@@ -17,10 +17,10 @@ import (
 // fakeDuet is the fake benchmark under a conductor: a warm-up turn, then
 // $FAKE_BURSTS turns (10; $FAKE_NEW_BURSTS on the new side), each a burst
 // whose median is 10 us times $FAKE_NEW_FACTOR on the new side, times the
-// host's speed: 1 or 2 by the wall clock, switching every 20 ms, which
-// both processes see alike, as on a shared host. A process that runs on
-// its own (interleaved) sees whichever level its run falls on; taking
-// turns, both sides see the same.
+// host's speed: 1 or 2, switching every third turn, which both processes'
+// turns of one round see alike, as on a shared host whose speed changes
+// more slowly than a round. (Not by the wall clock: on a loaded machine a
+// turn's hand-over may take longer than any period chosen.)
 func fakeDuet(side string, args []string) int {
 	c, err := turn.FromEnv(10 * time.Second)
 	if err != nil || c == nil {
@@ -53,7 +53,7 @@ func fakeDuet(side string, args []string) int {
 			return 1
 		}
 		level := 1.0
-		if time.Now().UnixMilli()/20%2 == 1 {
+		if seq/3%2 == 1 {
 			level = 2
 		}
 		med := 10000 * factor * level
