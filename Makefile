@@ -158,12 +158,13 @@ test-fleet: build $(OUT)
 # --- Comparing two commits (cmd/rdmaab) ---
 # make compare-commits OLD=main NEW=HEAD builds the test binary of each side
 # (a git revision from a temporary worktree, a directory, or a test binary),
-# runs them interleaved in one VM boot (old,new then new,old ...; on the
-# local RDMA device when there is one) and prints benchstat old.txt new.txt,
-# the per-pair ratios and the gate's verdict. Results in
+# runs them as a duet in one VM boot (both processes alive at once, taking
+# turns; interleaved runs where a binary predates turn-taking; on the local
+# RDMA device when there is one) and prints benchstat old.txt new.txt, the
+# paired verdict and the gate's (docs/compare-commits.md). Results in
 # $(OUT)/compare-commits/. AB_FLAGS: more rdmaab flags, e.g. "-gate",
-# "-ci 2% -count 30", "-pkg ./rdmalat". make validate-ab runs its
-# validation (A/A, A/B, drift across boots) into
+# "-ci 2% -count 30", "-pkg ./rdmalat". make validate-ab runs the
+# validation (A/A, A/B, drift across boots; STEPS="duet-aa duet-ab" NOISE=1 for the duet) into
 # $(OUT)/validate-ab/figures.txt (about 35 minutes on a quiet 2-CPU host).
 OLD          ?= main
 NEW          ?= HEAD

@@ -38,6 +38,7 @@ func Measure(b B, p *Pair, size, warmup int, raw io.Writer) *latency.Recorder {
 		b.Fatal(err)
 	}
 	defer run.Close()
+	run.SetLabel(b.Name())
 	b.ReportAllocs()
 	for b.Loop() {
 		rtt, err := run.Next()

@@ -18,6 +18,7 @@ type LocalResponder struct {
 	max       uint64 // round trips one run may answer; 0: no limit
 	loop      *cLoop
 	done      chan pongResult
+	parkable  bool // the next Start gives the loop an eventfd to park on
 }
 
 // ErrRoundTripLimit ends a responder's loop that answered its max.
@@ -65,6 +66,12 @@ func (r *LocalResponder) Start(size int, abort func(error)) error {
 	loop, err := newCLoop(r.ep, r.initiator, size, r.timeout)
 	if err != nil {
 		return err
+	}
+	if r.parkable {
+		if err := loop.l.EnableParking(); err != nil {
+			loop.free()
+			return err
+		}
 	}
 	r.loop, r.done = loop, make(chan pongResult, 1)
 	ready := make(chan error, 1)
@@ -115,4 +122,45 @@ func (r *LocalResponder) Stop() (uint64, error) {
 		return res.n, fmt.Errorf("rdmalat: responder: %w", res.err)
 	}
 	return res.n, nil
+}
+
+// allowParking makes the next Start's loop able to park (turn-taking).
+func (r *LocalResponder) allowParking() { r.parkable = true }
+
+// park puts the answering thread to sleep at its next wait for the
+// initiator, in read(2) on an eventfd (internal/loops): between turns of a
+// duet no thread spins, and the thread never leaves its C loop, so waking
+// it involves no Go scheduling. Call it once the initiator's chunk has
+// returned, when every round trip it ran has been answered; it returns
+// once the thread sleeps. READ and atomics have no loop to park.
+func (r *LocalResponder) park() error {
+	if r.loop == nil {
+		return nil
+	}
+	r.loop.l.Park()
+	deadline := time.Now().Add(r.timeout)
+	for !r.loop.l.Parked() {
+		select {
+		case res := <-r.done:
+			r.done <- res // for Stop
+			if res.err != nil {
+				return fmt.Errorf("rdmalat: responder: %w", res.err)
+			}
+			return errors.New("rdmalat: the responder ended instead of parking")
+		default:
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("rdmalat: the responder did not park within %v", r.timeout)
+		}
+		time.Sleep(20 * time.Microsecond)
+	}
+	return nil
+}
+
+// resume wakes a parked responder.
+func (r *LocalResponder) resume() error {
+	if r.loop != nil {
+		r.loop.l.Unpark()
+	}
+	return nil
 }

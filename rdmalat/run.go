@@ -10,6 +10,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/rdmabench/rdmabench/internal/turn"
 )
 
 // Responder answers the initiator's round trips during one Run: a pinned
@@ -76,6 +78,24 @@ type Run struct {
 	// pingPong: the responder answers each round trip (not READ or an
 	// atomic, whose responder runs nothing and answers none).
 	pingPong bool
+
+	// Under a conductor (see turnTaking): the socket to it, the parked
+	// responder, the label and run number bursts are reported under, the
+	// bursts so far, and room to sort a burst for its summary.
+	turns      *turn.Client
+	parker     turnParker
+	label      string
+	runNo, seq int
+	sorted     []int64
+}
+
+// turnParker is a responder that can stop answering between turns without
+// spinning (LocalResponder). A remote peer cannot: its process is not the
+// conductor's to hold.
+type turnParker interface {
+	allowParking()
+	park() error
+	resume() error
 }
 
 // StartRun starts the responder, pins the calling goroutine's thread to
@@ -106,10 +126,33 @@ func StartRun(local *Endpoint, remote PeerInfo, resp Responder, cfg RunConfig) (
 	if r.loop, err = newCLoop(local, remote, cfg.Size, cfg.Timeout); err != nil {
 		return nil, err
 	}
+	if r.turns, err = turn.FromEnv(turnTimeout); err != nil {
+		return nil, err
+	}
+	if r.turns != nil {
+		p, ok := resp.(turnParker)
+		if !ok {
+			return nil, fmt.Errorf("rdmalat: %s is set (a duet's conductor) but this run's responder is a remote peer, which cannot be held between turns: run the duet with loopback pairs, or unset it", turn.EnvFD)
+		}
+		r.parker = p
+		p.allowParking()
+		r.sorted = make([]int64, maxChunk)
+		r.label, r.runNo = "run", nextRunNo("run")
+		// The responder starts spinning in Start: only in our turn.
+		if _, err = r.turns.Acquire(); err != nil {
+			return nil, err
+		}
+	}
 	if err = resp.Start(cfg.Size, r.abort); err != nil {
 		return nil, fmt.Errorf("rdmalat: starting the responder: %w", err)
 	}
 	r.started = true
+	if r.turns != nil {
+		if err = r.warmUpInTurn(cfg.Warmup); err != nil {
+			return nil, fmt.Errorf("rdmalat: warm-up: %w", err)
+		}
+		return r, nil
+	}
 	for left := cfg.Warmup; left > 0; {
 		n := min(left, maxChunk)
 		if err = r.ping(r.buf[:n]); err != nil {
@@ -136,6 +179,14 @@ func (r *Run) Next() (int64, error) {
 		// the runtime handing this thread's P to another thread as the
 		// C call begins. perftest, one loop from start to end, has no
 		// such seam, and with the lead round trip neither do we.
+		if r.turns != nil {
+			if r.err = r.burst(); r.err != nil {
+				return 0, r.err
+			}
+			r.total += uint64(r.chunk + 1)
+			r.i, r.n = 1, r.chunk+1
+			return r.Next()
+		}
 		r.chunk = min(2*r.chunk, maxChunk)
 		if r.err = r.ping(r.buf[:r.chunk+1]); r.err != nil {
 			return 0, r.err

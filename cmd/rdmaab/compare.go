@@ -48,7 +48,8 @@ func parseCompare(args []string, stderr io.Writer) (*compareOpts, error) {
 		fmt.Fprintf(stderr, "usage: rdmaab [flags] OLD NEW [-- test binary flags]\n"+
 			"       rdmaab gate [flags] old.txt new.txt\n\n"+
 			"OLD and NEW: a git revision, a working tree directory or a test binary.\n"+
-			"Runs them interleaved (old,new then new,old ...) in one VM boot or on the local RDMA device\n"+
+			"Runs them as a duet (both alive at once, taking turns) or interleaved (old,new then new,old ...)\n"+
+			"in one VM boot or on the local RDMA device\n"+
 			"and prints benchstat old.txt new.txt, the per-pair ratios and the gate's verdict.\n\nFlags:\n")
 		fs.PrintDefaults()
 	}
@@ -79,6 +80,7 @@ func parseCompare(args []string, stderr io.Writer) (*compareOpts, error) {
 	if _, err := o.gate.rule(); err != nil {
 		return nil, err
 	}
+	o.spec.gate = o.gate
 	return o, nil
 }
 
@@ -129,10 +131,10 @@ func compareMain(ctx context.Context, args []string, stdout, stderr io.Writer) i
 
 	start := time.Now()
 	if where == "local" {
-		fmt.Fprintf(stderr, "rdmaab: running %d pairs interleaved on this machine\n", o.spec.pairs)
-		_, err = runInterleaved(ctx, &o.spec, stderr)
+		fmt.Fprintf(stderr, "rdmaab: running up to %d pairs on this machine\n", o.spec.pairs)
+		err = runSides(ctx, &o.spec, stderr)
 	} else {
-		fmt.Fprintf(stderr, "rdmaab: running %d pairs interleaved in one boot of %s\n", o.spec.pairs, rxevm)
+		fmt.Fprintf(stderr, "rdmaab: running up to %d pairs in one boot of %s\n", o.spec.pairs, rxevm)
 		err = runInVM(ctx, o, rxevm, stderr)
 	}
 	if err != nil {
@@ -141,7 +143,7 @@ func compareMain(ctx context.Context, args []string, stdout, stderr io.Writer) i
 	}
 	fmt.Fprintf(stderr, "rdmaab: runs took %.0f s\n", time.Since(start).Seconds())
 	fmt.Fprint(stdout, sides)
-	return report(ctx, stdout, stderr, o.spec.outDir, rule, o.gateOn)
+	return report(ctx, stdout, stderr, o.spec.outDir, rule, o.spec.sequentialRule(), o.gateOn)
 }
 
 // prepareOut creates dir and removes what an earlier comparison left there.
@@ -149,7 +151,7 @@ func prepareOut(dir string) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
-	for _, n := range []string{"old.txt", "new.txt", "old.log", "new.log", "order.txt", "stop.txt", "sides.txt"} {
+	for _, n := range []string{"old.txt", "new.txt", "old.log", "new.log", "order.txt", "stop.txt", "sides.txt", burstsFile, "way.txt"} {
 		if err := os.Remove(filepath.Join(dir, n)); err != nil && !errors.Is(err, os.ErrNotExist) {
 			return err
 		}

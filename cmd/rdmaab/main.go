@@ -1,9 +1,13 @@
 // Command rdmaab compares two builds of the same benchmarks without false
-// alarms from a drifting machine: it runs their test binaries interleaved,
+// alarms from a drifting machine. Where both test binaries can take turns
+// (they link rdmalat's turn-taking), it runs them as a duet: a pair of
+// processes, one per side, alive at once, taking turns of -burst round
+// trips in ABBA order, up to -count pairs, judged pair by pair (the paired
+// verdict, docs/compare-commits.md). Otherwise it runs them interleaved,
 // old and new in alternating pairs (old,new then new,old ...), one -count
-// repetition per run, in one boot of the soft-RoCE VM (or directly on a
-// node with an RDMA device), then prints benchstat's table, the median
-// per-pair ratio with its interval, and a regression verdict.
+// repetition per run. Either way in one boot of the soft-RoCE VM (or
+// directly on a node with an RDMA device); it prints benchstat's table,
+// the median per-pair ratio with its interval, and a regression verdict.
 //
 //	rdmaab [flags] OLD NEW [-- test binary flags]
 //	rdmaab gate [flags] old.txt new.txt
@@ -89,6 +93,10 @@ type gateFlags struct {
 	metrics   string
 	threshold float64
 	alpha     float64
+	// For rdmaab gate on a duet's files: the -count the duet ran with
+	// (its looks) and its paired test.
+	pairs  int
+	method string
 }
 
 func (g *gateFlags) register(fs *flag.FlagSet) {
@@ -117,6 +125,8 @@ func gateMain(args []string, stdout, stderr io.Writer) int {
 	fs.SetOutput(stderr)
 	var g gateFlags
 	g.register(fs)
+	fs.IntVar(&g.pairs, "count", 10, "with a duet's bursts.txt beside old.txt: the -count it ran with (the paired rule's looks)")
+	fs.StringVar(&g.method, "paired", "t", "with a duet's bursts.txt: its paired test, t or sign")
 	fs.Usage = func() {
 		fmt.Fprintf(stderr, "usage: rdmaab gate [flags] old.txt new.txt\n\n"+
 			"Exits 1 when a metric got significantly worse by more than the threshold.\n\nFlags:\n")
@@ -137,6 +147,11 @@ func gateMain(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "rdmaab: %v\n", err)
 		return exitFailed
 	}
+	// A duet's files: the turns beside old.txt give the paired verdict.
+	if bs, err := readBurstsFile(filepath.Join(filepath.Dir(fs.Arg(0)), burstsFile)); err == nil && len(bs) > 0 {
+		seq := runSpec{pairs: g.pairs, method: g.method, gate: g}
+		return duetVerdict(stdout, stderr, bs, old, new, rule, seq.sequentialRule())
+	}
 	return printVerdict(stdout, stderr, rule.Judge(old, new))
 }
 
@@ -149,6 +164,7 @@ func runMain(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs.StringVar(&s.bins[0], "old", "", "old test `binary`")
 	fs.StringVar(&s.bins[1], "new", "", "new test `binary`")
 	fs.StringVar(&s.outDir, "out", os.Getenv("RXEVM_OUT"), "`dir`ectory for old.txt and new.txt (default $RXEVM_OUT)")
+	s.gate.register(fs)
 	if err := fs.Parse(args); err != nil {
 		return usageErr(stderr, err)
 	}
@@ -159,7 +175,10 @@ func runMain(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if err := s.check(); err != nil {
 		return usageErr(stderr, err)
 	}
-	if _, err := runInterleaved(ctx, &s, stdout); err != nil {
+	if _, err := s.gate.rule(); err != nil {
+		return usageErr(stderr, err)
+	}
+	if err := runSides(ctx, &s, stdout); err != nil {
 		fmt.Fprintf(stderr, "rdmaab: %v\n", err)
 		return exitFailed
 	}

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/rdmabench/rdmabench/internal/turn"
 	"go.uber.org/goleak"
 )
 
@@ -32,6 +33,9 @@ func fakeBench(side string, args []string) int {
 	if !contains(args, "-test.count=1") || !contains(args, "-test.run=^$") {
 		fmt.Fprintf(os.Stderr, "fake: want -test.count=1 and -test.run=^$, got %q\n", args)
 		return 1
+	}
+	if os.Getenv(turn.EnvFD) != "" {
+		return fakeDuet(side, args)
 	}
 	logName := os.Getenv("FAKE_LOG")
 	prev, _ := os.ReadFile(logName)
@@ -101,7 +105,7 @@ func compare(t *testing.T, args ...string) (code int, stdout, stderr string) {
 func TestCompareLocalInterleaves(t *testing.T) {
 	old, new, dir := fakes(t)
 	out := filepath.Join(dir, "out")
-	code, stdout, stderr := compare(t, "-where", "local", "-count", "4", "-bench", "RDMAWrite", "-out", out,
+	code, stdout, stderr := compare(t, "-where", "local", "-duet=false", "-count", "4", "-bench", "RDMAWrite", "-out", out,
 		"-old-env", "FAKE_SIDE_ENV=o", "-new-env", "FAKE_SIDE_ENV=n", old, new)
 	if code != 0 {
 		t.Fatalf("status %d\n%s\n%s", code, stdout, stderr)
@@ -144,7 +148,7 @@ func TestCompareLocalInterleaves(t *testing.T) {
 	}
 	// Without -gate the verdict informs and the status is 0; with it, a
 	// gate that cannot judge (4 pairs) fails with status 3.
-	code, stdout, _ = compare(t, "-where", "local", "-count", "4", "-gate", "-out", out, old, new)
+	code, stdout, _ = compare(t, "-where", "local", "-duet=false", "-count", "4", "-gate", "-out", out, old, new)
 	if code != exitFailed || !strings.Contains(stdout, "gate: CANNOT JUDGE") {
 		t.Errorf("-gate with 4 pairs: status %d\n%s", code, stdout)
 	}
@@ -155,7 +159,7 @@ func TestCompareGate(t *testing.T) {
 	t.Setenv("FAKE_NEW_FACTOR", "1.10")
 	t.Setenv("FAKE_CONTENTION", "1") // the runs warn that the host's CPUs slow each other
 	out := filepath.Join(dir, "out")
-	code, stdout, stderr := compare(t, "-where", "local", "-count", "8", "-gate", "-out", out, old, new)
+	code, stdout, stderr := compare(t, "-where", "local", "-duet=false", "-count", "8", "-gate", "-out", out, old, new)
 	if code != exitRegressed {
 		t.Fatalf("status %d, want %d\n%s\n%s", code, exitRegressed, stdout, stderr)
 	}
@@ -180,7 +184,7 @@ func TestRepetitionConverges(t *testing.T) {
 	old, new, dir := fakes(t)
 	t.Setenv("FAKE_NEW_FACTOR", "1.03")
 	out := filepath.Join(dir, "out")
-	code, stdout, stderr := compare(t, "-where", "local", "-count", "20", "-ci", "2%", "-metrics", "p50-ns", "-out", out, old, new)
+	code, stdout, stderr := compare(t, "-where", "local", "-duet=false", "-count", "20", "-ci", "2%", "-metrics", "p50-ns", "-out", out, old, new)
 	if code != 0 {
 		t.Fatalf("status %d\n%s\n%s", code, stdout, stderr)
 	}
@@ -198,7 +202,7 @@ func TestRepetitionReachesMax(t *testing.T) {
 	old, new, dir := fakes(t)
 	t.Setenv("FAKE_NEW_NOISE", "0.2")
 	out := filepath.Join(dir, "out")
-	code, stdout, stderr := compare(t, "-where", "local", "-count", "7", "-ci", "2%", "-metrics", "p50-ns", "-out", out, old, new)
+	code, stdout, stderr := compare(t, "-where", "local", "-duet=false", "-count", "7", "-ci", "2%", "-metrics", "p50-ns", "-out", out, old, new)
 	if code != 0 {
 		t.Fatalf("status %d\n%s\n%s", code, stdout, stderr)
 	}

@@ -16,7 +16,7 @@ import (
 // report prints benchstat old.txt new.txt, the median per-pair ratio of
 // each gated metric with its interval, why the runs stopped, and the gate;
 // with gateOn it returns the gate's exit status.
-func report(ctx context.Context, stdout, stderr io.Writer, dir string, rule gateRule, gateOn bool) int {
+func report(ctx context.Context, stdout, stderr io.Writer, dir string, rule gateRule, seq abtest.SequentialRule, gateOn bool) int {
 	oldName, newName := sideFile(dir, abtest.Old), sideFile(dir, abtest.New)
 	fmt.Fprintf(stdout, "results: %s %s\n\n", oldName, newName)
 	if err := benchstat(ctx, stdout, oldName, newName); err != nil {
@@ -36,11 +36,19 @@ func report(ctx context.Context, stdout, stderr io.Writer, dir string, rule gate
 	for _, iv := range abtest.PairedIntervals(pairs, rule.Units, 0.95) {
 		fmt.Fprintf(stdout, "  %s\n", iv)
 	}
+	if b, err := os.ReadFile(filepath.Join(dir, "way.txt")); err == nil {
+		fmt.Fprintf(stdout, "ran as %s", b)
+	}
 	if b, err := os.ReadFile(filepath.Join(dir, "stop.txt")); err == nil {
 		fmt.Fprintf(stdout, "%s", b)
 	}
 	fmt.Fprintln(stdout)
-	code := printVerdict(stdout, stderr, rule.Judge(old, new))
+	var code int
+	if bs, err := readBurstsFile(filepath.Join(dir, burstsFile)); err == nil && len(bs) > 0 {
+		code = duetVerdict(stdout, stderr, bs, old, new, rule, seq)
+	} else {
+		code = printVerdict(stdout, stderr, rule.Judge(old, new))
+	}
 	if w := contentionWarning(oldName); w != "" {
 		fmt.Fprintf(stdout, "\nnote: %s\n  %s\n", w, contentionAdvice)
 	}
@@ -103,4 +111,44 @@ func benchstat(ctx context.Context, w io.Writer, oldName, newName string) error 
 	}
 	_, err := w.Write(out.Bytes())
 	return err
+}
+
+// duetVerdict judges a duet: the gated units its turns cover (p50, min) by
+// the paired sequential rule, the others (p99) by the U test over the
+// runs. The two families share alpha in proportion to their metrics
+// (Bonferroni between them, Holm within each).
+func duetVerdict(stdout, stderr io.Writer, bs []burstRec, old, new *abtest.Results, rule gateRule, seq abtest.SequentialRule) int {
+	covered, rest := coveredUnits(rule.Units)
+	n := float64(len(covered) + len(rest))
+	seq.Alpha = rule.Alpha * float64(len(covered)) / n
+	code := 0
+	if len(covered) > 0 {
+		fs := printPaired(stdout, bs, covered, seq)
+		undecided := len(fs) == 0
+		for _, f := range fs {
+			if f.Regressed {
+				code = exitRegressed
+			}
+			undecided = undecided || f.Decision == abtest.Undecided
+		}
+		switch {
+		case code == exitRegressed:
+			fmt.Fprintf(stdout, "paired: FAIL: a metric is worse by more than %g%%\n", rule.Threshold*100)
+		case undecided:
+			fmt.Fprintf(stdout, "paired: UNDECIDED: more pairs (-count) would decide\n")
+			code = exitFailed
+		default:
+			fmt.Fprintf(stdout, "paired: pass\n")
+		}
+	}
+	if len(rest) > 0 {
+		r := rule
+		r.Units, r.Alpha = rest, rule.Alpha*float64(len(rest))/n
+		fmt.Fprintln(stdout)
+		c := printVerdict(stdout, stderr, r.Judge(old, new))
+		if c == exitRegressed || code == 0 {
+			code = c
+		}
+	}
+	return code
 }

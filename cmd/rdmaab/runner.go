@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/rdmabench/rdmabench/internal/abtest"
+	"github.com/rdmabench/rdmabench/internal/turn"
 )
 
 // A runSpec is what the runner needs: two test binaries, how to run them
@@ -32,6 +33,15 @@ type runSpec struct {
 	outDir     string
 	dir        string   // working directory of the runs; "" for the current one
 	testArgs   []string // more test binary flags
+
+	// The duet (duet.go): whether to run one where both binaries can,
+	// the round trips of a turn, the paired test, and the gate's rule
+	// that its sequential verdict applies.
+	duet   bool
+	aslr   bool
+	burst  int
+	method string
+	gate   gateFlags
 }
 
 // register defines the flags of spec shared by the compare command and the
@@ -45,7 +55,17 @@ func (s *runSpec) register(fs *flag.FlagSet) {
 	fs.DurationVar(&s.runTimeout, "run-timeout", 10*time.Minute, "kill one run of a test binary after this `duration`")
 	fs.Var(&s.env[abtest.Old], "old-env", "set `KEY=VALUE` for the old side's runs only; repeatable")
 	fs.Var(&s.env[abtest.New], "new-env", "set `KEY=VALUE` for the new side's runs only; repeatable")
+	fs.BoolVar(&s.duet, "duet", true, "run both sides' processes at once, taking turns of -burst round trips (where both binaries can; otherwise interleaved runs)")
+	fs.BoolVar(&s.aslr, "aslr", true, "let the kernel randomize each process's address layout (false: the same layout for the same binary, as setarch -R)")
+	fs.IntVar(&s.burst, "burst", defaultBurst, "round trips per turn in a duet")
+	fs.StringVar(&s.method, "paired", "t", "paired test of a duet's turns: sign (sign test) or t (paired t-test of log ratios)")
 }
+
+// defaultBurst is the round trips of a duet's turn: 200 round trips of 2 B
+// take about 5 ms in the soft-RoCE VM (25 µs each), far shorter than the
+// host's speed changes (hundreds of ms), and the turn's switch costs
+// about 1 ms (docs/compare-commits.md has the measurement).
+const defaultBurst = 200
 
 // flags returns the command line that register reads back, for the runner
 // inside the VM.
@@ -58,7 +78,20 @@ func (s *runSpec) flags() []string {
 			a = append(a, "-"+abtest.Side(side).String()+"-env", kv)
 		}
 	}
+	a = append(a, "-duet="+strconv.FormatBool(s.duet), "-aslr="+strconv.FormatBool(s.aslr), "-burst", strconv.Itoa(s.burst), "-paired", s.method,
+		"-metrics", s.gate.metrics, "-threshold", strconv.FormatFloat(s.gate.threshold*100, 'g', -1, 64)+"%",
+		"-alpha", strconv.FormatFloat(s.gate.alpha, 'g', -1, 64))
 	return a
+}
+
+// sequentialRule is the duet's paired rule: the gate's alpha and
+// threshold, a look after every pair of processes.
+func (s *runSpec) sequentialRule() abtest.SequentialRule {
+	r := abtest.DefaultSequentialRule
+	r.Method, _ = abtest.ParsePairedMethod(s.method)
+	r.Alpha, r.Threshold = s.gate.alpha, s.gate.threshold
+	r.MinRounds, r.MaxLooks = minDuetPairs, max(1, s.pairs-minDuetPairs+1)
+	return r
 }
 
 // stopRule is the rule the runner applies after each pair.
@@ -96,7 +129,49 @@ func (s *runSpec) check() error {
 			}
 		}
 	}
+	if s.burst < 1 || s.burst > 4096 {
+		return fmt.Errorf("-burst %d: want round trips per turn between 1 and 4096 (e.g. %d)", s.burst, defaultBurst)
+	}
+	if _, err := abtest.ParsePairedMethod(s.method); err != nil {
+		return fmt.Errorf("-paired: %w", err)
+	}
 	_, err := s.stopRule()
+	return err
+}
+
+// runSides runs the comparison: a duet when asked and both binaries can
+// take turns, else interleaved runs. It writes way.txt, which says which
+// ran and why.
+func runSides(ctx context.Context, s *runSpec, progress io.Writer) error {
+	way := "duet: both sides' processes alive at once, taking turns of " + strconv.Itoa(s.burst) + " round trips"
+	duet := s.duet
+	if !duet {
+		way = "interleaved runs (-duet=false)"
+	}
+	for side := range s.bins {
+		if !duet {
+			break
+		}
+		ok, err := supportsTurns(s.bins[side])
+		if err != nil {
+			return err
+		}
+		if !ok {
+			duet = false
+			way = fmt.Sprintf("interleaved runs: the %s side's binary %s predates turn-taking (it lacks %s)", abtest.Side(side), s.bins[side], turn.Version)
+		}
+	}
+	if err := os.MkdirAll(s.outDir, 0o755); err != nil {
+		return err
+	}
+	if err := os.WriteFile(filepath.Join(s.outDir, "way.txt"), []byte(way+"\n"), 0o644); err != nil {
+		return err
+	}
+	fmt.Fprintf(progress, "rdmaab: %s\n", way)
+	if duet {
+		return runDuet(ctx, s, progress)
+	}
+	_, err := runInterleaved(ctx, s, progress)
 	return err
 }
 
@@ -190,12 +265,7 @@ type runOutput struct {
 
 // runOnce runs one side's binary for one repetition of every benchmark.
 func runOnce(ctx context.Context, s *runSpec, side abtest.Side) (runOutput, error) {
-	args := []string{"-test.run=^$", "-test.bench=" + s.bench, "-test.count=1",
-		"-test.timeout=" + s.runTimeout.String()}
-	if s.benchtime != "" {
-		args = append(args, "-test.benchtime="+s.benchtime)
-	}
-	args = append(args, s.testArgs...)
+	args := runArgs(s)
 	ctx, cancel := context.WithTimeout(ctx, s.runTimeout+30*time.Second)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, s.bins[side], args...)

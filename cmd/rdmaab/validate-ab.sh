@@ -14,6 +14,14 @@
 #          alternated so that both see the same host load; the spread of
 #          p50 over boots, and A/A across boots (boot 1 vs 2, 3 vs 4).
 #
+#   duet-aa, duet-ab
+#          The same A/A and A/B run as duets (both processes alive at once,
+#          taking turns of BURST round trips), at 2 B, judged by the paired
+#          verdict (rdmaab gate reads bursts.txt): in how many trials the gate
+#          fails (exit 1), passes (0) or cannot decide (3). With NOISE=1 a
+#          seeded co-tenant (docs/validate-ab/noise.go: a busy loop on host
+#          CPU NOISE_CPU, on and off every 100-500 ms) runs throughout.
+#
 # Environment: OUT (out), STEPS ("aa ab boots", run in that order), TRIALS (10), PAIRS (10),
 # BENCHTIME (5000x), SIZES (2,4096), DELAY_NS (800), BOOTS (5), BOOTCOUNT
 # (6 repetitions a boot), BOOT_MODES ("before after"), VMFLAGS,
@@ -34,6 +42,15 @@ BOOTCOUNT=${BOOTCOUNT:-6}
 BOOT_MODES=${BOOT_MODES:-before after}
 VMFLAGS=${VMFLAGS:-}
 BOOT_TIMEOUT=${BOOT_TIMEOUT:-180s}
+# The duet steps: DUET_PAIRS (at most, per trial), DUET_BENCHTIME, BURST, NOISE, NOISE_SEED, NOISE_CPU,
+# THRESHOLD of the gate.
+DUET_PAIRS=${DUET_PAIRS:-20}
+DUET_BENCHTIME=${DUET_BENCHTIME:-5000x}
+BURST=${BURST:-200}
+NOISE=${NOISE:-0}
+NOISE_SEED=${NOISE_SEED:-1}
+NOISE_CPU=${NOISE_CPU:-1}
+THRESHOLD=${THRESHOLD:-1%}
 export GOTOOLCHAIN=${GOTOOLCHAIN:-local}
 
 # rxevm flags of each boot mode: before the drift work and after it.
@@ -74,7 +91,7 @@ flagged_2b() {
 }
 
 say "rdmaab validation, $(date -u +%FT%TZ), commit $(git rev-parse --short HEAD)$(git diff --quiet || echo ' (dirty)'), $(load)"
-go build -o bin/rxevm ./cmd/rxevm && go build -o bin/rdmaab ./cmd/rdmaab || exit 1
+go build -o bin/rxevm ./cmd/rxevm && go build -o bin/rdmaab ./cmd/rdmaab && go build -o bin/rdmanoise docs/validate-ab/noise.go || exit 1
 
 # Both builds from one temporary worktree of HEAD: a.test as it is, b.test
 # with the delay patched into rb_write_ping's loop.
@@ -159,6 +176,69 @@ step_ab() {
 	printf "%s" "$lines" | tee -a "$F"
 }
 
+# duet_trials NAME OLD NEW: TRIALS duets in one boot into $D/NAME/NAMEi,
+# with the co-tenant noise on the host when NOISE=1.
+duet_trials() {
+	local name=$1 old=$2 new=$3 dir=$D/$1
+	rm -rf "$dir"
+	mkdir -p "$dir"
+	cat >"$dir/trials.sh" <<EOS
+#!/bin/sh
+i=1
+while [ \$i -le $TRIALS ]; do
+	s=\$(cut -d' ' -f1 /proc/uptime)
+	$RDMAAB run -old $old -new $new -out "\$RXEVM_OUT/$name\$i" -bench '^BenchmarkRDMAWrite\$' -benchtime $DUET_BENCHTIME -count $DUET_PAIRS -burst $BURST -metrics p50-ns,min-ns -threshold $THRESHOLD >/dev/null || echo "trial $name\$i failed"
+	echo "trial $name\$i done, guest seconds \$s-\$(cut -d' ' -f1 /proc/uptime)"
+	i=\$((i + 1))
+done
+EOS
+	chmod +x "$dir/trials.sh"
+	local np=""
+	if [ "$NOISE" = 1 ]; then
+		bin/rdmanoise -seed "$NOISE_SEED" -cpu "$NOISE_CPU" >"$dir/noise.txt" &
+		np=$!
+	fi
+	loadlog "$dir/load.log" &
+	local lp=$!
+	local start=$SECONDS
+	RDMABENCH_SIZES=2 bin/rxevm $VMFLAGS -boot-timeout "$BOOT_TIMEOUT" -timeout 6h -out "$dir" \
+		-include "$RDMAAB" -include "$A" -include "$B" "$dir/trials.sh" | tee "$dir/guest.log"
+	kill $lp
+	[ -n "$np" ] && kill "$np" && wait "$np"
+	echo "$((SECONDS - start)) s, $(loadrange "$dir/load.log")" >"$dir/took.txt"
+}
+
+# duet_judge NAME: each trial's gate status and paired lines.
+duet_judge() {
+	local name=$1 fails=0 passes=0 undecided=0 lines=""
+	for i in $(seq 1 "$TRIALS"); do
+		t=$D/$name/$name$i
+		[ -s "$t/old.txt" ] || { lines+="  trial $i: no results"$'\n'; continue; }
+		bin/rdmaab gate -count "$DUET_PAIRS" -metrics p50-ns,min-ns -threshold "$THRESHOLD" "$t/old.txt" "$t/new.txt" >"$t/gate.txt"
+		g=$?
+		case $g in 1) fails=$((fails + 1)) ;; 0) passes=$((passes + 1)) ;; *) undecided=$((undecided + 1)) ;; esac
+		took=$(grep "trial $name$i done" "$D/$name/guest.log" | awk '{split($NF, a, "-"); printf "%.0f s", a[2] - a[1]}')
+		lines+="  trial $i: gate status $g; $(cat "$t/stop.txt"); guest time $took"$'\n'
+		lines+="$(grep -E 'p50-ns: |min-ns: ' "$t/gate.txt" | sed 's/^/    /')"$'\n'
+	done
+	say "  the gate (paired verdict, p50 and min, threshold $THRESHOLD): failed $fails, passed $passes, undecided $undecided of $TRIALS"
+	printf "%s" "$lines" | tee -a "$F"
+}
+
+step_duet_aa() {
+	duet_trials duet-aa "$A" "$A"
+	say ""
+	say "Duet A/A, one boot, $TRIALS trials of at most $DUET_PAIRS duet pairs, 2 B, $DUET_BENCHTIME, turns of $BURST, noise $NOISE (seed $NOISE_SEED) ($(cat "$D/duet-aa/took.txt")):"
+	duet_judge duet-aa
+}
+
+step_duet_ab() {
+	duet_trials duet-ab "$A" "$B"
+	say ""
+	say "Duet A/B, +$DELAY_NS ns per round trip, one boot, $TRIALS trials of at most $DUET_PAIRS duet pairs, 2 B, $DUET_BENCHTIME, turns of $BURST, noise $NOISE (seed $NOISE_SEED) ($(cat "$D/duet-ab/took.txt")):"
+	duet_judge duet-ab
+}
+
 step_boots() {
 	mkdir -p "$D/boots"
 	for b in $(seq 1 "$BOOTS"); do
@@ -198,7 +278,8 @@ step_boots() {
 for s in $STEPS; do
 	case $s in
 	aa | ab | boots) "step_$s" ;;
-	*) say "unknown step $s (want aa, ab, boots)"; exit 2 ;;
+	duet-aa | duet-ab) "step_${s/-/_}" ;;
+	*) say "unknown step $s (want aa, ab, boots, duet-aa, duet-ab)"; exit 2 ;;
 	esac
 done
 say ""

@@ -73,3 +73,80 @@ func TestRunnerRDMA(t *testing.T) {
 		t.Errorf("order.txt:\n%s", b)
 	}
 }
+
+// TestDuetRDMA runs a duet on a real device (inside the VM under make
+// test): this test binary as both sides, one pair of BenchmarkABProbe
+// processes alive at once taking turns of 100 round trips, and checks that
+// the turns alternated, every burst paired and both sides' results read
+// as they would alone.
+func TestDuetRDMA(t *testing.T) {
+	testenv.MustHaveRDMA(t)
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := &runSpec{
+		bins:  [2]string{self, self},
+		bench: "^BenchmarkABProbe$", benchtime: "1000x", pairs: 1, ciUnits: "p50-ns",
+		runTimeout: 2 * time.Minute, outDir: t.TempDir(), duet: true, burst: 100, method: "sign",
+		gate: gateFlags{metrics: "p50-ns,min-ns", threshold: 0.05, alpha: 0.05},
+	}
+	s.env[abtest.New] = multiFlag{"RDMABENCH_WARMUP=50"}
+	if err := runSides(t.Context(), s, io.Discard); err != nil {
+		t.Fatal(err)
+	}
+	bs, err := readBurstsFile(filepath.Join(s.outDir, burstsFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var warm, bursts [2]int
+	var turns []abtest.Side
+	for _, b := range bs {
+		switch b.b.Kind {
+		case "warmup":
+			warm[b.side]++
+		case "burst":
+			turns = append(turns, b.side)
+			bursts[b.side]++
+			if b.b.N != 100 || b.b.Min <= 0 || b.b.Median < b.b.Min || b.b.Label != "BenchmarkABProbe/size=64" {
+				t.Errorf("burst %+v", b)
+			}
+		}
+	}
+	// 1000 samples in bursts of 100 (b.Loop may ask for more first).
+	if warm != [2]int{1, 1} || bursts[0] != bursts[1] || bursts[0] < 10 {
+		t.Errorf("warm-ups %v, bursts %v: want one warm-up and the same 10 or more bursts a side", warm, bursts)
+	}
+	// ABBA: every round of two turns has one of each side.
+	for i := 0; i+1 < len(turns); i += 2 {
+		if turns[i] == turns[i+1] {
+			t.Errorf("round %d: both turns %s: %v", i/2+1, turns[i], turns)
+			break
+		}
+	}
+	names, rounds := burstRounds(bs, []string{"p50-ns"})
+	if len(names) != 1 || len(rounds[names[0]]) != bursts[0] {
+		t.Errorf("paired rounds %v of %d bursts a side", names, bursts[0])
+	}
+	old, new, err := readSides(sideFile(s.outDir, abtest.Old), sideFile(s.outDir, abtest.New))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for side, rs := range []*abtest.Results{old, new} {
+		if len(rs.Keys) == 0 {
+			t.Errorf("%s side: no results", abtest.Side(side))
+		}
+	}
+	b, _ := os.ReadFile(sideFile(s.outDir, abtest.New))
+	if !strings.Contains(string(b), "rdmabench-warmup: 50") {
+		t.Errorf("new.txt lacks its own warm-up setting:\n%s", b)
+	}
+	t.Logf("turns: %d a side; first bursts' medians (ns):", bursts[0])
+	for _, b := range bs[:min(len(bs), 12)] {
+		t.Logf("  %s %s seq %d median %d min %d at %d µs", b.side, b.b.Kind, b.b.Seq, b.b.Median, b.b.Min, b.atUS)
+	}
+	way, _ := os.ReadFile(filepath.Join(s.outDir, "way.txt"))
+	if !strings.HasPrefix(string(way), "duet:") {
+		t.Errorf("way.txt: %s", way)
+	}
+}

@@ -17,12 +17,15 @@ package loops
 import "C"
 
 import (
+	"encoding/binary"
 	"fmt"
 	"runtime"
 	"sync/atomic"
 	"syscall"
 	"time"
 	"unsafe"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/rdmabench/rdmabench/internal/spec"
 )
@@ -31,8 +34,9 @@ import (
 // for the whole of a responder's run, and Go raises its stop flag while C
 // reads it. The verbs objects it was built from must stay open until Free.
 type Loop struct {
-	l   *C.rb_loop
-	cfg Config // keeps the verbs objects reachable while C uses them
+	l      *C.rb_loop
+	cfg    Config // keeps the verbs objects reachable while C uses them
+	parkFD int    // eventfd a parked responder sleeps on; -1: none
 }
 
 // New builds a loop for cfg: the work requests, the receives topped up to
@@ -77,7 +81,7 @@ func New(cfg Config) (*Loop, error) {
 		p.rx_depth, p.posted = C.int32_t(cfg.RxDepth), C.int32_t(cfg.Posted)
 	}
 	p.idle_ns = C.int64_t(cfg.Timeout.Nanoseconds())
-	lp := &Loop{l: (*C.rb_loop)(C.calloc(1, C.size_t(unsafe.Sizeof(C.rb_loop{})))), cfg: cfg}
+	lp := &Loop{l: (*C.rb_loop)(C.calloc(1, C.size_t(unsafe.Sizeof(C.rb_loop{})))), cfg: cfg, parkFD: -1}
 	C.rb_setup(lp.l, &p)
 	var rc C.int
 	if cfg.Op.Receives() {
@@ -124,13 +128,59 @@ func (lp *Loop) Posted() int {
 	return int(lp.l.posted)
 }
 
+func (lp *Loop) stopFlag() *int32 { return (*int32)(unsafe.Pointer(&lp.l.stop)) }
+
 // Stop ends the loop at once, wherever it waits.
-func (lp *Loop) Stop() { atomic.StoreInt32((*int32)(unsafe.Pointer(&lp.l.stop)), C.RB_STOP_NOW) }
+func (lp *Loop) Stop() {
+	atomic.StoreInt32(lp.stopFlag(), C.RB_STOP_NOW)
+	lp.wake()
+}
 
 // Finish ends the loop at its next wait for the peer: an answer already
-// posted completes and is counted first.
+// posted completes and is counted first. A parked loop ends at once.
 func (lp *Loop) Finish() {
-	atomic.CompareAndSwapInt32((*int32)(unsafe.Pointer(&lp.l.stop)), 0, C.RB_STOP_FINISH)
+	for {
+		s := atomic.LoadInt32(lp.stopFlag())
+		if s >= C.RB_STOP_FINISH || atomic.CompareAndSwapInt32(lp.stopFlag(), s, C.RB_STOP_FINISH) {
+			break
+		}
+	}
+	lp.wake()
+}
+
+// EnableParking gives a responder's loop the eventfd it sleeps on while
+// parked (Park). Call it before the loop runs; Free closes it.
+func (lp *Loop) EnableParking() error {
+	fd, err := unix.Eventfd(0, unix.EFD_CLOEXEC)
+	if err != nil {
+		return fmt.Errorf("rdmalat: eventfd for turn-taking: %w", err)
+	}
+	lp.parkFD = fd
+	lp.l.park_fd = C.int32_t(fd)
+	return nil
+}
+
+// Park asks a responder's loop to sleep at its next wait for the peer,
+// in read(2) on its eventfd: no thread spins until Unpark. Call it when
+// no round trip is in flight; Parked says when the loop sleeps.
+func (lp *Loop) Park() { atomic.CompareAndSwapInt32(lp.stopFlag(), 0, C.RB_STOP_PARK) }
+
+// Parked reports whether the loop sleeps in its park.
+func (lp *Loop) Parked() bool { return atomic.LoadInt32((*int32)(unsafe.Pointer(&lp.l.parked))) == 1 }
+
+// Unpark lets a parked loop answer again.
+func (lp *Loop) Unpark() {
+	atomic.CompareAndSwapInt32(lp.stopFlag(), C.RB_STOP_PARK, 0)
+	lp.wake()
+}
+
+// wake writes the eventfd, so that a parked loop looks at its flag again.
+func (lp *Loop) wake() {
+	if lp.parkFD >= 0 {
+		var one [8]byte
+		binary.NativeEndian.PutUint64(one[:], 1)
+		unix.Write(lp.parkFD, one[:])
+	}
 }
 
 // Free releases the loop's C memory. The loop must have returned.
@@ -138,6 +188,10 @@ func (lp *Loop) Free() {
 	if lp != nil && lp.l != nil {
 		C.free(unsafe.Pointer(lp.l))
 		lp.l = nil
+		if lp.parkFD >= 0 {
+			unix.Close(lp.parkFD)
+			lp.parkFD = -1
+		}
 	}
 }
 
@@ -214,6 +268,8 @@ func (lp *Loop) err(rc C.int) error {
 		return fmt.Errorf("%w: a UD message came from QP %#x, not from the peer's QP %#x", ErrOrder, uint64(l.got), uint64(l.want))
 	case C.RB_ATOMIC:
 		return fmt.Errorf("%w: %v returned old value %d, want %d: the remote word changed under the test or the operation did not apply", ErrOrder, lp.cfg.Op, uint64(l.got), uint64(l.want))
+	case C.RB_PARK_READ:
+		return fmt.Errorf("rdmalat: a parked responder's read of its eventfd: %w", errno(l.err))
 	case C.RB_NO_LOOP:
 		return fmt.Errorf("rdmalat: %v is one-sided: its responder runs no loop", lp.cfg.Op)
 	}

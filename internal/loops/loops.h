@@ -12,6 +12,7 @@
 #include <stdint.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 #include <arpa/inet.h>
 #include <infiniband/verbs.h>
 
@@ -30,14 +31,18 @@ enum {
 	RB_SOURCE,       // a UD message from another QP: got, want
 	RB_ATOMIC,       // an atomic returned an old value that is not the expected one: got, want
 	RB_NO_LOOP,      // this side runs no loop for the operation
+	RB_PARK_READ,    // reading park_fd failed: err (errno)
 };
 
-// Stop levels. RB_STOP_FINISH ends a loop at its next wait for the peer,
-// so that an answer already posted completes and is counted (a responder
-// told to stop once the initiator has seen its last answer, which lands
-// before the responder polls its completion). RB_STOP_NOW also ends a wait
-// for a send completion.
-enum { RB_STOP_FINISH = 1, RB_STOP_NOW = 2 };
+// Stop levels. RB_STOP_PARK blocks a responder at its next wait for the
+// peer until Go lowers the flag and writes park_fd (turn-taking: between
+// turns the thread sleeps in read(2) instead of spinning). RB_STOP_FINISH
+// ends a loop at its next wait for the peer, so that an answer already
+// posted completes and is counted (a responder told to stop once the
+// initiator has seen its last answer, which lands before the responder
+// polls its completion). RB_STOP_NOW also ends a wait for a send
+// completion. Waits for the peer end at RB_STOP_PARK and above.
+enum { RB_STOP_PARK = 1, RB_STOP_FINISH = 2, RB_STOP_NOW = 3 };
 
 // Steps of an event wait, reported in got with RB_EVENT.
 enum { RB_EV_GET = 1, RB_EV_POLL, RB_EV_NOTIFY };
@@ -66,7 +71,9 @@ typedef struct rb_loop {
 	int32_t be;                            // atomics: the device returns old values big-endian
 	int32_t posted;                        // receives outstanding on the QP
 	int32_t rx_depth;                      // receives kept posted
-	int32_t stop;                          // raised by Go (atomically): RB_STOP_FINISH or RB_STOP_NOW
+	int32_t stop;                          // raised by Go (atomically): RB_STOP_PARK, RB_STOP_FINISH or RB_STOP_NOW
+	int32_t parked;                        // 1 while a responder sleeps in rb_park
+	int32_t park_fd;                       // eventfd a parked responder reads; -1: none
 	int64_t idle_ns;                       // longest wait for the peer or a completion
 	int32_t err;
 	uint64_t got, want;
@@ -156,6 +163,29 @@ static inline int rb_wait_wc(rb_loop *l, struct ibv_cq *cq, struct ibv_comp_chan
 	return RB_OK;
 }
 
+// rb_park is where a responder's loop goes when a wait for the peer ended
+// on the stop flag: parked (RB_STOP_PARK), it sleeps in read(2) on park_fd
+// until Go wakes it, then returns RB_OK to wait again, or RB_STOPPED when
+// the flag says to end. No round trip is in flight while it sleeps: Go
+// parks the responder only after the initiator saw its last answer.
+static inline int rb_park(rb_loop *l) {
+	for (;;) {
+		int32_t s = __atomic_load_n(&l->stop, __ATOMIC_ACQUIRE);
+		if (s == 0)
+			return RB_OK;
+		if (s != RB_STOP_PARK || l->park_fd < 0)
+			return RB_STOPPED;
+		__atomic_store_n(&l->parked, 1, __ATOMIC_RELEASE);
+		uint64_t v;
+		ssize_t n = read(l->park_fd, &v, sizeof v);
+		__atomic_store_n(&l->parked, 0, __ATOMIC_RELEASE);
+		if (n < 0 && errno != EINTR) {
+			l->err = errno;
+			return RB_PARK_READ;
+		}
+	}
+}
+
 // rb_post posts the loop's send work request and waits for its
 // completion: every operation of every loop is signaled, one in flight.
 static inline int rb_post(rb_loop *l) {
@@ -187,7 +217,7 @@ static inline int rb_repost(rb_loop *l) {
 // perftest does right after each receive completion.
 static inline int rb_take_recv(rb_loop *l, uint32_t want) {
 	struct ibv_wc wc;
-	int rc = rb_wait_wc(l, l->rcq, l->rch, &wc, RB_TIMEOUT_PEER, RB_STOP_FINISH);
+	int rc = rb_wait_wc(l, l->rcq, l->rch, &wc, RB_TIMEOUT_PEER, RB_STOP_PARK);
 	if (rc)
 		return rc;
 	l->posted--;

@@ -25,10 +25,13 @@ int rb_recv_ping(rb_loop *l, int64_t *rtt, int n) {
 
 int rb_recv_pong(rb_loop *l, uint64_t max, uint64_t *done) {
 	for (;;) {
-		if (__atomic_load_n(&l->stop, __ATOMIC_RELAXED))
-			return RB_STOPPED;
+		int rc;
+		if (__atomic_load_n(&l->stop, __ATOMIC_RELAXED) && (rc = rb_park(l)))
+			return rc;
 		uint32_t c = (uint32_t)(l->cnt + 1);
-		int rc = rb_take_recv(l, c);
+		rc = rb_take_recv(l, c);
+		if (rc == RB_STOPPED)
+			continue; // parked, or told to end: rb_park decides
 		if (rc)
 			return rc;
 		if ((rc = rb_send_next(l, c)))

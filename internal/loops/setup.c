@@ -6,6 +6,7 @@
 // receive, one receive work request reposted after each completion.
 void rb_setup(rb_loop *l, const rb_params *p) {
 	memset(l, 0, sizeof *l);
+	l->park_fd = -1;
 	l->qp = p->qp;
 	l->scq = p->scq;
 	l->rcq = p->rcq;

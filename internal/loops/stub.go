@@ -17,6 +17,10 @@ func (*Loop) SkewCounter(uint64)          {}
 func (*Loop) ExpectSource(uint32)         {}
 func (*Loop) Stop()                       {}
 func (*Loop) Finish()                     {}
+func (*Loop) EnableParking() error        { return errNoCgo }
+func (*Loop) Park()                       {}
+func (*Loop) Parked() bool                { return false }
+func (*Loop) Unpark()                     {}
 func (*Loop) Free()                       {}
 func (*Loop) Ping([]int64) error          { return errNoCgo }
 func (*Loop) Pong(uint64) (uint64, error) { return 0, errNoCgo }

@@ -13,7 +13,7 @@ static inline int rb_wait_byte(rb_loop *l, uint8_t want) {
 	uint32_t spins = 0;
 	int rc;
 	while ((v = __atomic_load_n(l->poll, __ATOMIC_ACQUIRE)) == prev)
-		if ((++spins & 1023) == 0 && (rc = rb_check(l, &deadline, RB_TIMEOUT_PEER, RB_STOP_FINISH)))
+		if ((++spins & 1023) == 0 && (rc = rb_check(l, &deadline, RB_TIMEOUT_PEER, RB_STOP_PARK)))
 			return rc;
 	if (v != want) {
 		l->got = v;
@@ -54,10 +54,13 @@ int rb_write_ping(rb_loop *l, int64_t *rtt, int n) {
 // initiator that keeps writing cannot keep a stopped responder going.
 int rb_write_pong(rb_loop *l, uint64_t max, uint64_t *done) {
 	for (;;) {
-		if (__atomic_load_n(&l->stop, __ATOMIC_RELAXED))
-			return RB_STOPPED;
+		int rc;
+		if (__atomic_load_n(&l->stop, __ATOMIC_RELAXED) && (rc = rb_park(l)))
+			return rc;
 		uint8_t c = (uint8_t)(l->cnt + 1);
-		int rc = rb_wait_byte(l, c);
+		rc = rb_wait_byte(l, c);
+		if (rc == RB_STOPPED)
+			continue; // parked, or told to end: rb_park decides
 		if (rc)
 			return rc;
 		if ((rc = rb_send_next(l, c)))
