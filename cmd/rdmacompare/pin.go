@@ -1,0 +1,140 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// startPinned starts cmd with its CPU mask set to cpu alone (cpu < 0: the
+// mask is left as it is), like taskset -c CPU. A child inherits the mask of
+// the thread that forks it, so the fork runs on this goroutine's thread,
+// locked and pinned for the moment, then restored.
+func startPinned(cmd *exec.Cmd, cpu int) error {
+	if cpu < 0 {
+		return cmd.Start()
+	}
+	runtime.LockOSThread()
+	var old, set unix.CPUSet
+	if err := unix.SchedGetaffinity(0, &old); err != nil {
+		runtime.UnlockOSThread()
+		return fmt.Errorf("sched_getaffinity: %w", err)
+	}
+	set.Set(cpu)
+	if err := unix.SchedSetaffinity(0, &set); err != nil {
+		runtime.UnlockOSThread()
+		return fmt.Errorf("pinning %s to CPU %d: %w (-cpus names CPUs this process may use; see taskset -p $$)", filepath.Base(cmd.Path), cpu, err)
+	}
+	err := cmd.Start()
+	if rerr := unix.SchedSetaffinity(0, &old); rerr != nil {
+		// Leave the thread locked: the runtime ends it with this
+		// goroutine rather than hand its mask to another.
+		return fmt.Errorf("restoring the CPU mask after starting %s: %w", filepath.Base(cmd.Path), rerr)
+	}
+	runtime.UnlockOSThread()
+	return err
+}
+
+// SchedStats is what the scheduler did to a process while it ran, summed
+// over its threads, from /proc/PID/task/TID/sched (CONFIG_SCHED_DEBUG):
+// migrations between CPUs and involuntary context switches (preemptions).
+// A thread's figures are the last read before it ended, so they can
+// undercount the final 100 ms.
+type SchedStats struct {
+	Read        bool // false: /proc held no sched file (a kernel without it)
+	Migrations  int64
+	Involuntary int64
+}
+
+func (s SchedStats) String() string {
+	if !s.Read {
+		return "-"
+	}
+	return fmt.Sprintf("%d/%d", s.Migrations, s.Involuntary)
+}
+
+// watchSched reads pid's threads' scheduler statistics every interval
+// until stop is called, which returns the last figures seen.
+func watchSched(pid int, interval time.Duration) (stop func() SchedStats) {
+	done := make(chan struct{})
+	var (
+		mu   sync.Mutex
+		last = map[string][2]int64{} // TID -> migrations, involuntary
+		wg   sync.WaitGroup
+	)
+	read := func() {
+		tasks, _ := filepath.Glob(fmt.Sprintf("/proc/%d/task/*/sched", pid))
+		for _, f := range tasks {
+			b, err := os.ReadFile(f)
+			if err != nil {
+				continue // the thread ended
+			}
+			m, inv, ok := parseSched(b)
+			if !ok {
+				continue
+			}
+			mu.Lock()
+			last[f] = [2]int64{m, inv}
+			mu.Unlock()
+		}
+	}
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		t := time.NewTicker(interval)
+		defer t.Stop()
+		for {
+			read()
+			select {
+			case <-done:
+				return
+			case <-t.C:
+			}
+		}
+	}()
+	return func() SchedStats {
+		close(done)
+		wg.Wait()
+		var s SchedStats
+		for _, v := range last {
+			s.Read = true
+			s.Migrations += v[0]
+			s.Involuntary += v[1]
+		}
+		return s
+	}
+}
+
+// parseSched reads se.nr_migrations and nr_involuntary_switches from a
+// /proc/PID/sched file ("se.nr_migrations    :    12").
+func parseSched(b []byte) (migrations, involuntary int64, ok bool) {
+	var seen int
+	sc := bufio.NewScanner(bytes.NewReader(b))
+	for sc.Scan() {
+		k, v, found := strings.Cut(sc.Text(), ":")
+		if !found {
+			continue
+		}
+		n, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
+		if err != nil {
+			continue
+		}
+		switch strings.TrimSpace(k) {
+		case "se.nr_migrations":
+			migrations, seen = n, seen|1
+		case "nr_involuntary_switches":
+			involuntary, seen = n, seen|2
+		}
+	}
+	return migrations, involuntary, seen == 3
+}
