@@ -47,20 +47,23 @@ func startPinned(cmd *exec.Cmd, cpu int) error {
 
 // SchedStats is what the scheduler did to a process while it ran, summed
 // over its threads, from /proc/PID/task/TID/sched (CONFIG_SCHED_DEBUG):
-// migrations between CPUs and involuntary context switches (preemptions).
-// A thread's figures are the last read before it ended, so they can
-// undercount the final 100 ms.
+// migrations between CPUs and involuntary context switches (preemptions),
+// and the preemptions of its threads pinned to one CPU alone (the polling
+// threads: perftest's one thread, our initiator and responder). A thread's
+// figures are the last read before it ended, so they can undercount the
+// final 100 ms.
 type SchedStats struct {
 	Read        bool // false: /proc held no sched file (a kernel without it)
 	Migrations  int64
 	Involuntary int64
+	Pinned      int64 // involuntary switches of the threads pinned to one CPU
 }
 
 func (s SchedStats) String() string {
 	if !s.Read {
 		return "-"
 	}
-	return fmt.Sprintf("%d/%d", s.Migrations, s.Involuntary)
+	return fmt.Sprintf("%d/%d/%d", s.Migrations, s.Involuntary, s.Pinned)
 }
 
 // watchSched reads pid's threads' scheduler statistics every interval
@@ -69,7 +72,7 @@ func watchSched(pid int, interval time.Duration) (stop func() SchedStats) {
 	done := make(chan struct{})
 	var (
 		mu   sync.Mutex
-		last = map[string][2]int64{} // TID -> migrations, involuntary
+		last = map[string][3]int64{} // TID -> migrations, involuntary, pinned (0/1)
 		wg   sync.WaitGroup
 	)
 	read := func() {
@@ -83,8 +86,12 @@ func watchSched(pid int, interval time.Duration) (stop func() SchedStats) {
 			if !ok {
 				continue
 			}
+			var pinned int64
+			if st, err := os.ReadFile(filepath.Join(filepath.Dir(f), "status")); err == nil && onOneCPU(st) {
+				pinned = 1
+			}
 			mu.Lock()
-			last[f] = [2]int64{m, inv}
+			last[f] = [3]int64{m, inv, pinned}
 			mu.Unlock()
 		}
 	}
@@ -110,9 +117,23 @@ func watchSched(pid int, interval time.Duration) (stop func() SchedStats) {
 			s.Read = true
 			s.Migrations += v[0]
 			s.Involuntary += v[1]
+			s.Pinned += v[1] * v[2]
 		}
 		return s
 	}
+}
+
+// onOneCPU reports whether a /proc/PID/task/TID/status file says the
+// thread may run on one CPU alone ("Cpus_allowed_list:\t3").
+func onOneCPU(status []byte) bool {
+	for _, l := range strings.Split(string(status), "\n") {
+		if v, ok := strings.CutPrefix(l, "Cpus_allowed_list:"); ok {
+			v = strings.TrimSpace(v)
+			_, err := strconv.Atoi(v)
+			return err == nil
+		}
+	}
+	return false
 }
 
 // parseSched reads se.nr_migrations and nr_involuntary_switches from a

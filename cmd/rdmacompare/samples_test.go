@@ -159,7 +159,10 @@ func TestWatchSched(t *testing.T) {
 	if got := (SchedStats{}).String(); got != "-" {
 		t.Errorf("unread stats print %q", got)
 	}
-	if got := (SchedStats{Read: true, Migrations: 3, Involuntary: 40}).String(); got != "3/40" {
+	if !onOneCPU([]byte("Name:\tx\nCpus_allowed_list:\t3\n")) || onOneCPU([]byte("Cpus_allowed_list:\t0-3\n")) || onOneCPU([]byte("Cpus_allowed_list:\t1,3\n")) {
+		t.Error("onOneCPU")
+	}
+	if got := (SchedStats{Read: true, Migrations: 3, Involuntary: 40, Pinned: 7}).String(); got != "3/40/7" {
 		t.Errorf("%q", got)
 	}
 }
