@@ -65,6 +65,7 @@ type Run struct {
 	resp    Responder
 	started bool
 	unpin   func()
+	others  func() // gives the process's other threads their CPUs back
 	quiet   func() // restores GOMAXPROCS
 	buf     []int64
 	chunk   int    // round trips in the current chunk
@@ -110,6 +111,11 @@ func StartRun(local *Endpoint, remote PeerInfo, resp Responder, cfg RunConfig) (
 		return nil, fmt.Errorf("rdmalat: starting the responder: %w", err)
 	}
 	r.started = true
+	polling := []int{cfg.CPU}
+	if lr, ok := resp.(*LocalResponder); ok && !local.cfg.Op.OneSided() {
+		polling = append(polling, lr.cpu)
+	}
+	r.others = keepOthersOff(polling)
 	for left := cfg.Warmup; left > 0; {
 		n := min(left, maxChunk)
 		if err = r.ping(r.buf[:n]); err != nil {
@@ -194,6 +200,10 @@ func (r *Run) Close() error {
 	if r.loop != nil {
 		r.loop.free()
 		r.loop = nil
+	}
+	if r.others != nil {
+		r.others()
+		r.others = nil
 	}
 	if r.unpin != nil {
 		r.unpin()
