@@ -122,7 +122,7 @@ func (j Judgement) String() string {
 	if j.N == 0 {
 		return fmt.Sprintf("%s: no figures (target ±%g%%: NOT JUDGED)", j.Metric, j.Tolerance*100)
 	}
-	s := fmt.Sprintf("%s %.3fx [%s, %s] (target ±%g%%, %d rounds: %s", j.Metric, j.Ratio, bound(j.Lo), bound(j.Hi), j.Tolerance*100, j.N, j.Outcome)
+	s := fmt.Sprintf("%s %.3fx [%s, %s] (target ±%g%%, %d rounds, p=%.3g: %s", j.Metric, j.Ratio, bound(j.Lo), bound(j.Hi), j.Tolerance*100, j.N, j.P, j.Outcome)
 	if j.Outcome == Missed {
 		if j.Ratio > 1 {
 			s += ", ours slower"

@@ -190,15 +190,15 @@ func TestSummarize(t *testing.T) {
 	// far off p99 is.
 	for _, s := range sums {
 		for _, j := range s.Judgement {
-			if j.Outcome != Undecided || j.Failed() || !strings.Contains(j.Why, "need >= 6") {
+			if j.Outcome != Undecided || j.Failed() || !strings.Contains(j.Why, " rounds, the judge decides from 6") {
 				t.Errorf("size %d %s: %v", s.Size, j.Metric, j)
 			}
 		}
 	}
 }
 
-// TestMedianJudge checks the judge's three answers on per-round ratios.
-func TestMedianJudge(t *testing.T) {
+// TestPairedJudge checks the judge's three answers on per-round ratios.
+func TestPairedJudge(t *testing.T) {
 	around := func(c float64, n int, spread float64) []float64 {
 		var out []float64
 		for i := range n {
@@ -218,9 +218,13 @@ func TestMedianJudge(t *testing.T) {
 		// 1.08..1.12: wholly outside.
 		{"missed", around(1.10, 10, 0.04), Missed, ""},
 		{"missed faster", around(0.90, 10, 0.04), Missed, ""},
-		// 0.95..1.05: straddles both bounds.
-		{"undecided", around(1.00, 10, 0.10), Undecided, "straddles 0.980 or 1.020"},
-		{"too few", []float64{1, 1, 1}, Undecided, "need >= 6"},
+		// 0.95..1.05: reaches past both bounds, and the sign test finds
+		// nothing (5 above 1, 5 below).
+		{"undecided", around(1.00, 10, 0.10), Undecided, "reaches outside 0.980..1.020 and p=1"},
+		// 1.01..1.05, all above 1: different (p=0.002) but the median
+		// 1.03 is outside only by a little and the interval straddles.
+		{"different, straddling", around(1.03, 10, 0.04), Missed, ""},
+		{"too few", []float64{1, 1, 1}, Undecided, "3 rounds, the judge decides from 6"},
 		// NaN rounds (a side lacking the statistic) do not count.
 		{"nan rounds", append(around(1.00, 10, 0.01), math.NaN(), math.NaN()), Met, ""},
 		{"none", []float64{math.NaN()}, Undecided, "no round had both sides"},
@@ -236,7 +240,7 @@ func TestMedianJudge(t *testing.T) {
 		})
 	}
 	j := Judgement{Target{"p99", 0.05}, defaultJudge.Judge(around(1.10, 10, 0.04), 0.05)}
-	if s := j.String(); !strings.HasPrefix(s, "p99 1.100x [") || !strings.Contains(s, "(target ±5%, 10 rounds: MISSED, ours slower)") || !j.Failed() {
+	if s := j.String(); !strings.HasPrefix(s, "p99 1.100x [") || !strings.Contains(s, "(target ±5%, 10 rounds, p=0.00195: MISSED, ours slower)") || !j.Failed() {
 		t.Errorf("%q (Failed %v)", s, j.Failed())
 	}
 }

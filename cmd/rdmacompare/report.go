@@ -97,7 +97,7 @@ func Print(w io.Writer, h Header, sums []SizeSummary) error {
 			}
 		}
 	}
-	p.f("\na target is met when the 95%% interval of the median per-round ratio lies within it, MISSED when wholly outside, undecided otherwise\n")
+	p.f("\nverdicts: abtest's paired sign test on the per-round ratios; met when the 95%% interval of the median ratio lies within the target, MISSED when the sides differ (p < 0.05) and the ratio lies outside it, undecided otherwise\n")
 	for _, s := range sums {
 		var parts []string
 		for _, j := range s.Judgement {
