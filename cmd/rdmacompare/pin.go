@@ -49,9 +49,9 @@ func startPinned(cmd *exec.Cmd, cpu int) error {
 // over its threads, from /proc/PID/task/TID/sched (CONFIG_SCHED_DEBUG):
 // migrations between CPUs and involuntary context switches (preemptions),
 // and the preemptions of its threads pinned to one CPU alone (the polling
-// threads: perftest's one thread, our initiator and responder). A thread's
-// figures are the last read before it ended, so they can undercount the
-// final 100 ms.
+// threads: perftest's one thread, our initiator and responder; a thread
+// seen pinned at any read counts as one). A thread's figures are the last
+// read before it ended, so they can undercount the final 100 ms.
 type SchedStats struct {
 	Read        bool // false: /proc held no sched file (a kernel without it)
 	Migrations  int64
@@ -86,7 +86,9 @@ func watchSched(pid int, interval time.Duration) (stop func() SchedStats) {
 			if !ok {
 				continue
 			}
-			var pinned int64
+			mu.Lock()
+			pinned := last[f][2] // once seen pinned, a polling thread (it unpins as its run ends)
+			mu.Unlock()
 			if st, err := os.ReadFile(filepath.Join(filepath.Dir(f), "status")); err == nil && onOneCPU(st) {
 				pinned = 1
 			}
