@@ -301,6 +301,22 @@ func TestRunWithFakes(t *testing.T) {
 	}
 }
 
+// TestTimeLimit: with a limit the rounds so far say cannot be kept, the
+// run stops between rounds and still judges what it measured.
+func TestTimeLimit(t *testing.T) {
+	c := fakeConfig(t)
+	c.rounds, c.sizes, c.timeLimit = 5, []int{2}, time.Nanosecond
+	var stdout, stderr bytes.Buffer
+	if code := run(t.Context(), c, &stdout, &stderr); code != 0 {
+		t.Fatalf("status %d; stderr:\n%s", code, stderr.String())
+	}
+	for _, s := range []string{"note: stopped after 1 of 5 rounds: the next would end past -time-limit 1ns", "size 2 B (both sides ran in 1 of 1 rounds)", "verdict write size 2: p50 1.040x"} {
+		if !strings.Contains(stdout.String(), s) {
+			t.Errorf("output lacks %q:\n%s", s, stdout.String())
+		}
+	}
+}
+
 func TestRunServerHangs(t *testing.T) {
 	c := fakeConfig(t)
 	c.rounds, c.sizes, c.timeout = 1, []int{2}, time.Second

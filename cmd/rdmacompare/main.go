@@ -45,7 +45,8 @@
 //
 // Every raw output (both perftest sides, the benchmark, its samples) and
 // the table go under -out, by default $RXEVM_OUT (which rxevm -out brings
-// back to the host). The exit status is 1 when a run failed, or with
+// back to the host). -time-limit stops between rounds when the next would
+// end too late, and judges the rounds done. The exit status is 1 when a run failed, or with
 // -strict when a target was missed; 2 for bad usage or a missing tool.
 package main
 
@@ -91,6 +92,7 @@ type config struct {
 	cpus          [2]int            // initiator, responder: both sides'
 	pinPerftest   bool              // perftest on cpus too (else unpinned)
 	warmup        int               // samples dropped from the start of each side's run
+	timeLimit     time.Duration     // 0: run every round
 }
 
 // cpusEnv is RDMABENCH_CPUS for the benchmark: initiator, responder.
@@ -121,6 +123,7 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	fs.IntVar(&c.rounds, "rounds", defaultRounds, "rounds; each runs both sides back to back for every tool and size (at least 6: the fewest with a 95% interval of the median ratio)")
 	cpuList := fs.String("cpus", "", "`A,B`: CPUs for both sides, the initiator (perftest's client) on A and the responder (its server) on B (default: the last two this process may use, as the benchmarks choose)")
 	fs.BoolVar(&c.pinPerftest, "pin", true, "pin perftest to -cpus as the benchmark pins itself; -pin=false runs perftest unpinned (to measure what pinning does)")
+	fs.DurationVar(&c.timeLimit, "time-limit", 0, "start no round that would end after this `duration` (judged by the rounds so far) and judge the rounds done; 0: none")
 	fs.IntVar(&c.warmup, "warmup", 0, "drop the first `N` samples of every run, on both sides (0: keep all, as perftest does)")
 	fs.StringVar(&c.device, "device", defDevice, "RDMA `device` (default $RDMABENCH_DEVICE, else rxe0)")
 	fs.IntVar(&c.gidIndex, "gid-index", 1, "GID `index` for both (ib_write_lat -x, RDMABENCH_GID_INDEX); 1 is the IPv4 RoCE v2 GID in the VM")
@@ -265,7 +268,16 @@ func run(ctx context.Context, c *config, stdout, stderr io.Writer) int {
 		mtu    int // the path MTU our side reported, once it has
 		tooBig = map[string]bool{}
 	)
+	start := time.Now()
+rounds:
 	for round := 1; round <= c.rounds; round++ {
+		// -time-limit: stop before a round that would not end in time
+		// (judged by the rounds so far), and judge the rounds done.
+		if elapsed := time.Since(start); c.timeLimit > 0 && round > 1 && elapsed+elapsed/time.Duration(round-1) > c.timeLimit {
+			h.Notes = append(h.Notes, fmt.Sprintf("stopped after %d of %d rounds: the next would end past -time-limit %s", round-1, c.rounds, c.timeLimit))
+			logf("%s", h.Notes[len(h.Notes)-1])
+			break rounds
+		}
 		for _, t := range c.tools {
 			for _, size := range t.sizesFor(c.sizes) {
 				if t.ud && mtu > 0 && size > mtu {
