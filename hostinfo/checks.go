@@ -31,9 +31,6 @@ func (w Warning) Format() string {
 	return fmt.Sprintf("# warning (%s): %s\n#   fix: %s\n", w.Check, w.Problem, w.Fix)
 }
 
-// goodClocksources read a CPU counter without a system call.
-var goodClocksources = []string{"tsc", "arch_sys_counter"}
-
 func (f *facts) checks() []Warning {
 	var ws []Warning
 	add := func(check, problem, fix string) {
@@ -51,8 +48,8 @@ func (f *facts) checks() []Warning {
 				"pin them to different cores with RDMABENCH_CPUS=A,B (a CPU's siblings: /sys/devices/system/cpu/cpuN/topology/thread_siblings_list)")
 		}
 	}
-	if cs := Clocksource(f.fsys); cs != "unknown" && !slices.Contains(goodClocksources, cs) {
-		add("clocksource", fmt.Sprintf("the clocksource is %s, not tsc: every clock read is a system call and a device read, added to each sample", cs),
+	if f.clock != nil && f.clock.Slow() {
+		add("clocksource", fmt.Sprintf("a clock read costs %s, measured here, with clocksource %s: each read enters the kernel, and each sample pays for it", f.clock, Clocksource(f.fsys)),
 			"find why the kernel gave up the TSC (dmesg | grep -i tsc); boot with clocksource=tsc, or tsc=reliable in a VM whose host has an invariant TSC")
 	}
 	if v := Virtualization(f.fsys); v != "none" {

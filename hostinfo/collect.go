@@ -30,6 +30,10 @@ type Options struct {
 	GOMAXPROCS int
 	// Getenv reads GODEBUG; nil means os.Getenv.
 	Getenv func(string) string
+	// Clock is what a clock read costs on this host, the measurement the
+	// clocksource warning rests on; nil means measure it now when FS is
+	// nil (this host), and no figure and no warning otherwise.
+	Clock *ClockCost
 }
 
 // Line is one configuration line: a stable lower-case key and a value
@@ -90,6 +94,7 @@ type facts struct {
 	// hostContention is the VM host's cpu-contention line, which rxevm
 	// measured before the boot and passed in env.VarHostCPUContention.
 	hostContention string
+	clock          *ClockCost // nil: not measured
 }
 
 // Collect reads the host and returns its configuration lines, in a fixed
@@ -124,9 +129,17 @@ func Collect(o Options) Report {
 		f.devNode = DeviceNUMANode(f.fsys, f.device)
 		f.irqs = DeviceIRQs(f.fsys, f.device)
 	}
+	f.clock = o.Clock
+	if f.clock == nil && o.FS == nil {
+		c := MeasureClockCost()
+		f.clock = &c
+	}
 	r := Report{Lines: f.lines(o), Warnings: f.checks()}
 	if f.hostContention != "" {
 		r.Notes = append(r.Notes, Line{"host-cpu-contention", f.hostContention})
+	}
+	if f.clock != nil {
+		r.Notes = append(r.Notes, Line{"clock-read", f.clock.String()})
 	}
 	return r
 }

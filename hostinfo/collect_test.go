@@ -8,9 +8,11 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"testing/fstest"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -122,9 +124,17 @@ func lineMap(r Report) map[string]string {
 	return m
 }
 
+// slowClock is hpet's cost as a VM measured it: a read as dear as a
+// system call. fastClock is kvm-clock on the development VM: 25.8 ns
+// through the vDSO, 1150 ns as a system call.
+var (
+	slowClock = &ClockCost{Read: 1900 * time.Nanosecond, Syscall: 2100 * time.Nanosecond}
+	fastClock = &ClockCost{Read: 26 * time.Nanosecond, Syscall: 1150 * time.Nanosecond}
+)
+
 func TestCollectBadHost(t *testing.T) {
 	r := Collect(Options{FS: badHost(), Device: "mlx5_0", CPUs: []int{2, 3}, GOMAXPROCS: 4,
-		Getenv: func(string) string { return "" }})
+		Getenv: func(string) string { return "" }, Clock: slowClock})
 	assert.Equal(t, []string{"cpu-idle", "cpu-governor", "irq", "numa", "clocksource", "vm"}, checks(r))
 	l := lineMap(r)
 	assert.Equal(t, "Intel(R) Xeon(R) Gold 6330 CPU @ 2.00GHz", l["cpu-model"])
@@ -155,7 +165,51 @@ func TestCollectBadHost(t *testing.T) {
 	assert.Contains(t, w[1].Problem, "cpufreq governor powersave on CPUs 2-3")
 	assert.Contains(t, w[2].Problem, "1 of mlx5_0's 2 interrupts (irq 40) may land on measuring CPU 2")
 	assert.Contains(t, w[3].Fix, "pin to CPUs of node 0 (0-1)")
-	assert.Contains(t, w[4].Problem, "hpet")
+	assert.Contains(t, w[4].Problem, "a clock read costs 1900 ns (as a system call: 2100 ns), measured here, with clocksource hpet")
+	assert.Contains(t, r.Notes, Line{"clock-read", "1900 ns (as a system call: 2100 ns)"})
+}
+
+// TestClockWarningRestsOnMeasurement: the clocksource name alone warns
+// of nothing; a fast read under any name does not warn, a slow one does,
+// and without a measurement there is no figure and no warning.
+func TestClockWarningRestsOnMeasurement(t *testing.T) {
+	for _, tc := range []struct {
+		source string
+		clock  *ClockCost
+		warn   bool
+	}{
+		{"kvm-clock", fastClock, false},
+		{"hpet", fastClock, false}, // the figure, not the name
+		{"kvm-clock", slowClock, true},
+		{"tsc", slowClock, true},
+		{"hpet", nil, false},
+		{"tsc", &ClockCost{Read: 600, Syscall: 1200}, true}, // half a system call: the boundary
+		{"tsc", &ClockCost{Read: 599, Syscall: 1200}, false},
+	} {
+		m := badHost()
+		m["sys/devices/system/clocksource/clocksource0/current_clocksource"] = file(tc.source + "\n")
+		r := Collect(Options{FS: m, Getenv: noEnv, Clock: tc.clock})
+		if got := slices.Contains(checks(r), "clocksource"); got != tc.warn {
+			t.Errorf("%s, %v: warned %v, want %v", tc.source, tc.clock, got, tc.warn)
+		}
+		if hasNote := len(r.Notes) > 0; hasNote != (tc.clock != nil) {
+			t.Errorf("%s, %v: notes %v", tc.source, tc.clock, r.Notes)
+		}
+	}
+}
+
+// TestMeasureClockCost measures this host: both figures positive, and a
+// read no dearer than a system call plus noise (where the clock is read in
+// user space, far cheaper).
+func TestMeasureClockCost(t *testing.T) {
+	c := MeasureClockCost()
+	if c.Read <= 0 || c.Syscall <= 0 {
+		t.Fatalf("%+v", c)
+	}
+	if c.Read > 3*c.Syscall {
+		t.Errorf("a clock read %v dearer than 3 system calls %v", c.Read, c.Syscall)
+	}
+	t.Logf("clock read %s, clocksource %s", c, Clocksource(Root))
 }
 
 func TestCollectSiblings(t *testing.T) {
@@ -264,13 +318,13 @@ func TestCollectUnpinnedNoDevice(t *testing.T) {
 	assert.Equal(t, "unpinned", l["cpu-governor"])
 	assert.Equal(t, "unpinned", l["cpu-smt-siblings"])
 	assert.NotContains(t, l, "rdma-driver")
-	assert.Equal(t, []string{"clocksource", "vm"}, checks(r))
+	assert.Equal(t, []string{"vm"}, checks(r)) // no clock measurement: no clock warning
 }
 
 // The report in benchmark output: every line is a configuration line that
 // labels the result, and no warning becomes one or breaks the parse.
 func TestReportInBenchmarkOutput(t *testing.T) {
-	r := Collect(Options{FS: badHost(), Device: "mlx5_0", CPUs: []int{2, 3}, GOMAXPROCS: 4,
+	r := Collect(Options{FS: badHost(), Device: "mlx5_0", CPUs: []int{2, 3}, GOMAXPROCS: 4, Clock: slowClock,
 		Getenv: func(k string) string { return map[string]string{"GODEBUG": "asyncpreemptoff=1"}[k] }})
 	var out bytes.Buffer
 	require.NoError(t, r.Write(&out))

@@ -154,10 +154,10 @@ func joinCollapsed(cpus []int, f func(int) string) string {
 	return strings.Join(vals, "/")
 }
 
-// Clocksource returns the kernel's current clocksource, like "tsc". With
-// anything but the TSC (hpet, acpi_pm: seen in VMs that judge their TSC
-// unstable) every clock_gettime is a system call and a device read, which
-// costs each latency sample far more than on a host reading the TSC.
+// Clocksource returns the kernel's current clocksource, like "tsc". Some
+// (tsc, kvm-clock, arch_sys_counter) are read in user space through the
+// vDSO, others (hpet, acpi_pm) make every clock_gettime a system call and a
+// device read; the warning rests on MeasureClockCost, not on the name.
 func Clocksource(fsys fs.FS) string {
 	if s, ok := readTrim(fsys, "sys/devices/system/clocksource/clocksource0/current_clocksource"); ok && s != "" {
 		return s

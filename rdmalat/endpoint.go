@@ -264,7 +264,7 @@ func NewEndpoint(cfg EndpointConfig) (_ *Endpoint, err error) {
 	}
 	if e.qp, err = e.pd.CreateQP(verbs.QPConfig{
 		Type: qpTypes[cfg.Transport], SendCQ: e.sendCQ, RecvCQ: e.recvCQ,
-		MaxSendWR: 4, MaxRecvWR: recvWR, MaxSendSGE: 1, MaxRecvSGE: 1,
+		MaxSendWR: sendQueueDepth, MaxRecvWR: recvWR, MaxSendSGE: 1, MaxRecvSGE: 1,
 		MaxInlineData: uint32(e.inline),
 	}); err != nil {
 		return nil, err
@@ -293,12 +293,12 @@ func (e *Endpoint) createCQs() (err error) {
 			}
 		}
 	}
-	if e.sendCQ, err = e.ctx.CreateCQ(16, e.sendCh); err != nil {
+	if e.sendCQ, err = e.ctx.CreateCQ(sendCQDepth, e.sendCh); err != nil {
 		return err
 	}
 	e.recvCQ = e.sendCQ
 	if recv {
-		if e.recvCQ, err = e.ctx.CreateCQ(e.rxDepth+16, e.recvCh); err != nil {
+		if e.recvCQ, err = e.ctx.CreateCQ(e.rxDepth, e.recvCh); err != nil {
 			return err
 		}
 	}
@@ -327,20 +327,25 @@ func (e *Endpoint) Connect(remote PeerInfo) error {
 	if rm, err := verbs.ParseMTU(remote.MTU); err == nil && rm < mtu {
 		mtu = rm
 	}
-	grh := e.portAttr.LinkLayer == verbs.LinkLayerEthernet || remote.GID != [16]byte{}
+	grh := useGRH(e.portAttr.LinkLayer, e.cfg.GIDIndex >= 0)
+	dgid := remote.GID
+	if !grh {
+		dgid = [16]byte{} // verbs adds a GRH for any non-zero DGID
+	}
+	initiate, accept := outstandingReads(e.devAttr)
 	if err := e.qp.ToRTR(verbs.RTRAttr{
 		Port: e.port, MTU: mtu, DestQPN: remote.QPN, RQPSN: remote.PSN,
-		DLID: remote.LID, DGID: remote.GID, GIDIndex: e.gid.Index,
+		DLID: remote.LID, DGID: dgid, GIDIndex: e.gid.Index,
 		UseGRH:          grh,
-		MaxDestRdAtomic: 1,
+		MaxDestRdAtomic: accept,
 	}); err != nil {
 		return err
 	}
-	if err := e.qp.ToRTS(verbs.RTSAttr{SQPSN: e.psn, MaxRdAtomic: 1}); err != nil {
+	if err := e.qp.ToRTS(verbs.RTSAttr{SQPSN: e.psn, MaxRdAtomic: initiate}); err != nil {
 		return err
 	}
 	if e.cfg.Transport == spec.UD {
-		ah, err := e.pd.CreateAH(verbs.AHAttr{Port: e.port, DLID: remote.LID, DGID: remote.GID, SGIDIndex: e.gid.Index})
+		ah, err := e.pd.CreateAH(verbs.AHAttr{Port: e.port, DLID: remote.LID, DGID: dgid, SGIDIndex: e.gid.Index})
 		if err != nil {
 			return fmt.Errorf("rdmalat: address handle for the peer's UD QP %#x: %w", remote.QPN, err)
 		}

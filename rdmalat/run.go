@@ -67,6 +67,7 @@ type Run struct {
 	resp    Responder
 	started bool
 	unpin   func()
+	others  func() // gives the process's other threads their CPUs back
 	quiet   func() // restores GOMAXPROCS
 	buf     []int64
 	chunk   int    // round trips in the current chunk
@@ -147,6 +148,11 @@ func StartRun(local *Endpoint, remote PeerInfo, resp Responder, cfg RunConfig) (
 		return nil, fmt.Errorf("rdmalat: starting the responder: %w", err)
 	}
 	r.started = true
+	polling := []int{cfg.CPU}
+	if lr, ok := resp.(*LocalResponder); ok && !local.cfg.Op.OneSided() {
+		polling = append(polling, lr.cpu)
+	}
+	r.others = keepOthersOff(polling)
 	if r.turns != nil {
 		if err = r.warmUpInTurn(cfg.Warmup); err != nil {
 			return nil, fmt.Errorf("rdmalat: warm-up: %w", err)
@@ -245,6 +251,10 @@ func (r *Run) Close() error {
 	if r.loop != nil {
 		r.loop.free()
 		r.loop = nil
+	}
+	if r.others != nil {
+		r.others()
+		r.others = nil
 	}
 	if r.unpin != nil {
 		r.unpin()

@@ -284,12 +284,6 @@ func staleRepos(dir string) ([]string, error) {
 	return repos, nil
 }
 
-// buildAttr puts a build in its own process group and kills it should
-// rdmaab die first.
-func buildAttr() *syscall.SysProcAttr {
-	return &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
-}
-
 // killGroup kills p's process group.
 func killGroup(p *os.Process) error {
 	return syscall.Kill(-p.Pid, syscall.SIGKILL)

@@ -10,12 +10,9 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"strconv"
 	"strings"
 	"time"
-
-	"golang.org/x/sys/unix"
 
 	"github.com/rdmabench/rdmabench/internal/abtest"
 	"github.com/rdmabench/rdmabench/internal/turn"
@@ -205,7 +202,7 @@ func runDuetPair(ctx context.Context, s *runSpec, pair int, procs [2]*duetProc, 
 // startDuetProc starts one side with its end of a fresh socket pair as
 // descriptor 3, named by RDMABENCH_TURN_FD.
 func startDuetProc(ctx context.Context, s *runSpec, side abtest.Side) (*duetProc, error) {
-	fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
+	fds, err := turnSocketpair()
 	if err != nil {
 		return nil, fmt.Errorf("duet: socketpair: %w", err)
 	}
@@ -223,31 +220,6 @@ func startDuetProc(ctx context.Context, s *runSpec, side abtest.Side) (*duetProc
 		return nil, fmt.Errorf("%s side: %w", side, err)
 	}
 	return p, nil
-}
-
-// addrNoRandomize is personality(2)'s ADDR_NO_RANDOMIZE.
-const addrNoRandomize = 0x0040000
-
-// startFixedLayout starts cmd, with fixed set without address-space
-// randomization (as setarch -R does): personality(2) is a property of the
-// thread, inherited by the child it forks, so the flag is set on this
-// locked thread around the fork only.
-func startFixedLayout(cmd *exec.Cmd, fixed bool) error {
-	if !fixed {
-		return cmd.Start()
-	}
-	runtime.LockOSThread()
-	defer runtime.UnlockOSThread()
-	old, _, errno := unix.RawSyscall(unix.SYS_PERSONALITY, 0xffffffff, 0, 0)
-	if errno != 0 {
-		return fmt.Errorf("personality: %w", errno)
-	}
-	if _, _, errno := unix.RawSyscall(unix.SYS_PERSONALITY, old|addrNoRandomize, 0, 0); errno != 0 {
-		return fmt.Errorf("personality(ADDR_NO_RANDOMIZE): %w", errno)
-	}
-	err := cmd.Start()
-	unix.RawSyscall(unix.SYS_PERSONALITY, old, 0, 0)
-	return err
 }
 
 // readTurnLines sends each line a process writes to events, then its end.

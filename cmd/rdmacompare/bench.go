@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -18,11 +19,12 @@ import (
 	"github.com/rdmabench/rdmabench/env"
 )
 
-// A BenchResult is a benchmark's result for one size.
+// A BenchResult is a benchmark's result for one size: its iteration
+// count and configuration lines. Its figures are computed from its raw
+// samples (samples.go), not read from its result line.
 type BenchResult struct {
-	Iters   int
-	Figures Figures           // in microseconds
-	Config  map[string]string // the configuration lines before it
+	Iters  int
+	Config map[string]string // the configuration lines before it
 }
 
 // ParseBench reads the output of a benchmark binary and returns the result
@@ -30,11 +32,6 @@ type BenchResult struct {
 // name parts in any order (a tool of one fixed size may have no size
 // part). It fails on a malformed result line and when there is no such
 // result (the benchmark skipped or failed).
-//
-// The units are matched as the benchmark reported them. benchfmt tidies
-// "p50-ns" into "p50-sec" and scales the value, but leaves a value of 0
-// (a stddev of a steady run) untidied, so the tidied unit of one metric
-// can differ between results; the original unit cannot.
 func ParseBench(r io.Reader, fileName string, t *tool, size int) (*BenchResult, error) {
 	rd := benchfmt.NewReader(r, fileName)
 	want := "/size=" + strconv.Itoa(size)
@@ -51,25 +48,11 @@ func ParseBench(r io.Reader, fileName string, t *tool, size int) (*BenchResult, 
 			if found != nil {
 				return nil, fmt.Errorf("%s: more than one result for %s (run with -test.count=1)", fileName, name)
 			}
-			found = &BenchResult{Iters: rec.Iters, Figures: Figures{}, Config: map[string]string{}}
-			for _, v := range rec.Values {
-				unit, val := v.Unit, v.Value
-				if v.OrigUnit != "" {
-					unit, val = v.OrigUnit, v.OrigValue
-				}
-				for _, m := range metrics {
-					if m.unit == unit {
-						found.Figures[m.name] = val / 1e3 // ns -> us
-					}
-				}
-			}
+			found = &BenchResult{Iters: rec.Iters, Config: map[string]string{}}
 			for _, c := range rec.Config {
 				if c.File {
 					found.Config[c.Key] = string(c.Value)
 				}
-			}
-			if len(found.Figures) == 0 {
-				return nil, fmt.Errorf("%s: %s reported none of the latency metrics (min-ns, p50-ns, ...)", fileName, name)
 			}
 		}
 	}
@@ -107,53 +90,94 @@ func nameMatches(n benchfmt.Name, t *tool, want string) bool {
 	return seen == len(need) || t.size > 0 && !hasSize && seen == len(need)-1
 }
 
+// benchPattern selects t's benchmark and, level by level, its name parts
+// ("^BenchmarkRDMAAtomic$/^op=fetch_add$"), so that only the compared
+// sub-benchmark runs and writes samples.
+func benchPattern(t *tool) string {
+	p := "^Benchmark" + regexp.QuoteMeta(t.bench) + "$"
+	for _, part := range t.parts {
+		p += "/^" + regexp.QuoteMeta(strings.TrimPrefix(part, "/")) + "$"
+	}
+	return p
+}
+
 // benchArgs returns the benchmark binary's command line for iters
 // iterations: every run records exactly iters samples.
 func benchArgs(t *tool, iters int, timeout time.Duration) []string {
 	return []string{
 		"-test.run=^$",
-		"-test.bench=^Benchmark" + t.bench + "$",
+		"-test.bench=" + benchPattern(t),
 		"-test.benchtime=" + strconv.Itoa(iters) + "x",
 		"-test.count=1",
 		"-test.timeout=" + timeout.String(),
 	}
 }
 
-// runBench runs tool t's benchmark for one size and returns its result
-// and its whole output (standard output, then standard error).
-func runBench(ctx context.Context, c *config, t *tool, size int) (*BenchResult, []byte, error) {
+// An oursRun is one run of the benchmark binary.
+type oursRun struct {
+	result *BenchResult
+	rtts   []int64    // its raw samples as round trips in ns
+	sched  SchedStats // of the whole process
+	out    []byte     // standard output, then standard error
+}
+
+// runBench runs tool t's benchmark for one size, pinned to c.cpus (the
+// engine pins its own two threads), with no warm-up of its own (-warmup
+// drops samples from both sides alike) and its raw samples written to
+// samplesDir, and returns them.
+func runBench(ctx context.Context, c *config, t *tool, size int, samplesDir string) (*oursRun, error) {
 	// The binary's own -test.timeout fires first, with a goroutine dump;
 	// the context kills it if that does not help.
 	ctx, cancel := context.WithTimeout(ctx, c.timeout+10*time.Second)
 	defer cancel()
+	run := &oursRun{}
+	if err := os.MkdirAll(samplesDir, 0o755); err != nil {
+		return run, err
+	}
 	cmd := exec.CommandContext(ctx, c.bench, benchArgs(t, c.iters, c.timeout)...)
 	cmd.Env = append(os.Environ(),
 		env.VarSizes+"="+strconv.Itoa(size),
 		env.VarDevice+"="+c.device,
 		env.VarGIDIndex+"="+strconv.Itoa(c.gidIndex),
 		env.VarInline+"="+strconv.Itoa(c.inline),
+		env.VarWarmup+"=0",
+		env.VarSamplesDir+"="+samplesDir,
+		env.VarCPUs+"="+c.cpusEnv(),
 	)
 	cmd.Env = append(cmd.Env, t.env...)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	cmd.WaitDelay = 5 * time.Second
-	err := cmd.Run()
-	out := append(stdout.Bytes(), stderr.Bytes()...)
+	var err error
+	if err = cmd.Start(); err == nil {
+		stop := watchSched(cmd.Process.Pid, schedInterval)
+		err = cmd.Wait()
+		run.sched = stop()
+	}
+	run.out = append(stdout.Bytes(), stderr.Bytes()...)
 	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
-		return nil, out, fmt.Errorf("%s: timed out after %s, killed%s", c.bench, c.timeout+10*time.Second, tailOf(out))
+		return run, fmt.Errorf("%s: timed out after %s, killed%s", c.bench, c.timeout+10*time.Second, tailOf(run.out))
 	}
 	if err != nil {
-		return nil, out, fmt.Errorf("%s: %w%s", c.bench, err, tailOf(out))
+		return run, fmt.Errorf("%s: %w%s", c.bench, err, tailOf(run.out))
 	}
-	res, err := ParseBench(bytes.NewReader(stdout.Bytes()), c.bench, t, size)
-	if err != nil {
-		return nil, out, fmt.Errorf("%w%s", err, tailOf(out))
+	if run.result, err = ParseBench(bytes.NewReader(stdout.Bytes()), c.bench, t, size); err != nil {
+		return run, fmt.Errorf("%w%s", err, tailOf(run.out))
 	}
-	if res.Iters != c.iters {
-		return nil, out, fmt.Errorf("%s: ran %d iterations, want %d", c.bench, res.Iters, c.iters)
+	if run.result.Iters != c.iters {
+		return run, fmt.Errorf("%s: ran %d iterations, want %d", c.bench, run.result.Iters, c.iters)
 	}
-	return res, out, nil
+	if run.rtts, err = readOurSamples(samplesDir, t.halved); err != nil {
+		return run, err
+	}
+	if len(run.rtts) != c.iters {
+		return run, fmt.Errorf("%s: %d raw samples for %d iterations", c.bench, len(run.rtts), c.iters)
+	}
+	return run, nil
 }
+
+// schedInterval is how often a run's scheduler statistics are read.
+const schedInterval = 100 * time.Millisecond
 
 // tailOf returns the last lines of a program's output, to quote in an
 // error, or "" when there is none.

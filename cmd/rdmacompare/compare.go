@@ -6,29 +6,28 @@ import (
 	"slices"
 
 	"github.com/rdmabench/rdmabench/internal/perftest"
-	"golang.org/x/perf/benchmath"
 )
 
-// A metric pairs one of perftest's statistics with the benchmark metric
-// that measures the same thing. Every one is a one-way latency: perftest's
-// ib_write_lat halves each round trip, and so does BenchmarkRDMAWrite.
+// A metric is one compared statistic, computed the same way for both
+// sides from their raw samples (samples.go), with the column of
+// perftest's own table that reports it (kept for reference). Every one is
+// in microseconds, one-way where perftest halves.
 type metric struct {
-	name     string        // our name, as in the table: "p50"
-	perftest perftest.Stat // perftest's column: t_typical
-	label    string        // perftest's column as the table shows it
-	unit     string        // the unit BenchmarkRDMAWrite reports it in
+	name     string        // as in the table and in Figures: "p50"
+	perftest perftest.Stat // perftest's printed column: t_typical
+	label    string        // that column as the table shows it
 }
 
 // metrics lists the compared statistics in the order they are printed.
-// perftest's t_max is its second-largest sample (it drops the two largest),
-// ours the largest: the max row is shown, not judged.
+// perftest's printed t_max is its second-largest sample (it drops the two
+// largest); the figures compared here drop none on either side.
 var metrics = []metric{
-	{"min", perftest.Min, "t_min", "min-ns"},
-	{"p50", perftest.Typical, "t_typical", "p50-ns"},
-	{"mean", perftest.Avg, "t_avg", "ns/op"},
-	{"p99", perftest.P99, "99%", "p99-ns"},
-	{"p99.9", perftest.P999, "99.9%", "p99.9-ns"},
-	{"max", perftest.Max, "t_max", "max-ns"},
+	{"min", perftest.Min, "t_min"},
+	{"p50", perftest.Typical, "t_typical"},
+	{"mean", perftest.Avg, "t_avg"},
+	{"p99", perftest.P99, "99%"},
+	{"p99.9", perftest.P999, "99.9%"},
+	{"max", perftest.Max, "t_max"},
 }
 
 // Figures holds one run's statistics by metric name, in microseconds. A
@@ -42,9 +41,25 @@ type Sample struct {
 	Tool          string // tool.name
 	Size          int    // bytes
 	PerftestFirst bool   // perftest ran before ours in this round
-	Perftest      Figures
-	Ours          Figures
-	Err           error // why a figure set is missing, if one is
+	// Perftest and Ours are computed from each side's raw samples by one
+	// definition; PerftestPrinted is perftest's own table.
+	Perftest, Ours  Figures
+	PerftestPrinted Figures
+	// PerftestSched is perftest's client's scheduler statistics (the
+	// side that measures), OursSched the benchmark process's.
+	PerftestSched, OursSched SchedStats
+	Err                      error // why a figure set is missing, if one is
+}
+
+// ratio returns ours/perftest of one statistic in this round, NaN when
+// either side lacks it.
+func (s Sample) ratio(name string) float64 {
+	p, okP := s.Perftest[name]
+	o, okO := s.Ours[name]
+	if !okP || !okO || p <= 0 {
+		return math.NaN()
+	}
+	return o / p
 }
 
 // A Spread summarizes one statistic over the rounds.
@@ -71,88 +86,61 @@ func spreadOf(xs []float64) Spread {
 
 // A Row is one compared statistic for one size.
 type Row struct {
-	Metric         metric
-	Perftest, Ours Spread
-	// Ratio is ours/perftest of the medians; NaN when either side has no
-	// figure or perftest's median is 0.
-	Ratio float64
+	Metric   metric
+	Perftest Spread // over the rounds where both sides ran
+	Ours     Spread
+	Printed  Spread // perftest's own figure, for reference
+	// Ratios is ours/perftest round by round (NaN where a side lacks
+	// it); Paired their median.
+	Ratios []float64
+	Paired Spread
 }
 
-// A Target is how close to perftest one statistic must be: the ratio of
-// the medians within 1±Tolerance.
+// A Target is how close to perftest one statistic must be: the paired
+// ratio within 1±Tolerance.
 type Target struct {
 	Metric    string
 	Tolerance float64
 }
 
-// DefaultTargets are the project's goals: the median within 5% of
-// perftest's t_typical, the 99th percentile within 10% of its 99%.
-var DefaultTargets = []Target{{"p50", 0.05}, {"p99", 0.10}}
+// DefaultTargets are the project's goals against perftest on equal
+// terms: the median within 2%, the 99th percentile within 5%.
+var DefaultTargets = []Target{{"p50", 0.02}, {"p99", 0.05}}
 
-// A Judgement is a Target applied to one size: the ratio of the medians
-// against the tolerance, and the Mann-Whitney U test over the rounds
-// (benchmath, as benchstat uses it) for whether the two sides differ at
-// all. A ratio outside the tolerance is a miss only when the test finds
-// the difference significant; otherwise the rounds cannot tell.
+// A Judgement is a Target decided from the per-round ratios.
 type Judgement struct {
 	Target
-	Ratio float64 // NaN when there was nothing to compare
-	Cmp   benchmath.Comparison
+	Verdict
 }
 
-// Alpha is the significance level of the verdict's U test.
-const Alpha = 0.05
-
-// judge compares the per-round figures of one statistic.
-func judge(t Target, ratio float64, pt, ours []float64) Judgement {
-	j := Judgement{Target: t, Ratio: ratio}
-	if len(pt) > 0 && len(ours) > 0 {
-		th := benchmath.Thresholds{CompareAlpha: Alpha}
-		j.Cmp = benchmath.AssumeNothing.Compare(benchmath.NewSample(slices.Clone(pt), &th), benchmath.NewSample(slices.Clone(ours), &th))
-	}
-	return j
-}
-
-// Within reports whether the ratio is within the target.
-func (j Judgement) Within() bool {
-	return !math.IsNaN(j.Ratio) && math.Abs(j.Ratio-1) <= j.Tolerance+1e-12
-}
-
-// Significant reports whether the U test finds the sides differ.
-func (j Judgement) Significant() bool { return j.Cmp.N1 > 0 && j.Cmp.P < j.Cmp.Alpha }
-
-// Met reports whether the target is met: the ratio within it.
-func (j Judgement) Met() bool { return j.Within() }
-
-// Failed reports a miss -strict fails on: outside the target and
-// significant, or nothing to judge.
-func (j Judgement) Failed() bool {
-	return math.IsNaN(j.Ratio) || !j.Within() && j.Significant()
-}
+// Failed reports a miss -strict fails on: missed, or nothing to judge.
+func (j Judgement) Failed() bool { return j.Outcome == Missed || j.N == 0 }
 
 // String says how the ratio stands against the target:
-// "p99 1.234x (target ±10%: MISSED, ours slower; p=0.002 n=6)".
+// "p99 1.034x [0.990, 1.080] (target ±5%, 8 rounds: undecided: ...)".
 func (j Judgement) String() string {
-	if math.IsNaN(j.Ratio) {
+	if j.N == 0 {
 		return fmt.Sprintf("%s: no figures (target ±%g%%: NOT JUDGED)", j.Metric, j.Tolerance*100)
 	}
-	side := "ours slower"
-	if j.Ratio < 1 {
-		side = "ours faster"
-	}
-	var verdict string
-	switch {
-	case j.Within():
-		verdict = "met"
-	case j.Significant():
-		verdict = "MISSED, " + side
-	default:
-		verdict = "unclear: outside, " + side + ", but not significant"
-		for _, w := range j.Cmp.Warnings {
-			verdict += " (" + w.Error() + ")"
+	s := fmt.Sprintf("%s %.3fx [%s, %s] (target ±%g%%, %d rounds, p=%.3g: %s", j.Metric, j.Ratio, bound(j.Lo), bound(j.Hi), j.Tolerance*100, j.N, j.P, j.Outcome)
+	if j.Outcome == Missed {
+		if j.Ratio > 1 {
+			s += ", ours slower"
+		} else {
+			s += ", ours faster"
 		}
 	}
-	return fmt.Sprintf("%s %.3fx (target ±%g%%: %s; %s)", j.Metric, j.Ratio, j.Tolerance*100, verdict, j.Cmp)
+	if j.Why != "" {
+		s += ": " + j.Why
+	}
+	return s + ")"
+}
+
+func bound(v float64) string {
+	if math.IsInf(v, 0) {
+		return fmt.Sprint(v)
+	}
+	return fmt.Sprintf("%.3f", v)
 }
 
 // A SizeSummary is the comparison for one tool and message size.
@@ -165,14 +153,13 @@ type SizeSummary struct {
 }
 
 // Summarize aggregates samples by tool and size, in the order of tools and
-// their sizes: for each statistic the spread of each side over the rounds
-// and the ratio of the medians, then each target judged on that ratio and
-// on the rounds' figures.
-func Summarize(samples []Sample, tools []*tool, sizes []int, targets []Target) []SizeSummary {
+// their sizes: for each statistic each side's spread over the rounds and
+// the per-round ratios, then each target decided by j from those ratios.
+func Summarize(samples []Sample, tools []*tool, sizes []int, targets []Target, j pairedJudge) []SizeSummary {
 	var out []SizeSummary
 	for _, t := range tools {
 		for _, size := range t.sizesFor(sizes) {
-			if s := summarize(samples, t, size, targets); len(s.Samples) > 0 {
+			if s := summarize(samples, t, size, targets, j); len(s.Samples) > 0 {
 				out = append(out, s) // none: left out (a note says why)
 			}
 		}
@@ -180,7 +167,7 @@ func Summarize(samples []Sample, tools []*tool, sizes []int, targets []Target) [
 	return out
 }
 
-func summarize(samples []Sample, t *tool, size int, targets []Target) SizeSummary {
+func summarize(samples []Sample, t *tool, size int, targets []Target, j pairedJudge) SizeSummary {
 	s := SizeSummary{Tool: t, Size: size}
 	for _, smp := range samples {
 		if smp.Size == size && smp.Tool == t.name {
@@ -188,45 +175,43 @@ func summarize(samples []Sample, t *tool, size int, targets []Target) SizeSummar
 		}
 	}
 	slices.SortStableFunc(s.Samples, func(a, b Sample) int { return a.Round - b.Round })
-	type perRound struct{ pt, ours []float64 }
-	figs := map[string]perRound{}
-	ratios := map[string]float64{}
+	rows := map[string]Row{}
 	for _, m := range metrics {
-		var pt, ours []float64
+		r := Row{Metric: m}
+		var pt, ours, printed, paired []float64
 		for _, smp := range s.Samples {
 			// A round counts only when both sides ran, so that
-			// the two medians cover the same rounds.
+			// both spreads cover the same rounds.
 			if smp.Perftest == nil || smp.Ours == nil {
 				continue
 			}
-			p, okP := smp.Perftest[m.name]
-			o, okO := smp.Ours[m.name]
-			if okP {
-				pt = append(pt, p)
+			if v, ok := smp.Perftest[m.name]; ok {
+				pt = append(pt, v)
 			}
-			if okO {
-				ours = append(ours, o)
+			if v, ok := smp.Ours[m.name]; ok {
+				ours = append(ours, v)
+			}
+			if v, ok := smp.PerftestPrinted[m.name]; ok {
+				printed = append(printed, v)
+			}
+			rt := smp.ratio(m.name)
+			r.Ratios = append(r.Ratios, rt)
+			if !math.IsNaN(rt) {
+				paired = append(paired, rt)
 			}
 		}
-		r := Row{Metric: m, Perftest: spreadOf(pt), Ours: spreadOf(ours), Ratio: math.NaN()}
-		if r.Perftest.N > 0 && r.Ours.N > 0 && r.Perftest.Median > 0 {
-			r.Ratio = r.Ours.Median / r.Perftest.Median
-		}
-		ratios[m.name] = r.Ratio
-		figs[m.name] = perRound{pt, ours}
+		r.Perftest, r.Ours, r.Printed, r.Paired = spreadOf(pt), spreadOf(ours), spreadOf(printed), spreadOf(paired)
+		rows[m.name] = r
 		s.Rows = append(s.Rows, r)
 	}
 	for _, tg := range targets {
-		ratio, ok := ratios[tg.Metric]
-		if !ok {
-			ratio = math.NaN()
-		}
-		s.Judgement = append(s.Judgement, judge(tg, ratio, figs[tg.Metric].pt, figs[tg.Metric].ours))
+		s.Judgement = append(s.Judgement, Judgement{Target: tg, Verdict: j.Judge(rows[tg.Metric].Ratios, tg.Tolerance)})
 	}
 	return s
 }
 
-// perftestFigures converts a perftest result row (microseconds) to Figures.
+// perftestFigures converts perftest's printed row (microseconds) to
+// Figures.
 func perftestFigures(row perftest.LatencyRow) Figures {
 	f := Figures{}
 	for _, m := range metrics {

@@ -28,9 +28,6 @@ func TestParseBench(t *testing.T) {
 	if res.Iters != 5000 {
 		t.Errorf("Iters = %d, want 5000", res.Iters)
 	}
-	// ns in the file, us in Figures.
-	want := Figures{"mean": 14.212, "min": 10.403, "p50": 12.488, "p99": 41.53, "p99.9": 186, "max": 32.811}
-	assertFigures(t, res.Figures, want)
 	if got := res.Config["rdmabench-warmup"]; got != "1000" {
 		t.Errorf("Config[rdmabench-warmup] = %q, want 1000", got)
 	}
@@ -39,11 +36,9 @@ func TestParseBench(t *testing.T) {
 	}
 
 	f.Seek(0, io.SeekStart)
-	res, err = ParseBench(f, "bench.txt", tools[0], 4096)
-	if err != nil {
-		t.Fatal(err)
+	if res, err = ParseBench(f, "bench.txt", tools[0], 4096); err != nil || res.Iters != 5000 {
+		t.Fatalf("size 4096: %+v, %v", res, err)
 	}
-	assertFigures(t, res.Figures, Figures{"mean": 74.31, "min": 60.122, "p50": 71.9, "p99": 103, "p99.9": 900.5, "max": 2310})
 }
 
 func TestParseBenchErrors(t *testing.T) {
@@ -55,7 +50,6 @@ func TestParseBenchErrors(t *testing.T) {
 		{"other size", cfg + "BenchmarkRDMAWrite/size=64-4 5000 12000 ns/op 11000 p50-ns\n", "no result for BenchmarkRDMAWrite/size=2"},
 		{"size prefix", cfg + "BenchmarkRDMAWrite/size=20-4 5000 12000 ns/op 11000 p50-ns\n", "no result for BenchmarkRDMAWrite/size=2"},
 		{"malformed", cfg + "BenchmarkRDMAWrite/size=2-4 5000 12000 ns/op 11000\n", "missing units"},
-		{"no latency metrics", cfg + "BenchmarkRDMAWrite/size=2-4 5000 0 B/op\n", "none of the latency metrics"},
 		{"twice", cfg + "BenchmarkRDMAWrite/size=2-4 5000 12000 ns/op\nBenchmarkRDMAWrite/size=2-4 5000 12000 ns/op\n", "more than one result"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -101,8 +95,13 @@ func TestSpreadOf(t *testing.T) {
 // lost its perftest run.
 func testSamples() []Sample {
 	s := testSamplesOf()
+	printed := map[int]float64{1: 11.8, 2: 12.0, 3: 11.9} // size 2's printed t_typical per round
 	for i := range s {
 		s[i].Tool = "write"
+		if s[i].Size == 2 {
+			s[i].PerftestPrinted = Figures{"p50": printed[s[i].Round]}
+			s[i].PerftestSched = SchedStats{Read: true, Migrations: int64(s[i].Round - 1), Involuntary: 10}
+		}
 	}
 	return s
 }
@@ -132,7 +131,7 @@ func testSamplesOf() []Sample {
 }
 
 func TestSummarize(t *testing.T) {
-	sums := Summarize(testSamples(), tools[:1], []int{2, 4096}, DefaultTargets)
+	sums := Summarize(testSamples(), tools[:1], []int{2, 4096}, DefaultTargets, defaultJudge)
 	if len(sums) != 2 || sums[0].Size != 2 || sums[1].Size != 4096 {
 		t.Fatalf("sizes %+v, want 2 then 4096", sums)
 	}
@@ -153,7 +152,9 @@ func TestSummarize(t *testing.T) {
 	}
 
 	// size 2, p50: perftest 12.0 12.4 12.2 -> median 12.2 [12.0..12.4];
-	// ours 12.5 12.9 12.7 -> 12.7 [12.5..12.9]; ratio 12.7/12.2.
+	// ours 12.5 12.9 12.7 -> 12.7 [12.5..12.9]. Paired: the ratios per
+	// round 12.5/12.0, 12.9/12.4, 12.7/12.2, their median 12.7/12.2
+	// (1.04098 against 1.04167 and 1.04032).
 	p50 := row(sums[0], "p50")
 	if want := (Spread{N: 3, Median: 12.2, Min: 12.0, Max: 12.4}); p50.Perftest != want {
 		t.Errorf("size 2 p50 perftest = %+v, want %+v", p50.Perftest, want)
@@ -161,76 +162,86 @@ func TestSummarize(t *testing.T) {
 	if want := (Spread{N: 3, Median: 12.7, Min: 12.5, Max: 12.9}); p50.Ours != want {
 		t.Errorf("size 2 p50 ours = %+v, want %+v", p50.Ours, want)
 	}
-	near("size 2 p50 ratio", p50.Ratio, 12.7/12.2) // 1.0410, within 5%
-	// size 2, p99: perftest 40 44 42 -> 42; ours 44 52 48 -> 48; 48/42 = 1.1429.
-	near("size 2 p99 ratio", row(sums[0], "p99").Ratio, 48.0/42.0)
+	near("size 2 p50 paired ratio", p50.Paired.Median, 12.7/12.2)
+	near("size 2 p50 ratio min", p50.Paired.Min, 12.9/12.4)
+	// p99: ratios 44/40 = 1.1, 52/44 = 1.1818, 48/42 = 1.1429 -> 1.1429.
+	near("size 2 p99 paired ratio", row(sums[0], "p99").Paired.Median, 48.0/42.0)
+	// perftest's printed figures ride along, for reference only.
+	near("size 2 p50 printed", p50.Printed.Median, 11.9)
 
 	// size 4096: round 2 has no perftest figures and counts for neither
-	// side. p50: perftest 70 72 -> 71; ours 71 73 -> 72 (not 71 with
-	// round 2's 1); ratio 72/71.
+	// side. p50: perftest 70 72; ours 71 73 (not round 2's 1); ratios
+	// 71/70 and 73/72, their median the mean of the two.
 	p50 = row(sums[1], "p50")
-	if p50.Perftest.N != 2 || p50.Ours.N != 2 {
-		t.Errorf("size 4096 p50 counts %d, %d; want 2, 2", p50.Perftest.N, p50.Ours.N)
+	if p50.Perftest.N != 2 || p50.Ours.N != 2 || p50.Paired.N != 2 || len(p50.Ratios) != 2 {
+		t.Errorf("size 4096 p50 counts %d, %d, %d; want 2 each", p50.Perftest.N, p50.Ours.N, p50.Paired.N)
 	}
 	near("size 4096 p50 ours median", p50.Ours.Median, 72)
-	near("size 4096 p50 ratio", p50.Ratio, 72.0/71.0)
-	// p99: perftest 100 110 -> 105; ours 104 130 -> 117; 117/105 = 1.1143.
-	near("size 4096 p99 ratio", row(sums[1], "p99").Ratio, 117.0/105.0)
-	// p99.9: ours has it in round 1 only -> 950; perftest 900 1000 -> 950.
+	near("size 4096 p50 paired ratio", p50.Paired.Median, (71.0/70+73.0/72)/2)
+	// p99.9: ours has it in round 1 only: one ratio, 950/900; round 3's
+	// is NaN, kept in Ratios so rounds stay aligned.
 	p999 := row(sums[1], "p99.9")
-	if p999.Ours.N != 1 {
-		t.Errorf("size 4096 p99.9 ours N = %d, want 1", p999.Ours.N)
+	if p999.Ours.N != 1 || p999.Paired.N != 1 || len(p999.Ratios) != 2 || !math.IsNaN(p999.Ratios[1]) {
+		t.Errorf("size 4096 p99.9: ours N %d, paired %+v, ratios %v", p999.Ours.N, p999.Paired, p999.Ratios)
 	}
-	near("size 4096 p99.9 ratio", p999.Ratio, 1)
+	near("size 4096 p99.9 ratio", p999.Paired.Median, 950.0/900)
 
-	// Verdicts: size 2 p50 1.041 met, p99 1.143 missed; size 4096 p50
-	// 1.014 met, p99 1.114 missed.
-	for i, want := range [][]bool{{true, false}, {true, false}} {
-		for k, j := range sums[i].Judgement {
-			if j.Met() != want[k] {
-				t.Errorf("size %d %s: Met() = %v at ratio %.4f, want %v", sums[i].Size, j.Metric, j.Met(), j.Ratio, want[k])
+	// Three rounds are too few for a 95% interval: undecided, however
+	// far off p99 is.
+	for _, s := range sums {
+		for _, j := range s.Judgement {
+			if j.Outcome != Undecided || j.Failed() || !strings.Contains(j.Why, " rounds, the judge decides from 6") {
+				t.Errorf("size %d %s: %v", s.Size, j.Metric, j)
 			}
 		}
 	}
 }
 
-func TestJudgement(t *testing.T) {
-	// Six rounds each. Apart: every ours above (or below) every perftest
-	// figure, p = 2/C(12,6) = 0.002 (0.004 at the edge, where 10.0x1.05
-	// ties perftest's 10.5). Mixed: the ranks interleave, p = 0.70.
-	pt := []float64{10.0, 10.1, 10.2, 10.3, 10.4, 10.5}
-	scale := func(xs []float64, f float64) []float64 {
+// TestPairedJudge checks the judge's three answers on per-round ratios.
+func TestPairedJudge(t *testing.T) {
+	around := func(c float64, n int, spread float64) []float64 {
 		var out []float64
-		for _, x := range xs {
-			out = append(out, x*f)
+		for i := range n {
+			out = append(out, c+spread*(float64(i)/float64(n-1)-0.5))
 		}
 		return out
 	}
-	mixed := []float64{9.0, 10.05, 10.15, 11.5, 11.6, 11.7}
 	for _, tc := range []struct {
-		name        string
-		ratio       float64
-		ours        []float64
-		met, failed bool
-		want        string
+		name   string
+		ratios []float64
+		want   Outcome
+		why    string
 	}{
-		{"edge", 1.05, scale(pt, 1.05), true, false, "p50 1.050x (target ±5%: met; p=0.004 n=6)"},
-		{"faster edge", 0.95, scale(pt, 0.95), true, false, "p50 0.950x (target ±5%: met; p=0.002 n=6)"},
-		{"slower", 1.0501, scale(pt, 1.0501), false, true, "p50 1.050x (target ±5%: MISSED, ours slower; p=0.002 n=6)"},
-		{"faster", 0.80, scale(pt, 0.8), false, true, "p50 0.800x (target ±5%: MISSED, ours faster; p=0.002 n=6)"},
-		{"unclear", 1.08, mixed, false, false, "p50 1.080x (target ±5%: unclear: outside, ours slower, but not significant; p=0.699 n=6)"},
-		{"no figures", math.NaN(), nil, false, true, "p50: no figures (target ±5%: NOT JUDGED)"},
+		// 10 ratios 0.995..1.005: the whole interval within ±2%.
+		{"met", around(1.00, 10, 0.01), Met, ""},
+		{"met faster", around(0.985, 10, 0.006), Met, ""},
+		// 1.08..1.12: wholly outside.
+		{"missed", around(1.10, 10, 0.04), Missed, ""},
+		{"missed faster", around(0.90, 10, 0.04), Missed, ""},
+		// 0.95..1.05: reaches past both bounds, and the sign test finds
+		// nothing (5 above 1, 5 below).
+		{"undecided", around(1.00, 10, 0.10), Undecided, "reaches outside 0.980..1.020 and p=1"},
+		// 1.01..1.05, all above 1: different (p=0.002) but the median
+		// 1.03 is outside only by a little and the interval straddles.
+		{"different, straddling", around(1.03, 10, 0.04), Missed, ""},
+		{"too few", []float64{1, 1, 1}, Undecided, "3 rounds, the judge decides from 6"},
+		// NaN rounds (a side lacking the statistic) do not count.
+		{"nan rounds", append(around(1.00, 10, 0.01), math.NaN(), math.NaN()), Met, ""},
+		{"none", []float64{math.NaN()}, Undecided, "no round had both sides"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			var theirs []float64
-			if tc.ours != nil {
-				theirs = pt
+			v := defaultJudge.Judge(tc.ratios, 0.02)
+			if v.Outcome != tc.want || !strings.Contains(v.Why, tc.why) {
+				t.Errorf("%+v, want %v with %q", v, tc.want, tc.why)
 			}
-			j := judge(Target{"p50", 0.05}, tc.ratio, theirs, tc.ours)
-			if j.Met() != tc.met || j.Failed() != tc.failed || j.String() != tc.want {
-				t.Errorf("Met %v Failed %v %q, want %v %v %q", j.Met(), j.Failed(), j.String(), tc.met, tc.failed, tc.want)
+			if tc.want != Undecided && !(v.Lo <= v.Ratio && v.Ratio <= v.Hi) {
+				t.Errorf("ratio %v outside its interval [%v, %v]", v.Ratio, v.Lo, v.Hi)
 			}
 		})
+	}
+	j := Judgement{Target{"p99", 0.05}, defaultJudge.Judge(around(1.10, 10, 0.04), 0.05)}
+	if s := j.String(); !strings.HasPrefix(s, "p99 1.100x [") || !strings.Contains(s, "(target ±5%, 10 rounds, p=0.00195: MISSED, ours slower)") || !j.Failed() {
+		t.Errorf("%q (Failed %v)", s, j.Failed())
 	}
 }
 
@@ -240,13 +251,13 @@ func TestTools(t *testing.T) {
 	for _, tc := range []struct {
 		name, args, result string
 	}{
-		{"write", "-d rxe0 -x 1 -s 64 -n 100 -p 9 -I 0 -F", "RDMAWrite/size=64-4"},
-		{"read", "-d rxe0 -x 1 -s 64 -n 100 -p 9 -F", "RDMARead/size=64-4"},
-		{"send", "-d rxe0 -x 1 -s 64 -n 100 -p 9 -I 0 -F -c RC", "RDMASend/size=64-4"},
-		{"send-ud", "-d rxe0 -x 1 -s 64 -n 100 -p 9 -I 0 -F -c UD", "RDMASend/size=64-4"},
+		{"write", "-d rxe0 -x 1 -s 64 -n 100 -p 9 -I 0 -F -U", "RDMAWrite/size=64-4"},
+		{"read", "-d rxe0 -x 1 -s 64 -n 100 -p 9 -F -U", "RDMARead/size=64-4"},
+		{"send", "-d rxe0 -x 1 -s 64 -n 100 -p 9 -I 0 -F -U -c RC", "RDMASend/size=64-4"},
+		{"send-ud", "-d rxe0 -x 1 -s 64 -n 100 -p 9 -I 0 -F -U -c UD", "RDMASend/size=64-4"},
 		// Atomics: 8 bytes only, no -s; the sub-benchmark parts in any order.
-		{"atomic", "-d rxe0 -x 1 -n 100 -p 9 -F -A FETCH_AND_ADD", "RDMAAtomic/op=fetch_add-4"},
-		{"write-imm", "-d rxe0 -x 1 -s 64 -n 100 -p 9 -I 0 -F --write_with_imm", "RDMAWriteImm/size=64-4"},
+		{"atomic", "-d rxe0 -x 1 -n 100 -p 9 -F -U -A FETCH_AND_ADD", "RDMAAtomic/op=fetch_add-4"},
+		{"write-imm", "-d rxe0 -x 1 -s 64 -n 100 -p 9 -I 0 -F -U --write_with_imm", "RDMAWriteImm/size=64-4"},
 	} {
 		tl, err := parseTools(tc.name)
 		if err != nil || len(tl) != 1 {
@@ -275,6 +286,9 @@ func TestTools(t *testing.T) {
 	}
 	if _, err := ParseBench(strings.NewReader("BenchmarkRDMAAtomic/op=cmp_swap/size=8-4\t100\t5000 ns/op\t4000 p50-ns\n"), "b.txt", atomic[0], 8); err == nil {
 		t.Error("cmp_swap taken for fetch_add")
+	}
+	if got, want := benchPattern(atomic[0]), "^BenchmarkRDMAAtomic$/^op=fetch_add$"; got != want {
+		t.Errorf("benchPattern(atomic) = %q, want %q", got, want)
 	}
 	if all, _ := parseTools("all"); len(all) != 6 {
 		t.Errorf("all: %d tools", len(all))
@@ -309,7 +323,6 @@ func TestRunAllToolsWithFakes(t *testing.T) {
 	for _, s := range []string{
 		"ib_atomic_lat -A FETCH_AND_ADD vs BenchmarkRDMAAtomic/op=fetch_add, size 8 B (both sides ran in 1 of 1 rounds): latency of the whole operation",
 		"ib_send_lat -c UD vs BenchmarkRDMASend (RDMABENCH_TRANSPORT=ud), size 2 B",
-		// fetch_add's figures, not cmp_swap's 5x ones.
 		"verdict atomic size 8: p50 1.040x",
 		"verdict write-imm size 2: p50 1.040x",
 	} {
@@ -368,7 +381,7 @@ func TestLeftOut(t *testing.T) {
 
 func TestPrintGolden(t *testing.T) {
 	h := Header{
-		Device: "rxe0", GIDIndex: 1, Iters: 5000, Rounds: 3, Tools: tools[:1],
+		Device: "rxe0", GIDIndex: 1, Iters: 5000, Rounds: 3, Tools: tools[:1], CPUs: [2]int{2, 3}, PinPerftest: true, Warmup: 0,
 		PerftestSetup: setupOf(map[string]string{
 			"Device": "rxe0", "Link type": "Ethernet", "GID index": "1", "Mtu": "1024[B]",
 			"Max inline data": "220[B]", "Connection type": "RC", "Dual-port": "OFF",
@@ -379,7 +392,7 @@ func TestPrintGolden(t *testing.T) {
 		}, oursSetupKeys),
 	}
 	var buf bytes.Buffer
-	if err := Print(&buf, h, Summarize(testSamples(), tools[:1], []int{2, 4096}, DefaultTargets)); err != nil {
+	if err := Print(&buf, h, Summarize(testSamples(), tools[:1], []int{2, 4096}, DefaultTargets, defaultJudge)); err != nil {
 		t.Fatal(err)
 	}
 	golden := filepath.Join("testdata", "compare.golden")
@@ -418,9 +431,13 @@ func TestParseFlags(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c.device != "rxe0" || c.gidIndex != 1 || c.iters != 5000 || c.rounds != 6 || len(c.tools) != 1 || c.tools[0].name != "write" ||
+	if c.device != "rxe0" || c.gidIndex != 1 || c.iters != 5000 || c.rounds != defaultRounds || !c.pinPerftest || c.warmup != 0 || len(c.tools) != 1 || c.tools[0].name != "write" ||
 		c.timeout != 2*time.Minute || c.outDir != "/rxevm/out" || len(c.sizes) != 2 || c.sizes[0] != 2 || c.sizes[1] != 4096 {
 		t.Errorf("defaults: %+v", c)
+	}
+	if c, err = parseFlags([]string{"-bench", "x", "-cpus", "4, 6", "-warmup", "10", "-pin=false"}, io.Discard); err != nil ||
+		c.cpus != [2]int{4, 6} || c.warmup != 10 || c.pinPerftest || c.perftestCPU(0) != -1 || c.cpusEnv() != "4,6" {
+		t.Errorf("-cpus 4,6 -warmup 10 -pin=false: %+v, %v", c, err)
 	}
 	t.Setenv("RDMABENCH_DEVICE", "mlx5_0")
 	if c, err = parseFlags([]string{"-bench", "x", "-sizes", "64"}, io.Discard); err != nil || c.device != "mlx5_0" || len(c.sizes) != 1 {
@@ -433,6 +450,10 @@ func TestParseFlags(t *testing.T) {
 		{"-bench", "x", "-iters", "1"},
 		{"-bench", "x", "-rounds", "0"},
 		{"-bench", "x", "extra"},
+		{"-bench", "x", "-warmup", "-1"},
+		{"-bench", "x", "-iters", "100", "-warmup", "99"},
+		{"-bench", "x", "-cpus", "2"},
+		{"-bench", "x", "-cpus", "2,x"},
 	} {
 		if _, err := parseFlags(args, io.Discard); err == nil {
 			t.Errorf("parseFlags(%q) succeeded", args)

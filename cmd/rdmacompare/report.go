@@ -20,6 +20,9 @@ type Header struct {
 	PerftestSetup []string
 	OursSetup     []string
 	Notes         []string // tools and sizes left out, and why
+	CPUs          [2]int   // initiator, responder
+	PinPerftest   bool
+	Warmup        int
 }
 
 // perftestSetupKeys are the lines of perftest's parameter block shown in
@@ -40,18 +43,26 @@ func setupOf(m map[string]string, keys []string) []string {
 	return out
 }
 
-// Print writes the comparison: per size, each statistic of perftest next
-// to ours as the median over the rounds with its spread, and the ratio of
-// the medians; then the per-round figures; then one verdict line per size.
+// Print writes the comparison: per size, each statistic of both sides
+// as the median over the rounds with its range, the paired ratio (median
+// of the per-round ratios) with its range, and perftest's printed figure;
+// then each round's p50 and p99 and what the scheduler did; then one
+// verdict line per size.
 func Print(w io.Writer, h Header, sums []SizeSummary) error {
 	p := &printer{w: w}
 	var labels []string
 	for _, t := range h.Tools {
 		labels = append(labels, t.label())
 	}
-	p.f("perftest %s on %s (GID index %d), %d iterations each, %d rounds interleaved\n",
+	p.f("perftest %s on %s (GID index %d), %d iterations each, %d rounds, each side back to back, order alternating\n",
 		strings.Join(labels, "; "), h.Device, h.GIDIndex, h.Iters, h.Rounds)
-	p.f("microseconds; median over the rounds [min..max across rounds]; ratio = ours/perftest of the medians\n")
+	pin := fmt.Sprintf("perftest's client on CPU %d and server on %d", h.CPUs[0], h.CPUs[1])
+	if !h.PinPerftest {
+		pin = "perftest unpinned (-pin=false)"
+	}
+	p.f("CPUs: our initiator on %d and responder on %d, %s; warm-up: first %d samples of each run dropped on both sides\n", h.CPUs[0], h.CPUs[1], pin, h.Warmup)
+	p.f("microseconds; both sides' figures from their raw samples by one definition (latency.Recorder); median over the rounds [min..max];\n")
+	p.f("ratio = ours/perftest per round, its median [min..max]; printed = perftest's own table (drops its 2 largest samples), for reference\n")
 	if len(h.PerftestSetup) > 0 {
 		p.f("perftest setup: %s\n", strings.Join(h.PerftestSetup, ", "))
 	}
@@ -63,45 +74,30 @@ func Print(w io.Writer, h Header, sums []SizeSummary) error {
 	}
 	for _, s := range sums {
 		p.f("\n%s, size %d B (both sides ran in %d of %d rounds): %s\n", s.Tool.label(), s.Size, completeRounds(s.Samples), len(s.Samples), s.Tool.latencyKind())
-		p.f("  %-10s %9s  %-21s  %-6s %9s  %-21s  %s\n",
-			"perftest", "median", "range", "ours", "median", "range", "ours/perftest")
+		p.f("  %-6s %9s  %-21s %9s  %-21s %8s  %-17s  %-9s %9s\n",
+			"", "perftest", "range", "ours", "range", "ratio", "range", "printed", "")
 		for _, r := range s.Rows {
-			p.f("  %-10s %9s  %-21s  %-6s %9s  %-21s  %s\n",
-				r.Metric.label, median(r.Perftest), spreadRange(r.Perftest),
-				r.Metric.name, median(r.Ours), spreadRange(r.Ours),
-				ratio(r.Ratio))
+			p.f("  %-6s %9s  %-21s %9s  %-21s %8s  %-17s  %-9s %9s\n",
+				r.Metric.name, median(r.Perftest), spreadRange(r.Perftest),
+				median(r.Ours), spreadRange(r.Ours),
+				medianRatio(r.Paired), ratioRange(r.Paired), r.Metric.label, median(r.Printed))
 		}
-		p.f("  per round (perftest | ours):\n")
-		p.f("  %5s %-8s", "round", "first")
-		for _, m := range metrics {
-			p.f(" %9s", m.label)
-		}
-		p.f(" |")
-		for _, m := range metrics {
-			p.f(" %9s", m.name)
-		}
-		p.f("\n")
+		p.f("  per round: p50 and p99 of each side, their ratios, scheduler migrations/preemptions/preemptions of pinned threads (perftest's client | our process)\n")
+		p.f("  %5s %-8s %9s %9s | %9s %9s | %7s %7s | %s\n", "round", "first", "pt p50", "pt p99", "ours p50", "ours p99", "p50", "p99", "sched")
 		for _, smp := range s.Samples {
 			first := "ours"
 			if smp.PerftestFirst {
 				first = "perftest"
 			}
-			p.f("  %5d %-8s", smp.Round, first)
-			for _, m := range metrics {
-				p.f(" %9s", figure(smp.Perftest, m.name))
-			}
-			p.f(" |")
-			for _, m := range metrics {
-				p.f(" %9s", figure(smp.Ours, m.name))
-			}
-			p.f("\n")
+			p.f("  %5d %-8s %9s %9s | %9s %9s | %7s %7s | %s | %s\n", smp.Round, first,
+				figure(smp.Perftest, "p50"), figure(smp.Perftest, "p99"), figure(smp.Ours, "p50"), figure(smp.Ours, "p99"),
+				ratio(smp.ratio("p50")), ratio(smp.ratio("p99")), smp.PerftestSched, smp.OursSched)
 			if smp.Err != nil {
 				p.f("        error: %s\n", strings.ReplaceAll(smp.Err.Error(), "\n", "\n        "))
 			}
 		}
 	}
-	p.f("\nt_max is perftest's second-largest sample, max ours the largest; perftest has no warm-up.\n")
-	p.f("a target is MISSED when the ratio is outside it and the U test over the rounds finds the sides differ (p < %g)\n", Alpha)
+	p.f("\nverdicts: abtest's paired sign test on the per-round ratios; met when the 95%% interval of the median ratio lies within the target, MISSED when the sides differ (p < 0.05) and the ratio lies outside it, undecided otherwise\n")
 	for _, s := range sums {
 		var parts []string
 		for _, j := range s.Judgement {
@@ -135,6 +131,20 @@ func spreadRange(s Spread) string {
 		return "-"
 	}
 	return fmt.Sprintf("[%.2f..%.2f]", s.Min, s.Max)
+}
+
+func medianRatio(s Spread) string {
+	if s.N == 0 {
+		return "-"
+	}
+	return fmt.Sprintf("%.3fx", s.Median)
+}
+
+func ratioRange(s Spread) string {
+	if s.N == 0 {
+		return "-"
+	}
+	return fmt.Sprintf("[%.3f..%.3f]", s.Min, s.Max)
 }
 
 func ratio(r float64) string {

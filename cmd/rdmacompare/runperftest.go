@@ -29,7 +29,7 @@ func perftestArgs(c *config, t *tool, size, port int) []string {
 	if t.inline {
 		a = append(a, "-I", strconv.Itoa(c.inline))
 	}
-	a = append(a, "-F")
+	a = append(a, "-F", "-U") // -U: every sample, for the figures computed here
 	return append(a, t.ptArgs...)
 }
 
@@ -38,11 +38,14 @@ type perftestRun struct {
 	args           []string
 	server, client []byte                  // standard output then standard error
 	report         *perftest.LatencyReport // the client's, once parsed
+	sched          SchedStats              // the client's
 }
 
-// runPerftest runs tool t's perftest server, waits until it listens on port,
-// runs the client against it and returns the client's result row. Both
-// processes are killed when c.timeout passes. The server's table (it
+// runPerftest runs tool t's perftest server pinned to our responder's CPU,
+// waits until it listens on port, runs the client pinned to our
+// initiator's CPU against it and returns the client's result row (its
+// report holds the -U samples). Both processes are killed when c.timeout
+// passes. The server's table (it
 // measures too) is kept in the raw output only.
 func runPerftest(ctx context.Context, c *config, t *tool, size, port int) (perftest.LatencyRow, *perftestRun, error) {
 	ctx, cancel := context.WithTimeout(ctx, c.timeout)
@@ -61,7 +64,7 @@ func runPerftest(ctx context.Context, c *config, t *tool, size, port int) (perft
 	srv := exec.CommandContext(ctx, c.perftestPaths[t.perftest], run.args...)
 	srv.Stdout, srv.Stderr = &srvOut, &srvErr
 	srv.WaitDelay = 5 * time.Second
-	if err := srv.Start(); err != nil {
+	if err := startPinned(srv, c.perftestCPU(1)); err != nil {
 		return fail("starting the %s server: %w", writeLat, err)
 	}
 	srvDone := make(chan error, 1)
@@ -87,7 +90,12 @@ func runPerftest(ctx context.Context, c *config, t *tool, size, port int) (perft
 	cli := exec.CommandContext(ctx, c.perftestPaths[t.perftest], append(run.args, c.serverAddr)...)
 	cli.Stdout, cli.Stderr = &cliOut, &cliErr
 	cli.WaitDelay = 5 * time.Second
-	cliRunErr := cli.Run()
+	cliRunErr := startPinned(cli, c.perftestCPU(0))
+	if cliRunErr == nil {
+		stop := watchSched(cli.Process.Pid, schedInterval)
+		cliRunErr = cli.Wait()
+		run.sched = stop()
+	}
 	run.client = append(cliOut.Bytes(), cliErr.Bytes()...)
 	if cliRunErr != nil {
 		stopServer()
@@ -114,6 +122,9 @@ func runPerftest(ctx context.Context, c *config, t *tool, size, port int) (perft
 	row, ok := rep.Row(size)
 	if !ok {
 		return fail("%s client: no result row for %d bytes", writeLat, size)
+	}
+	if len(rep.Samples) == 0 || rep.SampleUnit != "usec" {
+		return fail("%s client: no -U samples in microseconds (%d in %q)", writeLat, len(rep.Samples), rep.SampleUnit)
 	}
 	return row, run, nil
 }

@@ -36,7 +36,7 @@ const segmentFD = 5
 func newSegment(n int) (*segment, error) {
 	s := &segment{}
 	for i := range n {
-		fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_DGRAM|unix.SOCK_CLOEXEC, 0)
+		fds, err := socketpairCloexec(unix.SOCK_DGRAM)
 		if err != nil {
 			s.Close()
 			return nil, fmt.Errorf("segment: socketpair: %w", err)

@@ -11,7 +11,7 @@ import (
 	"runtime"
 	"time"
 
-	"golang.org/x/sys/unix"
+	"github.com/rdmabench/rdmabench/env"
 )
 
 // A Phase is one stretch of the schedule: busy or idle for Len.
@@ -49,9 +49,7 @@ func Run(ctx context.Context, seed uint64, lo, hi time.Duration, cpu int, onPhas
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
 	if cpu >= 0 {
-		var set unix.CPUSet
-		set.Set(cpu)
-		if err := unix.SchedSetaffinity(0, &set); err != nil {
+		if err := env.SetAffinity(0, cpu); err != nil {
 			return 0, 0, fmt.Errorf("pinning the noise to CPU %d: %w", cpu, err)
 		}
 	}

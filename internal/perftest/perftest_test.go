@@ -2,15 +2,19 @@ package perftest
 
 import (
 	"errors"
+	"math"
 	"os"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 )
 
 // The write_lat_* files are perftest 4.5+0.17 (version string 6.06)
 // outputs captured in the soft-RoCE VM: ib_write_lat -d rxe0 -x 1 -s SIZE
-// -n 5000 -F, server and client, standard output only. The malformed_*
+// -n 5000 -F, server and client, standard output only. The *_U_* files are
+// the same with -U and -n 1000, one of each tool (ib_send_lat -c RC and
+// UD, ib_atomic_lat -A FETCH_AND_ADD), run unpinned. The malformed_*
 // and header_only files are the client's output damaged by hand;
 // old_three_stats_all_sizes is older perftest's -a table (t_min, t_max,
 // t_typical only).
@@ -250,5 +254,116 @@ func TestParseOtherTests(t *testing.T) {
 	// perftest 4.5 has no --write_with_imm: usage text, no table.
 	if _, err := parseFile(t, "write_imm_unsupported.txt"); !errors.Is(err, ErrNoTable) {
 		t.Errorf("write_imm_unsupported.txt: err %v, want ErrNoTable", err)
+	}
+}
+
+// perftestRow applies print_report_lat's statistics to -U's samples, as
+// perftest 4.5 does: sort, drop the 2 largest; t_min the smallest, t_max
+// the largest left, t_typical the median, t_avg the mean of those left,
+// 99% and 99.9% the samples at index ceil(n*p).
+func perftestRow(samples []float64) map[Stat]float64 {
+	xs := slices.Clone(samples)
+	slices.Sort(xs)
+	n := len(xs) - 2
+	med := xs[n/2]
+	if n%2 == 0 {
+		med = (xs[n/2] + xs[n/2-1]) / 2
+	}
+	var sum float64
+	for _, x := range xs[:n] {
+		sum += x
+	}
+	return map[Stat]float64{
+		Min: xs[0], Max: xs[n], Typical: med, Avg: sum / float64(n),
+		P99: xs[int(math.Ceil(float64(n)*0.99))], P999: xs[int(math.Ceil(float64(n)*0.999))],
+	}
+}
+
+// TestParseSamples reads -U dumps recorded in the VM (perftest 4.5,
+// 1000 iterations: 999 samples; READ and atomic servers measure nothing)
+// and checks each against perftest's own table: its statistics over the
+// parsed samples reproduce the printed row, to the dump's 6 significant
+// digits and the table's 2 decimals.
+func TestParseSamples(t *testing.T) {
+	for _, tc := range []struct {
+		file        string
+		first, last float64
+	}{
+		{"write_lat_U_2_client.txt", 3422.34, 11.587},
+		{"write_lat_U_2_server.txt", 0, 0},
+		{"write_lat_U_4096_client.txt", 0, 0}, // its t_stdev is -nan
+		{"read_lat_U_2_client.txt", 1550.06, 37.7116},
+		{"send_lat_U_2_client.txt", 0, 0},
+		{"send_lat_U_2_server.txt", 0, 0},
+		{"send_ud_lat_U_2_client.txt", 0, 0},
+		{"atomic_lat_U_client.txt", 0, 0},
+	} {
+		t.Run(tc.file, func(t *testing.T) {
+			rep, err := parseFile(t, tc.file)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(rep.Samples) != 999 || rep.SampleUnit != "usec" {
+				t.Fatalf("%d samples in %q, want 999 in usec", len(rep.Samples), rep.SampleUnit)
+			}
+			if tc.first != 0 && (rep.Samples[0] != tc.first || rep.Samples[998] != tc.last) {
+				t.Errorf("samples %v ... %v, want %v ... %v", rep.Samples[0], rep.Samples[998], tc.first, tc.last)
+			}
+			if len(rep.Rows) != 1 {
+				t.Fatalf("%d rows, want 1", len(rep.Rows))
+			}
+			for s, want := range perftestRow(rep.Samples) {
+				got, ok := rep.Rows[0].Get(s)
+				if !ok || math.Abs(got-want) > 0.005+want*5e-6 {
+					t.Errorf("%s: table %v (present %v), from the samples %v", s, got, ok, want)
+				}
+			}
+		})
+	}
+	rep, err := parseFile(t, "write_lat_client_2.txt") // no -U
+	if err != nil || rep.Samples != nil {
+		t.Errorf("without -U: %v, samples %v", err, rep.Samples)
+	}
+	for _, f := range []string{"read_lat_U_2_server.txt", "atomic_lat_U_server.txt"} {
+		// The READ and atomic servers measure nothing and print no table.
+		if _, err := parseFile(t, f); !errors.Is(err, ErrNoTable) {
+			t.Errorf("%s: %v, want ErrNoTable", f, err)
+		}
+	}
+	rep, err = parseFile(t, "write_lat_U_4096_client.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := rep.Rows[0].Get(StdDev); ok {
+		t.Error("t_stdev -nan read as a value")
+	}
+}
+
+// TestParseSamplesDamaged: a dump cut short, misnumbered or holding
+// nan is an error, never a shorter set of samples.
+func TestParseSamplesDamaged(t *testing.T) {
+	b, err := os.ReadFile("testdata/write_lat_U_2_client.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	good := string(b)
+	for _, tc := range []struct {
+		name, text string
+		want       string // in the error
+		noClock    bool
+	}{
+		{"cut", good[:strings.Index(good, "\n500, ")], "stops after 499 samples", false},
+		{"misnumbered", strings.Replace(good, "\n500, ", "\n501, ", 1), "want 500", false},
+		{"not a time", strings.Replace(good, "\n500, 11.", "\n500, x11.", 1), "not a time", false},
+		{"nan", strings.Replace(good, "\n500, 11.582", "\n500, -nan", 1), "", true},
+	} {
+		_, err := ParseLatency(strings.NewReader(tc.text))
+		if err == nil {
+			t.Errorf("%s: no error", tc.name)
+			continue
+		}
+		if tc.noClock != errors.Is(err, ErrNoClock) || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: %v", tc.name, err)
+		}
 	}
 }
