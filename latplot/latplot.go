@@ -118,12 +118,7 @@ func Tail(title string, series ...Series) (*plot.Plot, error) {
 	if len(series) == 0 {
 		return nil, errors.New("latplot: no series to draw")
 	}
-	p := plot.New()
-	p.Title.Text = title
-	p.X.Label.Text = "percentile"
-	p.Y.Label.Text = "latency"
-	p.X.Scale, p.Y.Scale = plot.LogScale{}, plot.LogScale{}
-	p.Y.Tick.Marker = logTicks125{}
+	p := logLog(title, "percentile", "latency")
 	p.Legend.Top, p.Legend.Left = true, true
 	p.Add(plotter.NewGrid())
 	maxX := 2.0
@@ -226,4 +221,16 @@ func SaveBoth(p *plot.Plot, dir, name string) ([]string, error) {
 		paths = append(paths, path)
 	}
 	return paths, nil
+}
+
+// logLog returns a plot with log scales on both axes and latency ticks of
+// 1, 2, 5 times a power of ten on y.
+func logLog(title, x, y string) *plot.Plot {
+	p := plot.New()
+	p.Title.Text = title
+	p.X.Label.Text = x
+	p.Y.Label.Text = y
+	p.X.Scale, p.Y.Scale = plot.LogScale{}, plot.LogScale{}
+	p.Y.Tick.Marker = logTicks125{}
+	return p
 }

@@ -39,12 +39,7 @@ func BySize(title string, series ...SizeSeries) (*plot.Plot, error) {
 	if len(series) == 0 {
 		return nil, errors.New("latplot: no series to draw")
 	}
-	p := plot.New()
-	p.Title.Text = title
-	p.X.Label.Text = "message size"
-	p.Y.Label.Text = "latency: p50, whisker min to p99"
-	p.X.Scale, p.Y.Scale = plot.LogScale{}, plot.LogScale{}
-	p.Y.Tick.Marker = logTicks125{}
+	p := logLog(title, "message size", "latency: p50, whisker min to p99")
 	p.X.Tick.Marker = sizeTicks{}
 	p.Legend.Top, p.Legend.Left = true, true
 	p.Add(plotter.NewGrid())
