@@ -2,6 +2,7 @@ package rdmacm
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"net/netip"
@@ -301,11 +302,22 @@ func TestForeignClient(t *testing.T) {
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
 	require.NoError(t, cmd.Start())
-	_, err = l.Accept(ctx, server.config())
+	// The foreign request is refused and the wait goes on (a stray cannot
+	// end a real session's accept): end it once rping has given up.
+	actx, cancel := context.WithCancel(ctx)
+	accepted := make(chan error, 1)
+	go func() {
+		_, err := l.Accept(actx, server.config())
+		accepted <- err
+	}()
 	rpingErr := cmd.Wait()
+	cancel()
+	err = <-accepted
 	t.Logf("Accept: %v; rping: %v: %s", err, rpingErr, bytes.TrimSpace(out.Bytes()))
 	require.Error(t, err)
 	assert.ErrorIs(t, err, syscall.EPROTO)
+	assert.ErrorIs(t, err, context.Canceled, "the wait went on until cancelled")
+	assert.ErrorContains(t, err, "refused 1 connection requests meanwhile")
 	assert.Error(t, rpingErr, "rping was refused")
 
 	srv, cli, err := Loopback(timeout(t, connectTimeout), l, client.addr, server.config(), client.config())

@@ -186,7 +186,7 @@ func Loopback(ctx context.Context, l *Listener, src netip.Addr, server, client C
 		switch {
 		case err == nil:
 			err = r.err
-		case r.err != nil && !errors.Is(r.err, context.Canceled):
+		case r.err != nil && (!errors.Is(r.err, context.Canceled) || errors.As(r.err, new(*refusedError))):
 			err = errors.Join(r.err, err) // the server's reason first
 		}
 		return nil, nil, err

@@ -117,7 +117,7 @@ func (l *Listener) Accept(ctx context.Context, cfg Config) (*Conn, error) {
 		ev, err := l.cm.next(ctx, deadline, l.closing.Load, "a connection request on "+l.addr.String())
 		if err != nil {
 			if refused > 0 {
-				err = fmt.Errorf("%w (refused %d connection requests meanwhile; the last: %v)", err, refused, lastRefused)
+				err = &refusedError{wait: err, n: refused, last: lastRefused}
 			}
 			return nil, err
 		}
@@ -214,3 +214,18 @@ func (l *Listener) accept(ctx context.Context, deadline time.Time, ev event, cfg
 	c.cleanup = addCleanup(c, cm)
 	return c, nil, false
 }
+
+// refusedError is an Accept that ended (deadline, close, cancel) after
+// refusing requests: it matches both the wait's end and the last
+// refusal's reason (errors.Is(err, syscall.EPROTO) for a foreign client).
+type refusedError struct {
+	wait error
+	n    int
+	last error
+}
+
+func (e *refusedError) Error() string {
+	return fmt.Sprintf("%v (refused %d connection requests meanwhile; the last: %v)", e.wait, e.n, e.last)
+}
+
+func (e *refusedError) Unwrap() []error { return []error{e.wait, e.last} }
