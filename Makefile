@@ -169,8 +169,8 @@ test-fleet: build $(OUT)
 # $(OUT)/validate-ab/figures.txt (about 35 minutes on a quiet 2-CPU host).
 OLD          ?= main
 NEW          ?= HEAD
-AB_COUNT     ?= 10
-AB_BENCHTIME ?= 5000x
+AB_COUNT     ?= 30
+AB_BENCHTIME ?= 10000x
 AB_FLAGS     ?=
 .PHONY: compare-commits validate-ab
 compare-commits: build $(OUT)

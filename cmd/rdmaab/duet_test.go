@@ -89,7 +89,7 @@ func TestDuetFindsSmallChange(t *testing.T) {
 	t.Setenv("FAKE_NEW_FACTOR", "1.03")
 	t.Setenv("FAKE_BURSTS", "30")
 	out := filepath.Join(dir, "out")
-	code, stdout, stderr := compare(t, "-where", "local", "-count", "4", "-burst", "150", "-gate", "-metrics", "p50-ns,min-ns", "-threshold", "1%", "-out", out, old, new)
+	code, stdout, stderr := compare(t, "-where", "local", "-count", "4", "-burst", "150", "-paired", "t", "-gate", "-metrics", "p50-ns,min-ns", "-threshold", "1%", "-out", out, old, new)
 	if code != exitRegressed {
 		t.Fatalf("status %d, want %d\n%s\n%s", code, exitRegressed, stdout, stderr)
 	}
@@ -115,6 +115,29 @@ func TestDuetFindsSmallChange(t *testing.T) {
 	oldTxt, _ := os.ReadFile(filepath.Join(out, "old.txt"))
 	if n := strings.Count(string(oldTxt), "BenchmarkRDMAWrite/size=2-4"); n != 3 {
 		t.Errorf("old.txt has %d results, want 3:\n%s", n, oldTxt)
+	}
+}
+
+// The default paired test ranks the pairs: with every pair at +3% it
+// decides as soon as the smallest p-value n pairs can give is below the
+// look's level (2/2^9 = 0.0039 < 0.05/8 at -count 10).
+func TestDuetSignedRankFindsSmallChange(t *testing.T) {
+	old, new, dir := fakes(t)
+	t.Setenv("FAKE_NEW_FACTOR", "1.03")
+	t.Setenv("FAKE_BURSTS", "6")
+	out := filepath.Join(dir, "out")
+	code, stdout, stderr := compare(t, "-where", "local", "-count", "10", "-gate", "-metrics", "p50-ns", "-threshold", "1%", "-out", out, old, new)
+	if code != exitRegressed {
+		t.Fatalf("status %d, want %d\n%s\n%s", code, exitRegressed, stdout, stderr)
+	}
+	for _, s := range []string{
+		"FAIL BenchmarkRDMAWrite/size=2 p50-ns: different: +3.00% [+3.00%, +3.00%] (signed-rank test, 9 rounds, p=0.00391)",
+		"stopped after 9 duet pairs of at most 10 (-count)",
+		"transparent huge pages off for both sides",
+	} {
+		if !strings.Contains(stdout, s) {
+			t.Errorf("stdout lacks %q:\n%s", s, stdout)
+		}
 	}
 }
 

@@ -126,7 +126,7 @@ func gateMain(args []string, stdout, stderr io.Writer) int {
 	var g gateFlags
 	g.register(fs)
 	fs.IntVar(&g.pairs, "count", 10, "with a duet's bursts.txt beside old.txt: the -count it ran with (the paired rule's looks)")
-	fs.StringVar(&g.method, "paired", "t", "with a duet's bursts.txt: its paired test, t or sign")
+	fs.StringVar(&g.method, "paired", "rank", "with a duet's bursts.txt: its paired test, rank, sign or t")
 	fs.Usage = func() {
 		fmt.Fprintf(stderr, "usage: rdmaab gate [flags] old.txt new.txt\n\n"+
 			"Exits 1 when a metric got significantly worse by more than the threshold.\n\nFlags:\n")

@@ -32,3 +32,6 @@ func startFixedLayout(cmd *exec.Cmd, fixed bool) error {
 	}
 	return fmt.Errorf("-aslr=false is not supported on %s/%s: leave -aslr at its default", runtime.GOOS, runtime.GOARCH)
 }
+
+// disableTHP does nothing: transparent huge pages are Linux's.
+func disableTHP() error { return nil }

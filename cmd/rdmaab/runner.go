@@ -39,6 +39,7 @@ type runSpec struct {
 	// that its sequential verdict applies.
 	duet   bool
 	aslr   bool
+	thp    bool
 	burst  int
 	method string
 	gate   gateFlags
@@ -57,8 +58,9 @@ func (s *runSpec) register(fs *flag.FlagSet) {
 	fs.Var(&s.env[abtest.New], "new-env", "set `KEY=VALUE` for the new side's runs only; repeatable")
 	fs.BoolVar(&s.duet, "duet", true, "run both sides' processes at once, taking turns of -burst round trips (where both binaries can; otherwise interleaved runs)")
 	fs.BoolVar(&s.aslr, "aslr", true, "let the kernel randomize each process's address layout (false: the same layout for the same binary, as setarch -R)")
+	fs.BoolVar(&s.thp, "thp", false, "let both sides' memory be backed by transparent huge pages (false: PR_SET_THP_DISABLE for every benchmark process; in the soft-RoCE VM, whether a process's memory landed on huge pages gave it a latency offset of its own of up to ±5-8%, which no pairing of turns cancels)")
 	fs.IntVar(&s.burst, "burst", defaultBurst, "round trips per turn in a duet")
-	fs.StringVar(&s.method, "paired", "t", "paired test of a duet's turns: sign (sign test) or t (paired t-test of log ratios)")
+	fs.StringVar(&s.method, "paired", "rank", "paired test over the duet pairs: rank (Wilcoxon signed-rank test of the log ratios), sign (sign test) or t (paired t-test)")
 }
 
 // defaultBurst is the round trips of a duet's turn: 200 round trips of 2 B
@@ -78,7 +80,7 @@ func (s *runSpec) flags() []string {
 			a = append(a, "-"+abtest.Side(side).String()+"-env", kv)
 		}
 	}
-	a = append(a, "-duet="+strconv.FormatBool(s.duet), "-aslr="+strconv.FormatBool(s.aslr), "-burst", strconv.Itoa(s.burst), "-paired", s.method,
+	a = append(a, "-duet="+strconv.FormatBool(s.duet), "-aslr="+strconv.FormatBool(s.aslr), "-thp="+strconv.FormatBool(s.thp), "-burst", strconv.Itoa(s.burst), "-paired", s.method,
 		"-metrics", s.gate.metrics, "-threshold", strconv.FormatFloat(s.gate.threshold*100, 'g', -1, 64)+"%",
 		"-alpha", strconv.FormatFloat(s.gate.alpha, 'g', -1, 64))
 	return a
@@ -160,6 +162,14 @@ func runSides(ctx context.Context, s *runSpec, progress io.Writer) error {
 			duet = false
 			way = fmt.Sprintf("interleaved runs: the %s side's binary %s predates turn-taking (it lacks %s)", abtest.Side(side), s.bins[side], turn.Version)
 		}
+	}
+	if !s.thp {
+		// Set on this process, inherited by every benchmark process it
+		// starts (fork keeps the flag, exec too).
+		if err := disableTHP(); err != nil {
+			return fmt.Errorf("-thp=false: %w (give -thp to run with huge pages)", err)
+		}
+		way += "; transparent huge pages off for both sides"
 	}
 	if err := os.MkdirAll(s.outDir, 0o755); err != nil {
 		return err

@@ -42,10 +42,11 @@ BOOTCOUNT=${BOOTCOUNT:-6}
 BOOT_MODES=${BOOT_MODES:-before after}
 VMFLAGS=${VMFLAGS:-}
 BOOT_TIMEOUT=${BOOT_TIMEOUT:-180s}
-# The duet steps: DUET_PAIRS (at most, per trial), DUET_BENCHTIME, BURST, NOISE, NOISE_SEED, NOISE_CPU,
+# The duet steps: DUET_PAIRS (at most, per trial), DUET_BENCHTIME, DUET_METRICS (gated), BURST, NOISE, NOISE_SEED, NOISE_CPU,
 # THRESHOLD of the gate.
-DUET_PAIRS=${DUET_PAIRS:-20}
-DUET_BENCHTIME=${DUET_BENCHTIME:-5000x}
+DUET_PAIRS=${DUET_PAIRS:-30}
+DUET_BENCHTIME=${DUET_BENCHTIME:-10000x}
+DUET_METRICS=${DUET_METRICS:-p50-ns}
 BURST=${BURST:-200}
 NOISE=${NOISE:-0}
 NOISE_SEED=${NOISE_SEED:-1}
@@ -187,7 +188,7 @@ duet_trials() {
 i=1
 while [ \$i -le $TRIALS ]; do
 	s=\$(cut -d' ' -f1 /proc/uptime)
-	$RDMAAB run -old $old -new $new -out "\$RXEVM_OUT/$name\$i" -bench '^BenchmarkRDMAWrite\$' -benchtime $DUET_BENCHTIME -count $DUET_PAIRS -burst $BURST -metrics p50-ns,min-ns -threshold $THRESHOLD >/dev/null || echo "trial $name\$i failed"
+	$RDMAAB run -old $old -new $new -out "\$RXEVM_OUT/$name\$i" -bench '^BenchmarkRDMAWrite\$' -benchtime $DUET_BENCHTIME -count $DUET_PAIRS -burst $BURST -metrics $DUET_METRICS -threshold $THRESHOLD >/dev/null || echo "trial $name\$i failed"
 	echo "trial $name\$i done, guest seconds \$s-\$(cut -d' ' -f1 /proc/uptime)"
 	i=\$((i + 1))
 done
@@ -214,14 +215,14 @@ duet_judge() {
 	for i in $(seq 1 "$TRIALS"); do
 		t=$D/$name/$name$i
 		[ -s "$t/old.txt" ] || { lines+="  trial $i: no results"$'\n'; continue; }
-		bin/rdmaab gate -count "$DUET_PAIRS" -metrics p50-ns,min-ns -threshold "$THRESHOLD" "$t/old.txt" "$t/new.txt" >"$t/gate.txt"
+		bin/rdmaab gate -count "$DUET_PAIRS" -metrics "$DUET_METRICS" -threshold "$THRESHOLD" "$t/old.txt" "$t/new.txt" >"$t/gate.txt"
 		g=$?
 		case $g in 1) fails=$((fails + 1)) ;; 0) passes=$((passes + 1)) ;; *) undecided=$((undecided + 1)) ;; esac
 		took=$(grep "trial $name$i done" "$D/$name/guest.log" | awk '{split($NF, a, "-"); printf "%.0f s", a[2] - a[1]}')
 		lines+="  trial $i: gate status $g; $(cat "$t/stop.txt"); guest time $took"$'\n'
 		lines+="$(grep -E 'p50-ns: |min-ns: ' "$t/gate.txt" | sed 's/^/    /')"$'\n'
 	done
-	say "  the gate (paired verdict, p50 and min, threshold $THRESHOLD): failed $fails, passed $passes, undecided $undecided of $TRIALS"
+	say "  the gate (paired verdict, $DUET_METRICS, threshold $THRESHOLD): failed $fails, passed $passes, undecided $undecided of $TRIALS"
 	printf "%s" "$lines" | tee -a "$F"
 }
 

@@ -40,6 +40,12 @@ const (
 	// their sizes, so it needs fewer rounds where they are near normal,
 	// and outliers widen it. Its estimate is the geometric mean ratio.
 	TTest
+	// SignedRank is Wilcoxon's signed-rank test on the log ratios, exact:
+	// it uses the order of their sizes, not the sizes, so one wild round
+	// weighs no more than the largest ordinary one. Its estimate is the
+	// Hodges-Lehmann median of the pairwise averages, with its exact
+	// interval.
+	SignedRank
 )
 
 func (m PairedMethod) String() string {
@@ -48,19 +54,23 @@ func (m PairedMethod) String() string {
 		return "sign test"
 	case TTest:
 		return "paired t-test"
+	case SignedRank:
+		return "signed-rank test"
 	}
 	return fmt.Sprintf("PairedMethod(%d)", int(m))
 }
 
-// ParsePairedMethod reads "sign" or "t".
+// ParsePairedMethod reads "sign", "t" or "rank".
 func ParsePairedMethod(s string) (PairedMethod, error) {
 	switch s {
 	case "sign":
 		return SignTest, nil
 	case "t", "ttest":
 		return TTest, nil
+	case "rank", "signed-rank", "wilcoxon":
+		return SignedRank, nil
 	}
-	return 0, fmt.Errorf("paired method %q: want sign (sign test of the per-round ratios) or t (paired t-test of their logs)", s)
+	return 0, fmt.Errorf("paired method %q: want rank (Wilcoxon signed-rank test of the per-round log ratios), sign (sign test) or t (paired t-test of the logs)", s)
 }
 
 // A PairedResult is one paired comparison: the typical new/old ratio, its
@@ -68,7 +78,7 @@ func ParsePairedMethod(s string) (PairedMethod, error) {
 type PairedResult struct {
 	Method     PairedMethod
 	N          int     // rounds with a ratio
-	Ratio      float64 // typical new/old: median (sign test) or geometric mean (t-test)
+	Ratio      float64 // typical new/old: median (sign test), geometric mean (t-test) or Hodges-Lehmann estimate (signed-rank)
 	Lo, Hi     float64 // interval of Ratio at Confidence
 	Confidence float64
 	P          float64 // two-sided; 1 when there is nothing to test
@@ -106,6 +116,9 @@ func ComparePaired(m PairedMethod, logRatios []float64, confidence float64) Pair
 		s := stats.Sample{Xs: d, Sorted: true}
 		med, lo, hi := stats.QuantileCI(len(d), 0.5, confidence).SampleCI(s)
 		res.Ratio, res.Lo, res.Hi = math.Exp(med), math.Exp(lo), math.Exp(hi)
+	case SignedRank:
+		p, est, lo, hi := signedRank(d, confidence)
+		res.P, res.Ratio, res.Lo, res.Hi = p, math.Exp(est), math.Exp(lo), math.Exp(hi)
 	case TTest:
 		mean := stats.Mean(d)
 		res.Ratio = math.Exp(mean)

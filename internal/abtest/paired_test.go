@@ -123,12 +123,12 @@ func TestLookAlphaSplitsAcrossLooks(t *testing.T) {
 }
 
 func TestParsePairedMethod(t *testing.T) {
-	for s, want := range map[string]PairedMethod{"sign": SignTest, "t": TTest} {
+	for s, want := range map[string]PairedMethod{"sign": SignTest, "t": TTest, "rank": SignedRank, "wilcoxon": SignedRank} {
 		if m, err := ParsePairedMethod(s); err != nil || m != want {
 			t.Errorf("%q: %v %v", s, m, err)
 		}
 	}
-	if _, err := ParsePairedMethod("wilcoxon"); err == nil {
-		t.Error("wilcoxon accepted")
+	if _, err := ParsePairedMethod("student"); err == nil {
+		t.Error("student accepted")
 	}
 }
