@@ -42,8 +42,9 @@ type pairedJudge interface {
 }
 
 // abtestJudge is rdmaab's paired judge (internal/abtest) applied once to
-// all the rounds: the sign test on the per-round log ratios, with its
-// distribution-free interval of the median ratio at 1-Alpha. Met when that
+// all the rounds: its default paired test, Wilcoxon's signed-rank test on
+// the per-round log ratios, with the exact interval of the Hodges-Lehmann
+// ratio at 1-Alpha. Met when that
 // interval lies within the target (abtest's "same": 1/(1+t) to 1+t),
 // MISSED when the test finds the sides differ and the ratio lies outside
 // it, undecided otherwise (more rounds, or a host quiet enough for them to
@@ -82,6 +83,6 @@ func (j abtestJudge) Judge(ratios []float64, tolerance float64) Verdict {
 }
 
 // defaultJudge is the judge run uses: one look (the rounds are fixed in
-// advance), alpha 0.05, the sign test, and at least 6 rounds, the fewest
-// with which it can find a difference (p = 2/2^6).
-var defaultJudge pairedJudge = abtestJudge{abtest.SequentialRule{Method: abtest.SignTest, Alpha: 0.05, MaxLooks: 1, MinRounds: 6}}
+// advance), alpha 0.05, the signed-rank test, and at least 6 rounds, the
+// fewest with which it can find a difference (p = 2/2^6).
+var defaultJudge pairedJudge = abtestJudge{abtest.SequentialRule{Method: abtest.SignedRank, Alpha: 0.05, MaxLooks: 1, MinRounds: 6}}

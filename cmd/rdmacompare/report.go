@@ -97,7 +97,7 @@ func Print(w io.Writer, h Header, sums []SizeSummary) error {
 			}
 		}
 	}
-	p.f("\nverdicts: abtest's paired sign test on the per-round ratios; met when the 95%% interval of the median ratio lies within the target, MISSED when the sides differ (p < 0.05) and the ratio lies outside it, undecided otherwise\n")
+	p.f("\nverdicts: abtest's paired signed-rank test on the per-round ratios (rdmaab's); met when the 95%% interval of the typical (Hodges-Lehmann) ratio lies within the target, MISSED when the sides differ (p < 0.05) and the ratio lies outside it, undecided otherwise\n")
 	for _, s := range sums {
 		var parts []string
 		for _, j := range s.Judgement {
