@@ -29,7 +29,10 @@ type compareOpts struct {
 	where   string
 	rxevm   string
 	vmFlags string
-	sides   [2]string
+	// sideVMFlags are rxevm flags of one side's boots only: when they
+	// differ, the sides run in boots of their own (boots.go).
+	sideVMFlags [2]string
+	sides       [2]string
 }
 
 func parseCompare(args []string, stderr io.Writer) (*compareOpts, error) {
@@ -44,6 +47,9 @@ func parseCompare(args []string, stderr io.Writer) (*compareOpts, error) {
 	fs.StringVar(&o.where, "where", "auto", "`where` to run: local (this machine's RDMA device), vm (one boot of rxevm) or auto")
 	fs.StringVar(&o.rxevm, "rxevm", "", "rxevm `binary` (default: rxevm beside rdmaab, ./bin/rxevm, or on PATH)")
 	fs.StringVar(&o.vmFlags, "vmflags", "", "extra rxevm `flags`, space-separated (e.g. \"-smp 2\")")
+	fs.StringVar(&o.sideVMFlags[0], "old-vmflags", "", "rxevm `flags` of the old side only, e.g. \"-kernel old/bzImage -modules old/lib/modules/6.1.0\": when the sides' differ, each side runs in boots of its own, alternated, and the boot is the unit of the verdict")
+	fs.StringVar(&o.sideVMFlags[1], "new-vmflags", "", "rxevm `flags` of the new side only (see -old-vmflags)")
+	fs.IntVar(&o.spec.bootRuns, "boot-runs", 3, "with -old-vmflags/-new-vmflags: repetitions (-test.count) in each boot")
 	fs.Usage = func() {
 		fmt.Fprintf(stderr, "usage: rdmaab [flags] OLD NEW [-- test binary flags]\n"+
 			"       rdmaab gate [flags] old.txt new.txt\n\n"+
@@ -76,6 +82,15 @@ func parseCompare(args []string, stderr io.Writer) (*compareOpts, error) {
 	}
 	if err := o.spec.check(); err != nil {
 		return nil, err
+	}
+	if o.bootsMode() {
+		if o.where == "local" {
+			return nil, fmt.Errorf("-old-vmflags/-new-vmflags compare two VM setups: drop -where local (or the two flags)")
+		}
+		o.where = "vm"
+		if o.spec.bootRuns < 1 {
+			return nil, fmt.Errorf("-boot-runs %d: want at least 1 (3 gives each boot a median)", o.spec.bootRuns)
+		}
 	}
 	if _, err := o.gate.rule(); err != nil {
 		return nil, err
@@ -130,10 +145,14 @@ func compareMain(ctx context.Context, args []string, stdout, stderr io.Writer) i
 	os.WriteFile(filepath.Join(o.spec.outDir, "sides.txt"), []byte(sides), 0o644)
 
 	start := time.Now()
-	if where == "local" {
+	switch {
+	case o.bootsMode():
+		fmt.Fprintf(stderr, "rdmaab: running up to %d pairs of boots of %s\n", o.spec.pairs, rxevm)
+		err = runBoots(ctx, o, rxevm, stderr)
+	case where == "local":
 		fmt.Fprintf(stderr, "rdmaab: running up to %d pairs on this machine\n", o.spec.pairs)
 		err = runSides(ctx, &o.spec, stderr)
-	} else {
+	default:
 		fmt.Fprintf(stderr, "rdmaab: running up to %d pairs in one boot of %s\n", o.spec.pairs, rxevm)
 		err = runInVM(ctx, o, rxevm, stderr)
 	}
@@ -151,7 +170,7 @@ func prepareOut(dir string) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
-	for _, n := range []string{"old.txt", "new.txt", "old.log", "new.log", "order.txt", "stop.txt", "sides.txt", burstsFile, "way.txt"} {
+	for _, n := range []string{"old.txt", "new.txt", "old.log", "new.log", "order.txt", "stop.txt", "sides.txt", burstsFile, bootsFile, "way.txt"} {
 		if err := os.Remove(filepath.Join(dir, n)); err != nil && !errors.Is(err, os.ErrNotExist) {
 			return err
 		}

@@ -44,7 +44,9 @@ func report(ctx context.Context, stdout, stderr io.Writer, dir string, rule gate
 	}
 	fmt.Fprintln(stdout)
 	var code int
-	if bs, err := readBurstsFile(filepath.Join(dir, burstsFile)); err == nil && len(bs) > 0 {
+	if recs, err := readBootsFile(filepath.Join(dir, bootsFile)); err == nil && len(recs) > 0 {
+		code = bootsVerdict(stdout, recs, rule, seq)
+	} else if bs, err := readBurstsFile(filepath.Join(dir, burstsFile)); err == nil && len(bs) > 0 {
 		code = duetVerdict(stdout, stderr, bs, old, new, rule, seq)
 	} else {
 		code = printVerdict(stdout, stderr, rule.Judge(old, new))

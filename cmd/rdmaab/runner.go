@@ -37,12 +37,15 @@ type runSpec struct {
 	// The duet (duet.go): whether to run one where both binaries can,
 	// the round trips of a turn, the paired test, and the gate's rule
 	// that its sequential verdict applies.
-	duet   bool
-	aslr   bool
-	thp    bool
-	burst  int
-	method string
-	gate   gateFlags
+	duet bool
+	aslr bool
+	thp  bool
+	// bootRuns is the repetitions of each boot of a comparison of boots
+	// (compare.go's -boot-runs).
+	bootRuns int
+	burst    int
+	method   string
+	gate     gateFlags
 }
 
 // register defines the flags of spec shared by the compare command and the
