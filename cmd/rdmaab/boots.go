@@ -33,8 +33,9 @@ import (
 //	<pair> <side> <unit> <value> <name>
 const bootsFile = "boots.txt"
 
-// bootsMode reports whether the two sides differ in their VM setup.
-func (o *compareOpts) bootsMode() bool { return o.sideVMFlags[0] != o.sideVMFlags[1] }
+// bootsMode reports whether the sides run in boots of their own: their
+// VM setups differ, or -boots asks.
+func (o *compareOpts) bootsMode() bool { return o.boots || o.sideVMFlags[0] != o.sideVMFlags[1] }
 
 // bootUnits are the units a boot's value is kept for.
 var bootUnits = []string{"p50-ns", "min-ns"}

@@ -32,6 +32,7 @@ type compareOpts struct {
 	// sideVMFlags are rxevm flags of one side's boots only: when they
 	// differ, the sides run in boots of their own (boots.go).
 	sideVMFlags [2]string
+	boots       bool // boots of their own even with the same flags (an A/A of the method)
 	sides       [2]string
 }
 
@@ -49,6 +50,7 @@ func parseCompare(args []string, stderr io.Writer) (*compareOpts, error) {
 	fs.StringVar(&o.vmFlags, "vmflags", "", "extra rxevm `flags`, space-separated (e.g. \"-smp 2\")")
 	fs.StringVar(&o.sideVMFlags[0], "old-vmflags", "", "rxevm `flags` of the old side only, e.g. \"-kernel old/bzImage -modules old/lib/modules/6.1.0\": when the sides' differ, each side runs in boots of its own, alternated, and the boot is the unit of the verdict")
 	fs.StringVar(&o.sideVMFlags[1], "new-vmflags", "", "rxevm `flags` of the new side only (see -old-vmflags)")
+	fs.BoolVar(&o.boots, "boots", false, "run each side in boots of its own, as -old-vmflags/-new-vmflags do, even with the same flags (to measure what a comparison of boots resolves)")
 	fs.IntVar(&o.spec.bootRuns, "boot-runs", 3, "with -old-vmflags/-new-vmflags: repetitions (-test.count) in each boot")
 	fs.Usage = func() {
 		fmt.Fprintf(stderr, "usage: rdmaab [flags] OLD NEW [-- test binary flags]\n"+
@@ -85,7 +87,7 @@ func parseCompare(args []string, stderr io.Writer) (*compareOpts, error) {
 	}
 	if o.bootsMode() {
 		if o.where == "local" {
-			return nil, fmt.Errorf("-old-vmflags/-new-vmflags compare two VM setups: drop -where local (or the two flags)")
+			return nil, fmt.Errorf("-boots, -old-vmflags and -new-vmflags compare boots of the VM: drop -where local (or those flags)")
 		}
 		o.where = "vm"
 		if o.spec.bootRuns < 1 {
