@@ -6,8 +6,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"regexp"
 	"slices"
 	"strconv"
@@ -131,7 +133,8 @@ func runBench(ctx context.Context, c *config, t *tool, size int, samplesDir stri
 	ctx, cancel := context.WithTimeout(ctx, c.timeout+10*time.Second)
 	defer cancel()
 	run := &oursRun{}
-	if err := os.MkdirAll(samplesDir, 0o755); err != nil {
+	samplesDir, err := freshDir(samplesDir)
+	if err != nil {
 		return run, err
 	}
 	cmd := exec.CommandContext(ctx, c.bench, benchArgs(t, c.iters, c.timeout)...)
@@ -148,7 +151,6 @@ func runBench(ctx context.Context, c *config, t *tool, size int, samplesDir stri
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	cmd.WaitDelay = 5 * time.Second
-	var err error
 	if err = cmd.Start(); err == nil {
 		stop := watchSched(cmd.Process.Pid, schedInterval)
 		err = cmd.Wait()
@@ -196,4 +198,18 @@ func tailOf(out []byte) string {
 // errNoPerftest says where perftest's tools are.
 func errNoPerftest(prog string) error {
 	return fmt.Errorf("perftest's %s is not on PATH: it exists inside the soft-RoCE VM (make compare runs rdmacompare there through bin/rxevm) or after apt-get install perftest", prog)
+}
+
+// freshDir makes an empty directory named after name: name itself when it
+// is not there, else name-N beside it. A directory left by an earlier,
+// interrupted comparison in the same -out must not lend this run its
+// sample files, and is not ours to delete.
+func freshDir(name string) (string, error) {
+	if err := os.MkdirAll(filepath.Dir(name), 0o755); err != nil {
+		return "", err
+	}
+	if err := os.Mkdir(name, 0o755); err == nil || !errors.Is(err, fs.ErrExist) {
+		return name, err
+	}
+	return os.MkdirTemp(filepath.Dir(name), filepath.Base(name)+"-")
 }

@@ -118,3 +118,28 @@ func TestWatchSched(t *testing.T) {
 		t.Errorf("%q", got)
 	}
 }
+
+func TestFreshDirLeavesOldRunsAlone(t *testing.T) {
+	parent := t.TempDir()
+	name := filepath.Join(parent, "round1-size2-ours-samples")
+	got, err := freshDir(name)
+	if err != nil || got != name {
+		t.Fatalf("first: %q %v, want %q", got, err, name)
+	}
+	// An interrupted run left a samples file there: the next run gets a
+	// directory of its own, and the old file stays.
+	old := filepath.Join(name, "BenchmarkRDMAWrite_size-2.1.txt")
+	if err := os.WriteFile(old, []byte("1000.0\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	again, err := freshDir(name)
+	if err != nil || again == name || !strings.HasPrefix(again, name+"-") {
+		t.Fatalf("second: %q %v", again, err)
+	}
+	if ents, _ := os.ReadDir(again); len(ents) != 0 {
+		t.Errorf("%s is not empty: %v", again, ents)
+	}
+	if _, err := os.Stat(old); err != nil {
+		t.Errorf("the old run's file: %v", err)
+	}
+}
