@@ -1,6 +1,6 @@
 //go:build ignore
 
-// lanes.go: where the soft-RoCE VM's per-process latency offset lives. One
+// lanes.go: where the soft-RoCE VM's per-process latency offset lives.
 // process builds several loopback pairs ("lanes", each its own queue
 // pairs, completion queues and registered buffers) and measures them in
 // turn, bursts of round trips in a shuffled order, so that every lane sees
@@ -18,6 +18,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"os"
+	"runtime"
 	"slices"
 
 	"github.com/rdmabench/rdmabench/rdmalat"
@@ -29,9 +30,14 @@ func main() {
 	rounds := flag.Int("rounds", 20, "bursts per lane")
 	burst := flag.Int("burst", 200, "round trips per burst")
 	size := flag.Int("size", 2, "message size")
+	threads := flag.Bool("threads", false, "one pair, and each lane an OS thread of its own that runs that lane's bursts (initiator side)")
 	flag.Parse()
 	var ps []*rdmalat.Pair
-	for range *lanes {
+	nPairs := *lanes
+	if *threads {
+		nPairs = 1
+	}
+	for range nPairs {
 		p, err := rdmalat.NewLoopback(rdmalat.LoopbackConfig{
 			Endpoint: rdmalat.EndpointConfig{Device: *dev, GIDIndex: rdmalat.GIDBest, Inline: rdmalat.InlinePerftest, MaxSize: 4096},
 			CPUs:     [2]int{2, 3},
@@ -48,28 +54,60 @@ func main() {
 	for i := range order {
 		order[i] = i
 	}
+	// With -threads, lane l's bursts run on thread l: a goroutine locked
+	// to its OS thread for good, so that no other goroutine runs there.
+	work := make([]chan func(), *lanes)
+	if *threads {
+		for l := range work {
+			work[l] = make(chan func())
+			go func() {
+				runtime.LockOSThread() // never unlocked: the thread is this lane's
+				for f := range work[l] {
+					f()
+				}
+			}()
+		}
+	}
+	on := func(l int, f func()) {
+		if !*threads {
+			f()
+			return
+		}
+		done := make(chan struct{})
+		work[l] <- func() { f(); close(done) }
+		<-done
+	}
 	for r := 0; r < *rounds; r++ {
 		rand.Shuffle(len(order), func(i, j int) { order[i], order[j] = order[j], order[i] })
 		for _, l := range order {
-			run, err := ps[l].Start(*size, 200)
-			if err != nil {
-				fmt.Fprintln(os.Stderr, err)
-				os.Exit(1)
-			}
-			s := make([]float64, *burst)
-			for i := range s {
-				v, err := run.Next()
-				if err != nil {
-					fmt.Fprintln(os.Stderr, err)
-					os.Exit(1)
-				}
-				s[i] = float64(v)
-			}
-			run.Close()
-			slices.Sort(s)
-			med[l] = append(med[l], s[len(s)/2])
+			on(l, func() { med[l] = append(med[l], burstOn(ps[min(l, len(ps)-1)], *size, *burst)) })
 		}
 	}
+	report(med)
+}
+
+// burstOn runs one burst on p and returns its median round trip.
+func burstOn(p *rdmalat.Pair, size, burst int) float64 {
+	run, err := p.Start(size, 200)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	s := make([]float64, burst)
+	for i := range s {
+		v, err := run.Next()
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+		s[i] = float64(v)
+	}
+	run.Close()
+	slices.Sort(s)
+	return s[len(s)/2]
+}
+
+func report(med [][]float64) {
 	// Each round centred on its mean over the lanes (the host's level that
 	// round cancels); a lane's offset is the mean of its centred values,
 	// with its standard error from the spread over rounds. chi2 adds the
@@ -89,10 +127,13 @@ func main() {
 		}
 		m, sd := meanSD(d)
 		se := sd / math.Sqrt(float64(R))
+		sorted := slices.Clone(d)
+		slices.Sort(sorted)
+		md := sorted[len(sorted)/2]
 		chi2 += (m / se) * (m / se)
 		all := slices.Clone(med[l])
 		slices.Sort(all)
-		fmt.Printf("lane %d  median %6.0f ns  offset %+5.2f%% ± %.2f%%\n", l, all[len(all)/2], 100*m, 100*se)
+		fmt.Printf("lane %d  median %6.0f ns  offset: mean %+5.2f%% ± %.2f%%, median %+5.2f%%\n", l, all[len(all)/2], 100*m, 100*se, 100*md)
 	}
 	fmt.Printf("chi2 %.1f on %d df (lanes differ beyond noise when far above)\n", chi2, len(med)-1)
 }
