@@ -10,6 +10,13 @@ import (
 	"github.com/rdmabench/rdmabench/internal/spec"
 )
 
+// Op and Transport are what a test measures: the operation and the queue
+// pair's transport (the same types as rdmalat.Op and rdmalat.Transport).
+type (
+	Op        = spec.Op
+	Transport = spec.Transport
+)
+
 // Defaults.
 const (
 	DefaultWarmup  = 1000
@@ -62,7 +69,7 @@ type Config struct {
 	Sizes      []int // nil: DefaultSizes
 	SizesAll   bool  // RDMABENCH_SIZES=all: sizes an operation cannot take are left out
 	Inline     int   // InlinePerftest, InlineDevice, 0 (never) or bytes
-	Transport  spec.Transport
+	Transport  Transport
 	Events     bool
 	CM         bool          // connect through rdma_cm
 	MTU        int           // 0: the port's active MTU

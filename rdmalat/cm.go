@@ -84,7 +84,7 @@ func (e *Endpoint) AcceptCM(ctx context.Context, l *CMListener, cookie uint64) (
 
 // DialCM connects e's queue pair through rdma_cm to the listener at addr
 // (a peer's CMListener), from the IP address of e's device, within ctx's
-// deadline, sending cookie (the peer's oob.Endpoint.CMCookie); it returns
+// deadline, sending cookie (the one the peer named with its listener); it returns
 // what the peer told of itself.
 func (e *Endpoint) DialCM(ctx context.Context, addr netip.AddrPort, cookie uint64) (PeerInfo, error) {
 	if err := e.checkCMConnect(); err != nil {

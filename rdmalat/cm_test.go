@@ -12,9 +12,9 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/rdmabench/rdmabench/internal/oob"
+	"github.com/rdmabench/rdmabench/internal/peer"
 	"github.com/rdmabench/rdmabench/internal/rdmacm"
 	"github.com/rdmabench/rdmabench/internal/spec"
-	"github.com/rdmabench/rdmabench/peer"
 	"github.com/rdmabench/rdmabench/rdmalat"
 	"github.com/rdmabench/rdmabench/testenv"
 )
@@ -173,7 +173,7 @@ func TestCMTwoNode(t *testing.T) {
 		defer local.Close()
 		_, err = local.DialCM(t.Context(), addr, pe.CMCookie)
 		require.NoError(t, err, "the real client is accepted after the stray")
-		require.NoError(t, conn.SendEndpoint(local.Wire()))
+		require.NoError(t, conn.SendEndpoint(rdmalat.WireOf(local)))
 		require.NoError(t, conn.RecvBarrier(0))
 		require.NoError(t, conn.Close())
 		require.NoError(t, local.Close())

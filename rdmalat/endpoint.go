@@ -22,17 +22,17 @@ type Transport = spec.Transport
 // The operations and transports, for other modules (internal/spec is not
 // importable outside this one).
 const (
-	OpWrite       = spec.Write
-	OpWriteImm    = spec.WriteImm
-	OpRead        = spec.Read
-	OpSend        = spec.Send
-	OpSendImm     = spec.SendImm
-	OpFetchAdd    = spec.FetchAdd
-	OpCompareSwap = spec.CompareSwap
+	OpWrite       Op = spec.Write
+	OpWriteImm    Op = spec.WriteImm
+	OpRead        Op = spec.Read
+	OpSend        Op = spec.Send
+	OpSendImm     Op = spec.SendImm
+	OpFetchAdd    Op = spec.FetchAdd
+	OpCompareSwap Op = spec.CompareSwap
 
-	RC = spec.RC
-	UC = spec.UC
-	UD = spec.UD
+	RC Transport = spec.RC
+	UC Transport = spec.UC
+	UD Transport = spec.UD
 )
 
 // EndpointConfig says how to build an Endpoint. Zero fields take
@@ -42,8 +42,8 @@ type EndpointConfig struct {
 	Device    string         // required
 	Port      int            // 0: first active port
 	GIDIndex  int            // GIDBest: perftest's choice; ignored on InfiniBand
-	Op        spec.Op        // 0: write. Decides the remote access granted on the buffer
-	Transport spec.Transport // 0: RC
+	Op        Op        // 0: write. Decides the remote access granted on the buffer
+	Transport Transport // 0: RC
 	// Events waits for completions on completion channels (perftest -e)
 	// instead of busy-polling; every operation but write.
 	Events bool
@@ -77,7 +77,7 @@ const (
 // a transport, on devices it recognises (its latency tests on a device it
 // does not, such as rxe, disable inline): 220 bytes for WRITE, 236 for
 // SEND over RC and UC, 188 over UD, none for READ and atomics.
-func PerftestInline(op spec.Op, t spec.Transport) int {
+func PerftestInline(op Op, t Transport) int {
 	switch {
 	case !op.Inline():
 		return 0
@@ -167,7 +167,7 @@ var qpTypes = map[spec.Transport]verbs.QPType{spec.RC: verbs.RC, spec.UC: verbs.
 // PeerInfo is what one endpoint must know of the other to connect to it and
 // write into its buffer: what perftest exchanges as
 // "LID:out_reads:QPN:PSN:rkey:vaddr:SRQN:GID". UD needs no more: the QPN
-// and GID address its sends, and the Q_Key is fixed (loops.UDQKey).
+// and GID address its sends, and the Q_Key is fixed (perftest's, 0x11111111).
 type PeerInfo struct {
 	LID  uint16
 	QPN  uint32
@@ -357,10 +357,10 @@ func (e *Endpoint) Connect(remote PeerInfo) error {
 }
 
 // Op, Transport and Events return what the endpoint measures.
-func (e *Endpoint) Op() spec.Op { return e.cfg.Op }
+func (e *Endpoint) Op() Op { return e.cfg.Op }
 
 // Transport returns the queue pair's transport.
-func (e *Endpoint) Transport() spec.Transport { return e.cfg.Transport }
+func (e *Endpoint) Transport() Transport { return e.cfg.Transport }
 
 // Events reports whether completions are waited for on channels.
 func (e *Endpoint) Events() bool { return e.cfg.Events }

@@ -9,7 +9,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/rdmabench/rdmabench/peer"
+	"github.com/rdmabench/rdmabench/internal/peer"
 )
 
 // TestIdleFlag: -idle 0 means no limit, as its help says; the config's

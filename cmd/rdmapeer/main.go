@@ -50,7 +50,7 @@ import (
 
 	"github.com/rdmabench/rdmabench/env"
 	"github.com/rdmabench/rdmabench/internal/oob"
-	"github.com/rdmabench/rdmabench/peer"
+	"github.com/rdmabench/rdmabench/internal/peer"
 	"github.com/rdmabench/rdmabench/rdmalat"
 	"github.com/rdmabench/rdmabench/verbs"
 )
