@@ -613,14 +613,3 @@ func mmapAnon(size int) ([]byte, error) {
 func munmap(b []byte) error { return unix.Munmap(b) }
 
 func setNonblock(fd int) error { return unix.SetNonblock(fd, true) }
-
-// pollIn waits up to timeoutMs (-1: for ever) for fd to be readable. An
-// interrupted wait returns nil: the caller looks again.
-func pollIn(fd int, timeoutMs int) error {
-	fds := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}
-	_, err := unix.Poll(fds, timeoutMs)
-	if err == unix.EINTR {
-		return nil
-	}
-	return err
-}
