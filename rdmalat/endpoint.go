@@ -36,12 +36,15 @@ const (
 )
 
 // EndpointConfig says how to build an Endpoint. Zero fields take
-// defaults, except GIDIndex and Inline, whose zero is a value (GID 0, no
-// inline): GIDBest and InlinePerftest are their defaults.
+// defaults, except Inline, a size in bytes whose zero is never inline:
+// InlinePerftest is perftest's default.
 type EndpointConfig struct {
-	Device    string         // required
-	Port      int            // 0: first active port
-	GIDIndex  int            // GIDBest: perftest's choice; ignored on InfiniBand
+	Device string // required
+	Port   int    // 0: first active port
+	// GIDIndex is the local GID's table index; 0 (or GIDBest) is the best
+	// GID, as perftest chooses it, and GIDIndex0 the entry at index 0. An
+	// explicit index on InfiniBand adds a GRH, as perftest -x does.
+	GIDIndex  int
 	Op        Op        // 0: write. Decides the remote access granted on the buffer
 	Transport Transport // 0: RC
 	// Events waits for completions on completion channels (perftest -e)
@@ -59,13 +62,20 @@ type EndpointConfig struct {
 	MTU    int // bytes; 0: the port's active MTU
 }
 
-// GIDBest as EndpointConfig.GIDIndex picks the best GID, as perftest
-// does: RoCE v2 over IPv4 first.
-const GIDBest = env.GIDBest
-
-// NoCPU as a CPU (RunConfig.CPU, LoopbackConfig.CPUs, ...) leaves that
-// thread unpinned: CPU 0 is a CPU.
-const NoCPU = env.NoCPU
+// Values of GID index and CPU fields besides a number: their zero is the
+// default, so index 0 and CPU 0 are named.
+const (
+	// GIDBest as EndpointConfig.GIDIndex picks the best GID, as perftest
+	// does (RoCE v2 over IPv4 first): what 0 means too.
+	GIDBest = env.GIDBest
+	// GIDIndex0 as EndpointConfig.GIDIndex is the entry at index 0.
+	GIDIndex0 = env.GIDIndex0
+	// NoCPU as a CPU field (RemoteConfig.CPU, ResponderConfig.CPU, an
+	// entry of LoopbackConfig.CPUs) leaves that thread unpinned.
+	NoCPU = env.NoCPU
+	// CPU0 as a CPU field pins the thread to CPU 0.
+	CPU0 = env.CPU0
+)
 
 // Inline settings of EndpointConfig.Inline besides a size in bytes.
 const (
@@ -232,7 +242,7 @@ func NewEndpoint(cfg EndpointConfig) (_ *Endpoint, err error) {
 	if e.port, e.portAttr, err = pickPort(e.ctx, e.devAttr, cfg.Port); err != nil {
 		return nil, err
 	}
-	if e.gid, err = pickGID(e.ctx, e.port, e.portAttr, cfg.GIDIndex); err != nil {
+	if e.gid, err = pickGID(e.ctx, e.port, e.portAttr, env.GIDIndexOf(cfg.GIDIndex)); err != nil {
 		return nil, err
 	}
 	if e.mtu, err = pickMTU(e.portAttr, cfg.MTU); err != nil {
@@ -327,7 +337,7 @@ func (e *Endpoint) Connect(remote PeerInfo) error {
 	if rm, err := verbs.ParseMTU(remote.MTU); err == nil && rm < mtu {
 		mtu = rm
 	}
-	grh := useGRH(e.portAttr.LinkLayer, e.cfg.GIDIndex >= 0)
+	grh := useGRH(e.portAttr.LinkLayer, env.GIDIndexOf(e.cfg.GIDIndex) >= 0)
 	dgid := remote.GID
 	if !grh {
 		dgid = [16]byte{} // verbs adds a GRH for any non-zero DGID

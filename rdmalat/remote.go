@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/rdmabench/rdmabench/env"
 	"github.com/rdmabench/rdmabench/internal/oob"
 	"github.com/rdmabench/rdmabench/internal/spec"
 )
@@ -20,8 +21,8 @@ type RemoteConfig struct {
 	// GIDIndex are this node's only: the peer uses its own (rdmapeer
 	// -device, -port, -gid-index).
 	Endpoint EndpointConfig
-	// CPU pins the initiator's thread; -1: not pinned. The peer pins its
-	// answering thread itself (rdmapeer -cpu).
+	// CPU pins the initiator's thread; 0 or NoCPU: not pinned; CPU0: CPU
+	// 0. The peer pins its answering thread itself (rdmapeer -cpu).
 	CPU int
 	// Timeout bounds each step of the exchange with the peer and, on both
 	// sides, every wait of the RDMA loop (sent as Params.IdleTimeout).
@@ -114,7 +115,7 @@ func dialPeerOnce(ctx context.Context, addr string, cfg RemoteConfig) (_ *Pair, 
 		return nil, err
 	}
 	resp := &remoteResponder{conn: conn, addr: addr}
-	p := &Pair{Mode: "two-node", CPUs: [2]int{cfg.CPU, -1}, PeerCPU: -1, Timeout: cfg.Timeout, Responder: resp}
+	p := &Pair{Mode: "two-node", CPUs: [2]int{env.CPUOf(cfg.CPU, NoCPU), NoCPU}, PeerCPU: -1, Timeout: cfg.Timeout, Responder: resp}
 	defer func() {
 		if err != nil {
 			p.Close()

@@ -38,14 +38,14 @@ func NewPair(c env.Config, op rdmalat.Op, maxSize int) (*rdmalat.Pair, error) {
 	if c.Peer != "" {
 		ctx, cancel := context.WithTimeout(context.Background(), 2*c.Timeout+5*time.Second)
 		defer cancel()
-		p, err := rdmalat.DialPeer(ctx, c.Peer, rdmalat.RemoteConfig{Endpoint: ecfg, CPU: cpus[0], Timeout: c.Timeout, Token: c.PeerToken})
+		p, err := rdmalat.DialPeer(ctx, c.Peer, rdmalat.RemoteConfig{Endpoint: ecfg, CPU: env.CPUSetting(cpus[0]), Timeout: c.Timeout, Token: c.PeerToken})
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", env.VarPeer, err) // DialPeer names the address
 		}
 		return p, nil
 	}
 	return rdmalat.NewLoopback(rdmalat.LoopbackConfig{
-		Endpoint: ecfg, PeerDevice: c.PeerDevice, CPUs: cpus, NoPin: c.NoPin, Timeout: c.Timeout,
+		Endpoint: ecfg, PeerDevice: c.PeerDevice, CPUs: env.CPUSettings(cpus), Timeout: c.Timeout,
 	})
 }
 

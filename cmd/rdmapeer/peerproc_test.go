@@ -203,7 +203,7 @@ func dialPeer(t *testing.T, addr, device string, maxSize int, timeout time.Durat
 	require.NoError(t, err)
 	p, err := rdmalat.DialPeer(t.Context(), addr, rdmalat.RemoteConfig{
 		Endpoint: rdmalat.EndpointConfig{Device: device, GIDIndex: -1, MaxSize: maxSize, Inline: -1},
-		CPU:      cpus[0], Timeout: timeout,
+		CPU:      env.CPUSetting(cpus[0]), Timeout: timeout,
 	})
 	require.NoError(t, err)
 	t.Cleanup(func() { p.Close() })

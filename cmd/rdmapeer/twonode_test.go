@@ -264,7 +264,7 @@ func TestTwoNodeVsLoopback(t *testing.T) {
 	mk := func(peerDevice string) *rdmalat.Pair {
 		p, err := rdmalat.NewLoopback(rdmalat.LoopbackConfig{
 			Endpoint:   rdmalat.EndpointConfig{Device: dev, GIDIndex: -1, MaxSize: 4096, Inline: -1},
-			PeerDevice: peerDevice, CPUs: cpus, Timeout: 5 * time.Second,
+			PeerDevice: peerDevice, CPUs: env.CPUSettings(cpus), Timeout: 5 * time.Second,
 		})
 		require.NoError(t, err)
 		t.Cleanup(func() { p.Close() })

@@ -10,6 +10,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/rdmabench/rdmabench/env"
 	"github.com/rdmabench/rdmabench/internal/oob"
 	"github.com/rdmabench/rdmabench/rdmalat"
 )
@@ -185,7 +186,7 @@ func (s *servedSession) open(p oob.Params) error {
 		timeout = s.cfg.Timeout
 	}
 	ep, err := rdmalat.NewEndpoint(rdmalat.EndpointConfig{
-		Device: s.cfg.Device, Port: s.cfg.Port, GIDIndex: gid,
+		Device: s.cfg.Device, Port: s.cfg.Port, GIDIndex: env.GIDSetting(gid),
 		Op: p.Op, Transport: p.Transport, Events: p.Flags&oob.FlagEvents != 0, CM: p.Flags&oob.FlagCM != 0,
 		MaxSize: int(p.Size), Inline: int(p.Inline), MTU: int(p.MTU),
 	})
@@ -217,7 +218,7 @@ func (s *servedSession) open(p oob.Params) error {
 			return s.fail(oob.CodeResource, err)
 		}
 	}
-	s.resp = rdmalat.NewLocalResponder(ep, client, rdmalat.ResponderConfig{CPU: s.cfg.CPU, Timeout: timeout, MaxRoundTrips: s.cfg.Limits.WithDefaults().MaxRoundTrips})
+	s.resp = rdmalat.NewLocalResponder(ep, client, rdmalat.ResponderConfig{CPU: env.CPUSetting(s.cfg.CPU), Timeout: timeout, MaxRoundTrips: s.cfg.Limits.WithDefaults().MaxRoundTrips})
 	s.seq = 0
 	return s.conn.Send(oob.Barrier{Seq: 0})
 }
