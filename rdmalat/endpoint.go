@@ -51,7 +51,7 @@ type EndpointConfig struct {
 	// instead of busy-polling; every operation but write.
 	Events bool
 	// CM connects the queue pair through rdma_cm (perftest -R; RC and UD):
-	// AcceptCM or DialCM instead of Info and Connect (cm.go).
+	// AcceptCM (or, two-node, DialPeer) instead of Info and Connect.
 	CM      bool
 	MaxSize int // largest message; the buffer holds two of them
 	// Inline is the largest message sent inline: InlineDevice (-1) for
@@ -83,11 +83,11 @@ const (
 	InlinePerftest = env.InlinePerftest // perftest's default for the operation, at most the device's limit
 )
 
-// PerftestInline is perftest's default inline size for an operation over
+// perftestInline is perftest's default inline size for an operation over
 // a transport, on devices it recognises (its latency tests on a device it
 // does not, such as rxe, disable inline): 220 bytes for WRITE, 236 for
 // SEND over RC and UC, 188 over UD, none for READ and atomics.
-func PerftestInline(op Op, t Transport) int {
+func perftestInline(op Op, t Transport) int {
 	switch {
 	case !op.Inline():
 		return 0
@@ -261,7 +261,7 @@ func NewEndpoint(cfg EndpointConfig) (_ *Endpoint, err error) {
 	e.inline = cfg.Inline
 	switch {
 	case e.inline == InlinePerftest:
-		e.inline = min(PerftestInline(cfg.Op, cfg.Transport), e.devAttr.MaxInlineData)
+		e.inline = min(perftestInline(cfg.Op, cfg.Transport), e.devAttr.MaxInlineData)
 	case e.inline < 0:
 		e.inline = e.devAttr.MaxInlineData
 	}

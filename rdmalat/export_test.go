@@ -64,3 +64,6 @@ func CompareSwap(p *Pair, compare, swap uint64) (uint64, error) {
 
 // WireOf is wireOf, for the rdma_cm tests that play the peer's side.
 var WireOf = wireOf
+
+// DialCM is Endpoint.dialCM, for the tests that play the peer's side.
+var DialCM = (*Endpoint).dialCM

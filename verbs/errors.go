@@ -75,9 +75,6 @@ var (
 	// children (a PD with MRs, QPs or AHs; a CQ used by a QP; ...). It also
 	// matches EBUSY from libibverbs.
 	ErrInUse = errors.New("object in use by open children")
-
-	// ErrBusy is another name for ErrInUse.
-	ErrBusy = ErrInUse
 )
 
 // errUnsupported is returned by every constructor when the package is built

@@ -94,7 +94,7 @@ func TestErrorIs(t *testing.T) {
 	assert.Equal(t, "verbs: ibv_open_device rxe9: no such device (devices: [rxe0])", e.Error())
 
 	assert.ErrorIs(t, &Error{Op: "ibv_post_send", Err: ErrQPState}, ErrQPState)
-	assert.ErrorIs(t, &Error{Op: "ibv_dealloc_pd", Err: ErrInUse}, ErrBusy)
+	assert.ErrorIs(t, &Error{Op: "ibv_dealloc_pd", Err: ErrInUse}, ErrInUse)
 	assert.ErrorIs(t, errUnsupported, errors.ErrUnsupported)
 	deadline := &Error{Op: "waiting", Err: os.ErrDeadlineExceeded}
 	assert.ErrorIs(t, deadline, context.DeadlineExceeded)
