@@ -10,7 +10,7 @@ import (
 
 // LocalResponder answers from a goroutine of this process, locked to its
 // own OS thread and pinned: the loopback pair's responder, and rdmapeer's
-// for each of its sessions (package peer). For READ and atomics it runs
+// for each of its sessions (internal/peer). For READ and atomics it runs
 // nothing: the responder's CPU takes no part, as in perftest.
 type LocalResponder struct {
 	ep        *Endpoint
