@@ -10,6 +10,13 @@ import (
 	"github.com/rdmabench/rdmabench/internal/spec"
 )
 
+// Op and Transport are what a test measures: the operation and the queue
+// pair's transport (the same types as rdmalat.Op and rdmalat.Transport).
+type (
+	Op        = spec.Op
+	Transport = spec.Transport
+)
+
 // Defaults.
 const (
 	DefaultWarmup  = 1000
@@ -22,12 +29,16 @@ const (
 	DefaultMaxSamples = 10_000_000
 )
 
-// Named values of fields that an int cannot leave at zero: a GID index, a
-// CPU number and an inline size of 0 each mean something (GID 0, CPU 0, no
-// inline), so their "choose for me" and "none" are these.
+// Named values of config fields. A zero GID index or CPU field takes its
+// default (the best GID; a thread the package pins or leaves unpinned as
+// its doc says), so the real index 0 and CPU 0 have names of their own,
+// and so do "none" and the explicit choices. An inline size is a number of
+// bytes: 0 is never inline.
 const (
-	GIDBest        = -1 // Config.GIDIndex: the best GID, chosen like perftest
-	NoCPU          = -1 // a CPU slot left unpinned
+	GIDBest        = -1 // a GID index field: the best GID, chosen like perftest (what 0 means too)
+	GIDIndex0      = -2 // a GID index field: the entry at index 0
+	NoCPU          = -1 // a CPU field: the thread is not pinned
+	CPU0           = -2 // a CPU field: CPU 0
 	InlineDevice   = -1 // Config.Inline: the device's limit
 	InlinePerftest = -2 // Config.Inline: perftest's default for the operation, at most the device's limit
 )
@@ -46,12 +57,12 @@ func AllSizes() []int {
 
 // Config is the configuration the RDMABENCH_ variables give. Load fills
 // every field, defaults included; in a Config built by hand a zero field
-// takes the default, except GIDIndex, Inline and Warmup, whose zero is a
-// value (GID 0, no inline, no warm-up): start from Default() for those.
+// takes the default, except Inline and Warmup, whose zero is a value (no
+// inline, no warm-up): start from Default() for those.
 type Config struct {
 	Device     string // "": the first device with an active port
 	Port       int    // 0: the device's first active port
-	GIDIndex   int    // GIDBest: the best GID
+	GIDIndex   int    // 0 or GIDBest: the best GID; GIDIndex0: index 0 (see GIDSetting)
 	PeerDevice string // loopback responder's device; "": Device
 	Peer       string // host:port of an rdmapeer; "": loopback
 	PeerToken  string // the secret rdmapeer -token asks for; never printed
@@ -62,7 +73,7 @@ type Config struct {
 	Sizes      []int // nil: DefaultSizes
 	SizesAll   bool  // RDMABENCH_SIZES=all: sizes an operation cannot take are left out
 	Inline     int   // InlinePerftest, InlineDevice, 0 (never) or bytes
-	Transport  spec.Transport
+	Transport  Transport
 	Events     bool
 	CM         bool          // connect through rdma_cm
 	MTU        int           // 0: the port's active MTU
@@ -107,9 +118,11 @@ func LoadFrom(getenv func(string) string) (Config, error) {
 	if c.Port, err = parseInt(getenv, VarPort, 0, 1, 255, "a port number such as 1"); err != nil {
 		return c, err
 	}
-	if c.GIDIndex, err = parseInt(getenv, VarGIDIndex, GIDBest, 0, 65535, "a GID table index such as 3 (see: show_gids, or ibv_devinfo -v)"); err != nil {
+	var gid int
+	if gid, err = parseInt(getenv, VarGIDIndex, GIDBest, 0, 65535, "a GID table index such as 3 (see: show_gids, or ibv_devinfo -v)"); err != nil {
 		return c, err
 	}
+	c.GIDIndex = GIDSetting(gid)
 	if c.Warmup, err = parseInt(getenv, VarWarmup, DefaultWarmup, 0, 1e9, "a count of round trips such as 1000"); err != nil {
 		return c, err
 	}

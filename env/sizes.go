@@ -13,7 +13,7 @@ import (
 // ib_atomic_lat refuses other sizes); over UD, sizes above the MTU are
 // left out of RDMABENCH_SIZES=all (perftest -a caps them the same way) but
 // an explicit one is an error, as for perftest -s.
-func (c Config) SizesFor(op spec.Op, mtu int) ([]int, []string, error) {
+func (c Config) SizesFor(op Op, mtu int) ([]int, []string, error) {
 	sizes := c.Sizes
 	if sizes == nil {
 		sizes = DefaultSizes

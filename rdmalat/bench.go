@@ -14,7 +14,7 @@ import (
 // bytes on p (warm-up first, excluded), records one sample per b.Loop
 // iteration, and reports the latency metrics (see Report) after the loop:
 // one-way (RTT/2) for the ping-pong operations, whole for READ and
-// atomics, as perftest reports them (spec.Op.Halved). With raw non-nil
+// atomics, as perftest reports them (Op.Halved). With raw non-nil
 // every sample is also written to it, in order. It returns the run's
 // Recorder, for the caller's artifacts. It allocates nothing per
 // iteration. Call it inside a sub-benchmark, with the

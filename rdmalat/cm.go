@@ -82,11 +82,11 @@ func (e *Endpoint) AcceptCM(ctx context.Context, l *CMListener, cookie uint64) (
 	return e.adoptCM(c)
 }
 
-// DialCM connects e's queue pair through rdma_cm to the listener at addr
+// dialCM connects e's queue pair through rdma_cm to the listener at addr
 // (a peer's CMListener), from the IP address of e's device, within ctx's
-// deadline, sending cookie (the peer's oob.Endpoint.CMCookie); it returns
+// deadline, sending cookie (the one the peer named with its listener); it returns
 // what the peer told of itself.
-func (e *Endpoint) DialCM(ctx context.Context, addr netip.AddrPort, cookie uint64) (PeerInfo, error) {
+func (e *Endpoint) dialCM(ctx context.Context, addr netip.AddrPort, cookie uint64) (PeerInfo, error) {
 	if err := e.checkCMConnect(); err != nil {
 		return PeerInfo{}, err
 	}
@@ -221,5 +221,5 @@ func dialCMPeer(ctx context.Context, local *Endpoint, pe oob.Endpoint, timeout t
 	}
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	return local.DialCM(ctx, addr, pe.CMCookie)
+	return local.dialCM(ctx, addr, pe.CMCookie)
 }

@@ -12,9 +12,9 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/rdmabench/rdmabench/internal/oob"
+	"github.com/rdmabench/rdmabench/internal/peer"
 	"github.com/rdmabench/rdmabench/internal/rdmacm"
 	"github.com/rdmabench/rdmabench/internal/spec"
-	"github.com/rdmabench/rdmabench/peer"
 	"github.com/rdmabench/rdmabench/rdmalat"
 	"github.com/rdmabench/rdmabench/testenv"
 )
@@ -37,7 +37,7 @@ func TestCMRefusesUC(t *testing.T) {
 	cfg := rdmalat.EndpointConfig{Device: "nodev0", GIDIndex: -1, Op: spec.Write, Transport: spec.UC, CM: true, MaxSize: 64}
 	_, err := rdmalat.NewEndpoint(cfg)
 	require.EqualError(t, err, "rdmalat: rdma_cm over uc: librdmacm connects RC and UD queue pairs only (perftest -R refuses UC too); use rc or ud, or connect without rdma_cm (unset RDMABENCH_CM)")
-	_, err = rdmalat.NewLoopback(rdmalat.LoopbackConfig{Endpoint: cfg, NoPin: true})
+	_, err = rdmalat.NewLoopback(rdmalat.LoopbackConfig{Endpoint: cfg, CPUs: [2]int{rdmalat.NoCPU, rdmalat.NoCPU}})
 	require.ErrorContains(t, err, "rdma_cm over uc")
 	start := time.Now()
 	_, err = rdmalat.DialPeer(t.Context(), "127.0.0.1:1", rdmalat.RemoteConfig{Endpoint: cfg, CPU: -1})
@@ -54,7 +54,7 @@ func newCMPair(t *testing.T, v variant, peerDevice string, maxSize int) *rdmalat
 			Device: c.Device, GIDIndex: c.GIDIndex, Op: v.op, Transport: v.tr, Events: v.events, CM: true,
 			MaxSize: maxSize, Inline: c.Inline, MTU: c.MTU,
 		},
-		PeerDevice: peerDevice, NoPin: true, Timeout: 10 * time.Second,
+		PeerDevice: peerDevice, CPUs: [2]int{rdmalat.NoCPU, rdmalat.NoCPU}, Timeout: 10 * time.Second,
 	})
 	require.NoError(t, err, "%v", v)
 	t.Cleanup(func() { assert.NoError(t, p.Close()) })
@@ -163,7 +163,7 @@ func TestCMTwoNode(t *testing.T) {
 		stray, err := rdmalat.NewEndpoint(ecfg)
 		require.NoError(t, err)
 		defer stray.Close()
-		_, err = stray.DialCM(t.Context(), addr, pe.CMCookie^0xff)
+		_, err = rdmalat.DialCM(stray, t.Context(), addr, pe.CMCookie^0xff)
 		require.Error(t, err)
 		assert.Contains(t, err.Error(), "not the expected client")
 		t.Logf("stray: %v", err)
@@ -171,9 +171,9 @@ func TestCMTwoNode(t *testing.T) {
 		local, err := rdmalat.NewEndpoint(ecfg)
 		require.NoError(t, err)
 		defer local.Close()
-		_, err = local.DialCM(t.Context(), addr, pe.CMCookie)
+		_, err = rdmalat.DialCM(local, t.Context(), addr, pe.CMCookie)
 		require.NoError(t, err, "the real client is accepted after the stray")
-		require.NoError(t, conn.SendEndpoint(local.Wire()))
+		require.NoError(t, conn.SendEndpoint(rdmalat.WireOf(local)))
 		require.NoError(t, conn.RecvBarrier(0))
 		require.NoError(t, conn.Close())
 		require.NoError(t, local.Close())

@@ -14,7 +14,7 @@
 // benchmark metrics.
 //
 // The engines mirror perftest's semantics where users compare against it:
-// the same turn-taking, signalling, inline defaults (PerftestInline), and
+// the same turn-taking, signalling, inline defaults (InlinePerftest), and
 // halving of round trips for write and send but not for read and atomics.
 // Where they differ (a monotonic clock instead of cycle counters, a
 // warm-up, deadlines on every wait) the field comments say so.

@@ -22,33 +22,36 @@ type Transport = spec.Transport
 // The operations and transports, for other modules (internal/spec is not
 // importable outside this one).
 const (
-	OpWrite       = spec.Write
-	OpWriteImm    = spec.WriteImm
-	OpRead        = spec.Read
-	OpSend        = spec.Send
-	OpSendImm     = spec.SendImm
-	OpFetchAdd    = spec.FetchAdd
-	OpCompareSwap = spec.CompareSwap
+	OpWrite       Op = spec.Write
+	OpWriteImm    Op = spec.WriteImm
+	OpRead        Op = spec.Read
+	OpSend        Op = spec.Send
+	OpSendImm     Op = spec.SendImm
+	OpFetchAdd    Op = spec.FetchAdd
+	OpCompareSwap Op = spec.CompareSwap
 
-	RC = spec.RC
-	UC = spec.UC
-	UD = spec.UD
+	RC Transport = spec.RC
+	UC Transport = spec.UC
+	UD Transport = spec.UD
 )
 
 // EndpointConfig says how to build an Endpoint. Zero fields take
-// defaults, except GIDIndex and Inline, whose zero is a value (GID 0, no
-// inline): GIDBest and InlinePerftest are their defaults.
+// defaults, except Inline, a size in bytes whose zero is never inline:
+// InlinePerftest is perftest's default.
 type EndpointConfig struct {
-	Device    string         // required
-	Port      int            // 0: first active port
-	GIDIndex  int            // GIDBest: perftest's choice; ignored on InfiniBand
-	Op        spec.Op        // 0: write. Decides the remote access granted on the buffer
-	Transport spec.Transport // 0: RC
+	Device string // required
+	Port   int    // 0: first active port
+	// GIDIndex is the local GID's table index; 0 (or GIDBest) is the best
+	// GID, as perftest chooses it, and GIDIndex0 the entry at index 0. An
+	// explicit index on InfiniBand adds a GRH, as perftest -x does.
+	GIDIndex  int
+	Op        Op        // 0: write. Decides the remote access granted on the buffer
+	Transport Transport // 0: RC
 	// Events waits for completions on completion channels (perftest -e)
 	// instead of busy-polling; every operation but write.
 	Events bool
 	// CM connects the queue pair through rdma_cm (perftest -R; RC and UD):
-	// AcceptCM or DialCM instead of Info and Connect (cm.go).
+	// AcceptCM (or, two-node, DialPeer) instead of Info and Connect.
 	CM      bool
 	MaxSize int // largest message; the buffer holds two of them
 	// Inline is the largest message sent inline: InlineDevice (-1) for
@@ -59,13 +62,20 @@ type EndpointConfig struct {
 	MTU    int // bytes; 0: the port's active MTU
 }
 
-// GIDBest as EndpointConfig.GIDIndex picks the best GID, as perftest
-// does: RoCE v2 over IPv4 first.
-const GIDBest = env.GIDBest
-
-// NoCPU as a CPU (RunConfig.CPU, LoopbackConfig.CPUs, ...) leaves that
-// thread unpinned: CPU 0 is a CPU.
-const NoCPU = env.NoCPU
+// Values of GID index and CPU fields besides a number: their zero is the
+// default, so index 0 and CPU 0 are named.
+const (
+	// GIDBest as EndpointConfig.GIDIndex picks the best GID, as perftest
+	// does (RoCE v2 over IPv4 first): what 0 means too.
+	GIDBest = env.GIDBest
+	// GIDIndex0 as EndpointConfig.GIDIndex is the entry at index 0.
+	GIDIndex0 = env.GIDIndex0
+	// NoCPU as a CPU field (RemoteConfig.CPU, ResponderConfig.CPU, an
+	// entry of LoopbackConfig.CPUs) leaves that thread unpinned.
+	NoCPU = env.NoCPU
+	// CPU0 as a CPU field pins the thread to CPU 0.
+	CPU0 = env.CPU0
+)
 
 // Inline settings of EndpointConfig.Inline besides a size in bytes.
 const (
@@ -73,11 +83,11 @@ const (
 	InlinePerftest = env.InlinePerftest // perftest's default for the operation, at most the device's limit
 )
 
-// PerftestInline is perftest's default inline size for an operation over
+// perftestInline is perftest's default inline size for an operation over
 // a transport, on devices it recognises (its latency tests on a device it
 // does not, such as rxe, disable inline): 220 bytes for WRITE, 236 for
 // SEND over RC and UC, 188 over UD, none for READ and atomics.
-func PerftestInline(op spec.Op, t spec.Transport) int {
+func perftestInline(op Op, t Transport) int {
 	switch {
 	case !op.Inline():
 		return 0
@@ -167,7 +177,7 @@ var qpTypes = map[spec.Transport]verbs.QPType{spec.RC: verbs.RC, spec.UC: verbs.
 // PeerInfo is what one endpoint must know of the other to connect to it and
 // write into its buffer: what perftest exchanges as
 // "LID:out_reads:QPN:PSN:rkey:vaddr:SRQN:GID". UD needs no more: the QPN
-// and GID address its sends, and the Q_Key is fixed (loops.UDQKey).
+// and GID address its sends, and the Q_Key is fixed (perftest's, 0x11111111).
 type PeerInfo struct {
 	LID  uint16
 	QPN  uint32
@@ -232,7 +242,7 @@ func NewEndpoint(cfg EndpointConfig) (_ *Endpoint, err error) {
 	if e.port, e.portAttr, err = pickPort(e.ctx, e.devAttr, cfg.Port); err != nil {
 		return nil, err
 	}
-	if e.gid, err = pickGID(e.ctx, e.port, e.portAttr, cfg.GIDIndex); err != nil {
+	if e.gid, err = pickGID(e.ctx, e.port, e.portAttr, env.GIDIndexOf(cfg.GIDIndex)); err != nil {
 		return nil, err
 	}
 	if e.mtu, err = pickMTU(e.portAttr, cfg.MTU); err != nil {
@@ -251,7 +261,7 @@ func NewEndpoint(cfg EndpointConfig) (_ *Endpoint, err error) {
 	e.inline = cfg.Inline
 	switch {
 	case e.inline == InlinePerftest:
-		e.inline = min(PerftestInline(cfg.Op, cfg.Transport), e.devAttr.MaxInlineData)
+		e.inline = min(perftestInline(cfg.Op, cfg.Transport), e.devAttr.MaxInlineData)
 	case e.inline < 0:
 		e.inline = e.devAttr.MaxInlineData
 	}
@@ -327,7 +337,7 @@ func (e *Endpoint) Connect(remote PeerInfo) error {
 	if rm, err := verbs.ParseMTU(remote.MTU); err == nil && rm < mtu {
 		mtu = rm
 	}
-	grh := useGRH(e.portAttr.LinkLayer, e.cfg.GIDIndex >= 0)
+	grh := useGRH(e.portAttr.LinkLayer, env.GIDIndexOf(e.cfg.GIDIndex) >= 0)
 	dgid := remote.GID
 	if !grh {
 		dgid = [16]byte{} // verbs adds a GRH for any non-zero DGID
@@ -357,10 +367,10 @@ func (e *Endpoint) Connect(remote PeerInfo) error {
 }
 
 // Op, Transport and Events return what the endpoint measures.
-func (e *Endpoint) Op() spec.Op { return e.cfg.Op }
+func (e *Endpoint) Op() Op { return e.cfg.Op }
 
 // Transport returns the queue pair's transport.
-func (e *Endpoint) Transport() spec.Transport { return e.cfg.Transport }
+func (e *Endpoint) Transport() Transport { return e.cfg.Transport }
 
 // Events reports whether completions are waited for on channels.
 func (e *Endpoint) Events() bool { return e.cfg.Events }

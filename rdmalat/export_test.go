@@ -61,3 +61,9 @@ func CompareSwap(p *Pair, compare, swap uint64) (uint64, error) {
 	}
 	return 0, errors.New("compare and swap: no completion within 5s")
 }
+
+// WireOf is wireOf, for the rdma_cm tests that play the peer's side.
+var WireOf = wireOf
+
+// DialCM is Endpoint.dialCM, for the tests that play the peer's side.
+var DialCM = (*Endpoint).dialCM

@@ -4,15 +4,19 @@ import (
 	"errors"
 	"fmt"
 	"time"
+
+	"github.com/rdmabench/rdmabench/env"
 )
 
 // LoopbackConfig describes a loopback pair: both endpoints in this process.
 type LoopbackConfig struct {
 	Endpoint   EndpointConfig // the initiator's; the responder copies it
 	PeerDevice string         // the responder's device; empty: the same
-	CPUs       [2]int         // initiator, responder
-	NoPin      bool
-	Timeout    time.Duration
+	// CPUs pin the initiator and the responder, as CPU fields: 0 takes
+	// that thread's CPU of DefaultCPUs, NoCPU leaves it unpinned, CPU0 is
+	// CPU 0.
+	CPUs    [2]int
+	Timeout time.Duration
 }
 
 // Pair is a connected initiator and its responder, in one process
@@ -26,7 +30,7 @@ type Pair struct {
 	// responder's device.
 	Mode       string
 	PeerDevice DeviceInfo
-	CPUs       [2]int // initiator, responder; -1: not pinned
+	CPUs       [2]int // the initiator's and the responder's CPUs; NoCPU: not pinned
 	// PeerCPU, two-node only, is the CPU rdmapeer's answering thread is
 	// pinned to, -1 when not pinned.
 	PeerCPU int
@@ -45,9 +49,9 @@ func NewLoopback(cfg LoopbackConfig) (_ *Pair, err error) {
 	if cfg.Timeout <= 0 {
 		cfg.Timeout = 5 * time.Second
 	}
-	p := &Pair{Mode: "loopback", CPUs: cfg.CPUs, Timeout: cfg.Timeout}
-	if cfg.NoPin {
-		p.CPUs = [2]int{-1, -1}
+	p := &Pair{Mode: "loopback", Timeout: cfg.Timeout}
+	if p.CPUs, err = loopbackCPUs(cfg.CPUs); err != nil {
+		return nil, err
 	}
 	defer func() {
 		if err != nil {
@@ -82,13 +86,13 @@ func NewLoopback(cfg LoopbackConfig) (_ *Pair, err error) {
 	}
 	p.Remote = remote.Info()
 	p.PeerDevice = remote.Device()
-	p.Responder = NewLocalResponder(remote, p.Local.Info(), ResponderConfig{CPU: p.CPUs[1], Timeout: cfg.Timeout})
+	p.Responder = NewLocalResponder(remote, p.Local.Info(), ResponderConfig{CPU: env.CPUSetting(p.CPUs[1]), Timeout: cfg.Timeout})
 	return p, nil
 }
 
 // Start begins a Run of the given size with the pair's pinning and timeout.
 func (p *Pair) Start(size, warmup int) (*Run, error) {
-	return StartRun(p.Local, p.Remote, p.Responder, RunConfig{Size: size, Warmup: warmup, Timeout: p.Timeout, CPU: p.CPUs[0]})
+	return startRun(p.Local, p.Remote, p.Responder, runConfig{Size: size, Warmup: warmup, Timeout: p.Timeout, CPU: p.CPUs[0]})
 }
 
 // Close releases both endpoints (or ends the session with the peer).
@@ -102,4 +106,17 @@ func (p *Pair) Close() error {
 	}
 	p.closers = nil
 	return errors.Join(errs...)
+}
+
+// loopbackCPUs resolves LoopbackConfig.CPUs into CPU numbers (NoCPU: not
+// pinned), asking for DefaultCPUs only when a field is 0.
+func loopbackCPUs(fields [2]int) ([2]int, error) {
+	var def [2]int
+	if fields[0] == 0 || fields[1] == 0 {
+		var err error
+		if def, err = DefaultCPUs(); err != nil {
+			return def, err
+		}
+	}
+	return [2]int{env.CPUOf(fields[0], def[0]), env.CPUOf(fields[1], def[1])}, nil
 }

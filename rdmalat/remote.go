@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/rdmabench/rdmabench/env"
 	"github.com/rdmabench/rdmabench/internal/oob"
 	"github.com/rdmabench/rdmabench/internal/spec"
 )
@@ -20,8 +21,8 @@ type RemoteConfig struct {
 	// GIDIndex are this node's only: the peer uses its own (rdmapeer
 	// -device, -port, -gid-index).
 	Endpoint EndpointConfig
-	// CPU pins the initiator's thread; -1: not pinned. The peer pins its
-	// answering thread itself (rdmapeer -cpu).
+	// CPU pins the initiator's thread; 0 or NoCPU: not pinned; CPU0: CPU
+	// 0. The peer pins its answering thread itself (rdmapeer -cpu).
 	CPU int
 	// Timeout bounds each step of the exchange with the peer and, on both
 	// sides, every wait of the RDMA loop (sent as Params.IdleTimeout).
@@ -33,17 +34,17 @@ type RemoteConfig struct {
 }
 
 // DialPeer connects to the rdmapeer at addr (host:port, or a bare host for
-// port 18515; see oob.ParseAddr), opens one session there and returns the
+// port 18515), opens one session there and returns the
 // two-node pair: Local is this side's endpoint, the Responder is the peer,
 // which answers each Run of the pair from its own node. Cancelling ctx
 // aborts the dial and the handshake. Close ends the session; the peer then
 // frees its side.
 //
-// Errors say what went wrong and where: a malformed address (oob.ErrAddr),
+// Errors say what went wrong and where: a malformed address (ErrPeerAddr),
 // nothing listening (the dial's error), something that is not an rdmapeer
-// (oob.ErrNotPeer), a different protocol version (oob.ErrVersion), a peer
-// at its limits (oob.ErrBusy) or refusing the parameters
-// (oob.ErrInvalidParams), and device failures on either side.
+// (ErrNotPeer), a different protocol version (ErrPeerVersion), a peer at
+// its limits (ErrPeerBusy), refusing the parameters (ErrPeerParams) or the
+// token (ErrPeerAuth), and device failures on either side.
 //
 // A peer that answers "busy" (all its session slots, or its registered
 // memory, taken by other sessions) is asked again, with backoff, for up to
@@ -114,7 +115,7 @@ func dialPeerOnce(ctx context.Context, addr string, cfg RemoteConfig) (_ *Pair, 
 		return nil, err
 	}
 	resp := &remoteResponder{conn: conn, addr: addr}
-	p := &Pair{Mode: "two-node", CPUs: [2]int{cfg.CPU, -1}, PeerCPU: -1, Timeout: cfg.Timeout, Responder: resp}
+	p := &Pair{Mode: "two-node", CPUs: [2]int{env.CPUOf(cfg.CPU, NoCPU), NoCPU}, PeerCPU: -1, Timeout: cfg.Timeout, Responder: resp}
 	defer func() {
 		if err != nil {
 			p.Close()
@@ -152,14 +153,14 @@ func dialPeerOnce(ctx context.Context, addr string, cfg RemoteConfig) (_ *Pair, 
 	if ecfg.CM {
 		p.Remote, err = dialCMPeer(ctx, local, pe, cfg.Timeout)
 	} else {
-		p.Remote = PeerInfoFromWire(pe)
+		p.Remote = peerInfoOf(pe)
 		err = local.Connect(p.Remote)
 	}
 	if err != nil {
 		_ = conn.SendError(oob.CodeResource, "the client could not connect to this peer's queue pair: "+err.Error()) // best effort
 		return nil, err
 	}
-	if err = conn.SendEndpoint(local.Wire()); err != nil {
+	if err = conn.SendEndpoint(wireOf(local)); err != nil {
 		return nil, err
 	}
 	if err = conn.RecvBarrier(0); err != nil {
@@ -186,13 +187,15 @@ func wireFlags(c EndpointConfig) oob.Flags {
 	return f
 }
 
-// PeerInfoFromWire is what an endpoint needs of the other side's oob.Endpoint.
-func PeerInfoFromWire(e oob.Endpoint) PeerInfo {
+// peerInfoOf is what an endpoint needs of the other side's oob.Endpoint.
+// internal/peer, the protocol's other side, has its own copy: a public
+// function here would put oob's type in rdmalat's API.
+func peerInfoOf(e oob.Endpoint) PeerInfo {
 	return PeerInfo{LID: e.LID, QPN: e.QPN, PSN: e.PSN, GID: e.GID, MTU: int(e.MTU), RKey: e.RKey, Addr: e.Addr, Size: int(e.Size)}
 }
 
-// Wire describes e for the other side of a two-node session.
-func (e *Endpoint) Wire() oob.Endpoint {
+// wireOf describes e for the other side of a two-node session.
+func wireOf(e *Endpoint) oob.Endpoint {
 	info, dev := e.Info(), e.Device()
 	return oob.Endpoint{
 		Device: dev.Name, Firmware: dev.Firmware, LinkLayer: dev.LinkLayer, Port: uint8(dev.Port),

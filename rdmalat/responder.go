@@ -4,11 +4,13 @@ import (
 	"errors"
 	"fmt"
 	"time"
+
+	"github.com/rdmabench/rdmabench/env"
 )
 
 // LocalResponder answers from a goroutine of this process, locked to its
 // own OS thread and pinned: the loopback pair's responder, and rdmapeer's
-// for each of its sessions (package peer). For READ and atomics it runs
+// for each of its sessions (internal/peer). For READ and atomics it runs
 // nothing: the responder's CPU takes no part, as in perftest.
 type LocalResponder struct {
 	ep        *Endpoint
@@ -26,7 +28,7 @@ var ErrRoundTripLimit = errors.New("rdmalat: the run reached the responder's lim
 
 // ResponderConfig says how a LocalResponder answers.
 type ResponderConfig struct {
-	CPU           int           // CPU to pin the answering thread to; -1: not pinned
+	CPU           int           // CPU to pin the answering thread to; 0 or NoCPU: not pinned; CPU0: CPU 0
 	Timeout       time.Duration // the loop's longest wait for the initiator; 0: 5 s
 	MaxRoundTrips uint64        // round trips one run may answer; 0: no limit
 }
@@ -37,7 +39,7 @@ func NewLocalResponder(ep *Endpoint, initiator PeerInfo, cfg ResponderConfig) *L
 	if cfg.Timeout <= 0 {
 		cfg.Timeout = 5 * time.Second
 	}
-	return &LocalResponder{ep: ep, initiator: initiator, cpu: cfg.CPU, timeout: cfg.Timeout, max: cfg.MaxRoundTrips}
+	return &LocalResponder{ep: ep, initiator: initiator, cpu: env.CPUOf(cfg.CPU, NoCPU), timeout: cfg.Timeout, max: cfg.MaxRoundTrips}
 }
 
 // Endpoint returns the endpoint the responder answers from.

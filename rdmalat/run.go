@@ -42,12 +42,12 @@ type runEnder interface {
 	endRun(ran uint64, runErr error)
 }
 
-// RunConfig is the part of a Run that can vary per run.
-type RunConfig struct {
+// runConfig is the part of a Run that can vary per run.
+type runConfig struct {
 	Size    int
 	Warmup  int           // round trips run first and not returned
 	Timeout time.Duration // longest wait for the peer or a completion
-	CPU     int           // CPU to pin the initiator to; -1: no pinning
+	CPU     int           // CPU to pin the initiator to; NoCPU: no pinning (a number, not a CPU field)
 }
 
 const (
@@ -99,10 +99,10 @@ type turnParker interface {
 	resume() error
 }
 
-// StartRun starts the responder, pins the calling goroutine's thread to
+// startRun starts the responder, pins the calling goroutine's thread to
 // cfg.CPU, runs the warm-up round trips and returns the Run ready for Next.
 // Call Close on the same goroutine.
-func StartRun(local *Endpoint, remote PeerInfo, resp Responder, cfg RunConfig) (_ *Run, err error) {
+func startRun(local *Endpoint, remote PeerInfo, resp Responder, cfg runConfig) (_ *Run, err error) {
 	if cfg.Timeout <= 0 {
 		cfg.Timeout = 5 * time.Second
 	}

@@ -14,7 +14,6 @@ import (
 	"github.com/rdmabench/rdmabench/env"
 	"github.com/rdmabench/rdmabench/hostinfo"
 	"github.com/rdmabench/rdmabench/hostinfo/pmqos"
-	"github.com/rdmabench/rdmabench/internal/spec"
 	"github.com/rdmabench/rdmabench/rdmalat"
 )
 
@@ -23,7 +22,7 @@ import (
 // (rdmalat.DialPeer; the dial and each step of the exchange are bounded by
 // RDMABENCH_TIMEOUT). The pair measures op over c.Transport, with events
 // when c.Events; maxSize is the largest message its buffers must hold.
-func NewPair(c env.Config, op spec.Op, maxSize int) (*rdmalat.Pair, error) {
+func NewPair(c env.Config, op rdmalat.Op, maxSize int) (*rdmalat.Pair, error) {
 	ecfg := rdmalat.EndpointConfig{
 		Device: c.Device, Port: c.Port, GIDIndex: c.GIDIndex,
 		Op: op, Transport: c.Transport, Events: c.Events, CM: c.CM,
@@ -39,14 +38,14 @@ func NewPair(c env.Config, op spec.Op, maxSize int) (*rdmalat.Pair, error) {
 	if c.Peer != "" {
 		ctx, cancel := context.WithTimeout(context.Background(), 2*c.Timeout+5*time.Second)
 		defer cancel()
-		p, err := rdmalat.DialPeer(ctx, c.Peer, rdmalat.RemoteConfig{Endpoint: ecfg, CPU: cpus[0], Timeout: c.Timeout, Token: c.PeerToken})
+		p, err := rdmalat.DialPeer(ctx, c.Peer, rdmalat.RemoteConfig{Endpoint: ecfg, CPU: env.CPUSetting(cpus[0]), Timeout: c.Timeout, Token: c.PeerToken})
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", env.VarPeer, err) // DialPeer names the address
 		}
 		return p, nil
 	}
 	return rdmalat.NewLoopback(rdmalat.LoopbackConfig{
-		Endpoint: ecfg, PeerDevice: c.PeerDevice, CPUs: cpus, NoPin: c.NoPin, Timeout: c.Timeout,
+		Endpoint: ecfg, PeerDevice: c.PeerDevice, CPUs: env.CPUSettings(cpus), Timeout: c.Timeout,
 	})
 }
 
@@ -57,7 +56,7 @@ func NewPair(c env.Config, op spec.Op, maxSize int) (*rdmalat.Pair, error) {
 // RDMABENCH_EVENTS with plain WRITE, skips tb with the reason: the
 // variables choose a variant for the whole run, and each benchmark runs
 // where the variant applies.
-func MustPair(tb testing.TB, op spec.Op, maxSize int) (*rdmalat.Pair, env.Config) {
+func MustPair(tb testing.TB, op rdmalat.Op, maxSize int) (*rdmalat.Pair, env.Config) {
 	tb.Helper()
 	c := MustHaveRDMA(tb)
 	if err := c.Transport.Carries(op); err != nil {

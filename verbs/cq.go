@@ -10,6 +10,8 @@ import (
 	"time"
 	"unsafe"
 	"weak"
+
+	"github.com/rdmabench/rdmabench/internal/rdmacore"
 )
 
 // CompChannel is a completion event channel (struct ibv_comp_channel). Its
@@ -52,12 +54,6 @@ func (c *Context) CreateCompChannel() (*CompChannel, error) {
 // Fd returns the channel's non-blocking file descriptor, readable when an
 // event is pending.
 func (ch *CompChannel) Fd() int { return ch.fd }
-
-// CPointer returns the struct ibv_comp_channel *, or nil once closed. It is
-// valid until Close; call runtime.KeepAlive(ch) after the last use. C code
-// that takes events from it must ack each one (ibv_ack_cq_events) before
-// the CQ closes.
-func (ch *CompChannel) CPointer() unsafe.Pointer { return ch.live() }
 
 // Close destroys the channel (ibv_destroy_comp_channel). It fails with
 // ErrInUse while CQs attached to it are open. Idempotent and nil-safe.
@@ -104,7 +100,7 @@ func (ch *CompChannel) Wait(deadline time.Time) (*CQ, error) {
 			}
 			timeout = int((d + time.Millisecond - 1) / time.Millisecond)
 		}
-		if err := pollIn(ch.fd, timeout); err != nil {
+		if err := rdmacore.WaitReadable(ch.fd, timeout); err != nil {
 			return nil, &Error{Op: "poll completion channel", Err: err}
 		}
 	}
@@ -206,7 +202,3 @@ func (cq *CQ) Close() error {
 	}
 	return nil
 }
-
-// CPointer returns the struct ibv_cq *, or nil once closed. It is valid
-// until Close; call runtime.KeepAlive(cq) after the last use.
-func (cq *CQ) CPointer() unsafe.Pointer { return cq.live() }

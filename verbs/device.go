@@ -63,11 +63,6 @@ func (c *Context) Close() error {
 	return c.close("ibv_close_device "+c.name, "PDs, CQs or completion channels")
 }
 
-// CPointer returns the struct ibv_context * for use by other cgo code, or nil
-// once closed. It is valid until Close; call runtime.KeepAlive(c) after the
-// last use.
-func (c *Context) CPointer() unsafe.Pointer { return c.live() }
-
 func (c *Context) ptrOr(op string) (unsafe.Pointer, error) {
 	if c == nil {
 		return nil, errClosed(op)

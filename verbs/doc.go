@@ -23,9 +23,6 @@
 // outside the Go heap, so libibverbs and the device may keep using it after
 // a call returns.
 //
-// For other cgo packages that drive libibverbs from C (a latency loop with no
-// Go in it), CPointer methods return the underlying C struct pointers.
-//
 // The package needs cgo and libibverbs (Debian: libibverbs-dev). Without cgo,
 // or off Linux, it still builds, and every constructor fails with an error
 // matching [errors.ErrUnsupported].

@@ -1,19 +1,23 @@
 package verbs
 
 import (
+	"context"
 	"errors"
 	"os"
 	"syscall"
+
+	"github.com/rdmabench/rdmabench/internal/rdmacore"
 )
 
-// Error is the error returned by every call of this package that fails. It
-// carries the libibverbs operation and, where there is one, the
-// syscall.Errno.
+// Error is the error returned by every call of this package that fails,
+// and by the module's rdma_cm calls. It carries the rdma-core operation
+// and, where there is one, the syscall.Errno.
 type Error struct {
-	// Op names the libibverbs call (or the package operation) that failed,
-	// with its object where that helps: "ibv_open_device rxe9".
+	// Op names the libibverbs or librdmacm call (or the package
+	// operation) that failed, with its object where that helps:
+	// "ibv_open_device rxe9", "rdma_resolve_addr 192.168.77.9:7471".
 	Op string
-	// Err is the cause: a syscall.Errno where libibverbs gave one, else one
+	// Err is the cause: a syscall.Errno where rdma-core gave one, else one
 	// of this package's sentinels or os.ErrDeadlineExceeded / os.ErrClosed.
 	Err error
 	// Detail is an optional hint appended to the message.
@@ -35,17 +39,22 @@ func (e *Error) Error() string {
 func (e *Error) Unwrap() error { return e.Err }
 
 // Is reports whether the errno in e matches target: os.ErrNotExist for
-// ENOENT and ENODEV, os.ErrPermission for EPERM and EACCES,
-// errors.ErrUnsupported for ENOSYS and EOPNOTSUPP, ErrInUse for EBUSY.
-// Other targets are matched through Unwrap.
+// ENOENT, ENODEV and EADDRNOTAVAIL (an IP address on no RDMA device),
+// os.ErrPermission for EPERM and EACCES, errors.ErrUnsupported for ENOSYS
+// and EOPNOTSUPP, ErrInUse for EBUSY. A passed deadline
+// (os.ErrDeadlineExceeded) matches context.DeadlineExceeded too. Other
+// targets are matched through Unwrap.
 func (e *Error) Is(target error) bool {
+	if e.Err == os.ErrDeadlineExceeded && target == context.DeadlineExceeded {
+		return true
+	}
 	errno, ok := e.Err.(syscall.Errno)
 	if !ok {
 		return false
 	}
 	switch target {
 	case os.ErrNotExist:
-		return errno == syscall.ENOENT || errno == syscall.ENODEV
+		return errno == syscall.ENOENT || errno == syscall.ENODEV || errno == syscall.EADDRNOTAVAIL
 	case os.ErrPermission:
 		return errno == syscall.EPERM || errno == syscall.EACCES
 	case errors.ErrUnsupported:
@@ -66,9 +75,6 @@ var (
 	// children (a PD with MRs, QPs or AHs; a CQ used by a QP; ...). It also
 	// matches EBUSY from libibverbs.
 	ErrInUse = errors.New("object in use by open children")
-
-	// ErrBusy is another name for ErrInUse.
-	ErrBusy = ErrInUse
 )
 
 // errUnsupported is returned by every constructor when the package is built
@@ -85,16 +91,12 @@ func errno(op string, e syscall.Errno) error {
 	return &Error{Op: op, Err: e}
 }
 
-// errRet turns a libibverbs return value that is an errno (positive, or
-// negative in some providers) into an error.
+// errRet turns a libibverbs return value that is an errno into an error.
 func errRet(op string, rc int) error {
 	if rc == 0 {
 		return nil
 	}
-	if rc < 0 {
-		rc = -rc
-	}
-	return &Error{Op: op, Err: syscall.Errno(rc)}
+	return &Error{Op: op, Err: rdmacore.Errno(rc)}
 }
 
 func errClosed(op string) error {

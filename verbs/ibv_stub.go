@@ -58,4 +58,3 @@ func wcStatusStr(s WCStatus) string { return fmt.Sprintf("work completion status
 func mmapAnon(int) ([]byte, error) { return nil, errUnsupported }
 func munmap([]byte) error          { return errUnsupported }
 func setNonblock(int) error        { return errUnsupported }
-func pollIn(int, int) error        { return errUnsupported }

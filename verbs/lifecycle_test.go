@@ -9,6 +9,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/rdmabench/rdmabench/internal/rdmacore"
 )
 
 func TestPostNotReady(t *testing.T) {
@@ -57,7 +59,7 @@ func TestCloseOrder(t *testing.T) {
 	assert.Len(t, mr.Bytes(), 100)
 	assert.Equal(t, make([]byte, 100), mr.Bytes(), "zeroed")
 	assert.NotZero(t, mr.LKey())
-	assert.NotNil(t, mr.CPointer())
+	assert.NotNil(t, rdmacore.Pointer(mr))
 	ch, err := ctx.CreateCompChannel()
 	require.NoError(t, err)
 	cq, err := ctx.CreateCQ(8, ch)
@@ -80,7 +82,7 @@ func TestCloseOrder(t *testing.T) {
 	require.NoError(t, qp.Close(), "twice")
 	require.NoError(t, mr.Close())
 	require.NoError(t, mr.Close(), "twice")
-	assert.Nil(t, mr.CPointer())
+	assert.Nil(t, rdmacore.Pointer(mr))
 	require.NoError(t, cq.Close())
 	require.NoError(t, ch.Close())
 	require.NoError(t, pd.Close())

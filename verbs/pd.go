@@ -44,10 +44,6 @@ func (pd *PD) Close() error {
 	return pd.close("ibv_dealloc_pd", "MRs, QPs or AHs")
 }
 
-// CPointer returns the struct ibv_pd *, or nil once closed. It is valid
-// until Close; call runtime.KeepAlive(pd) after the last use.
-func (pd *PD) CPointer() unsafe.Pointer { return pd.live() }
-
 func (pd *PD) ptrOr(op string) (unsafe.Pointer, error) {
 	if pd == nil {
 		return nil, errClosed(op)
@@ -144,10 +140,6 @@ func (mr *MR) Close() error {
 	return mr.close("ibv_dereg_mr", "children")
 }
 
-// CPointer returns the struct ibv_mr *, or nil once closed. It is valid
-// until Close; call runtime.KeepAlive(mr) after the last use.
-func (mr *MR) CPointer() unsafe.Pointer { return mr.live() }
-
 // AHAttr describes the destination of UD sends (struct ibv_ah_attr).
 type AHAttr struct {
 	Port      uint8    // local port; 0 means 1
@@ -195,10 +187,6 @@ func (ah *AH) Close() error {
 	}
 	return ah.close("ibv_destroy_ah", "children")
 }
-
-// CPointer returns the struct ibv_ah *, or nil once closed. It is valid
-// until Close; call runtime.KeepAlive(ah) after the last use.
-func (ah *AH) CPointer() unsafe.Pointer { return ah.live() }
 
 // ahFields is an address vector in the form the C layer fills
 // struct ibv_ah_attr from.

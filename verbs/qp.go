@@ -187,10 +187,6 @@ func (qp *QP) Close() error {
 	return nil
 }
 
-// CPointer returns the struct ibv_qp *, or nil once closed. It is valid
-// until Close; call runtime.KeepAlive(qp) after the last use.
-func (qp *QP) CPointer() unsafe.Pointer { return qp.live() }
-
 // Attribute mask bits (enum ibv_qp_attr_mask).
 const (
 	maskState           = 1 << 0

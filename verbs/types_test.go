@@ -1,6 +1,7 @@
 package verbs
 
 import (
+	"context"
 	"errors"
 	"net"
 	"os"
@@ -72,6 +73,7 @@ func TestErrorIs(t *testing.T) {
 	}{
 		{syscall.ENOENT, os.ErrNotExist},
 		{syscall.ENODEV, os.ErrNotExist},
+		{syscall.EADDRNOTAVAIL, os.ErrNotExist}, // rdma_bind_addr: an address on no RDMA device
 		{syscall.EPERM, os.ErrPermission},
 		{syscall.EACCES, os.ErrPermission},
 		{syscall.ENOSYS, errors.ErrUnsupported},
@@ -92,8 +94,11 @@ func TestErrorIs(t *testing.T) {
 	assert.Equal(t, "verbs: ibv_open_device rxe9: no such device (devices: [rxe0])", e.Error())
 
 	assert.ErrorIs(t, &Error{Op: "ibv_post_send", Err: ErrQPState}, ErrQPState)
-	assert.ErrorIs(t, &Error{Op: "ibv_dealloc_pd", Err: ErrInUse}, ErrBusy)
+	assert.ErrorIs(t, &Error{Op: "ibv_dealloc_pd", Err: ErrInUse}, ErrInUse)
 	assert.ErrorIs(t, errUnsupported, errors.ErrUnsupported)
+	deadline := &Error{Op: "waiting", Err: os.ErrDeadlineExceeded}
+	assert.ErrorIs(t, deadline, context.DeadlineExceeded)
+	assert.NotErrorIs(t, &Error{Op: "x", Err: os.ErrClosed}, context.DeadlineExceeded)
 	assert.Contains(t, errUnsupported.Error(), "requires cgo and libibverbs")
 }
 

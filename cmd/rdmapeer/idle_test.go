@@ -1,22 +1,32 @@
 package main
 
 import (
+	"bytes"
 	"fmt"
 	"net"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/rdmabench/rdmabench/peer"
+	"github.com/rdmabench/rdmabench/internal/peer"
 )
 
-// TestIdleFlag: -idle 0 means no limit, as its help says; the config's
-// zero would mean the default.
+// TestIdleFlag: -idle takes a duration or none (no limit), and refuses 0,
+// which the config would read as its default and a user as "none".
 func TestIdleFlag(t *testing.T) {
-	assert.Equal(t, peer.NoIdleLimit, idleLimit(0))
-	assert.Equal(t, 10*time.Minute, idleLimit(10*time.Minute))
+	for args, want := range map[string]time.Duration{"": peer.DefaultIdle, "-idle=none": peer.NoIdleLimit, "-idle=30m": 30 * time.Minute} {
+		o, err := parseFlags(strings.Fields(args), func(string) string { return "" }, &bytes.Buffer{})
+		if assert.NoError(t, err, args) {
+			assert.Equal(t, want, o.idle, args)
+		}
+	}
+	for _, bad := range []string{"-idle=0", "-idle=-1s", "-idle=soon"} {
+		_, err := parseFlags([]string{bad}, func(string) string { return "" }, &bytes.Buffer{})
+		assert.ErrorContains(t, err, "want a positive duration such as 30m, or none for no limit", bad)
+	}
 }
 
 // TestTwoNodeIdleConnections: 12 TCP connections that never send a Hello

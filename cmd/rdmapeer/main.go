@@ -50,7 +50,7 @@ import (
 
 	"github.com/rdmabench/rdmabench/env"
 	"github.com/rdmabench/rdmabench/internal/oob"
-	"github.com/rdmabench/rdmabench/peer"
+	"github.com/rdmabench/rdmabench/internal/peer"
 	"github.com/rdmabench/rdmabench/rdmalat"
 	"github.com/rdmabench/rdmabench/verbs"
 )
@@ -95,7 +95,7 @@ func parseFlags(args []string, getenv func(string) string, stderr io.Writer) (*o
 	fs.StringVar(&o.listen, "listen", ":"+strconv.Itoa(oob.DefaultPort), "`address` to listen on; the default is every address of this host")
 	fs.StringVar(&o.device, "device", cfg.Device, "RDMA `device` (default $RDMABENCH_DEVICE, else the first device with an active port)")
 	fs.IntVar(&o.port, "port", cfg.Port, "device `port` (default $RDMABENCH_PORT, else the first active port)")
-	fs.IntVar(&o.gidIndex, "gid-index", cfg.GIDIndex, "GID table `index` (default $RDMABENCH_GID_INDEX, else the best: RoCE v2 over IPv4 first; -1: the best)")
+	fs.IntVar(&o.gidIndex, "gid-index", env.GIDIndexOf(cfg.GIDIndex), "GID table `index` (default $RDMABENCH_GID_INDEX, else the best: RoCE v2 over IPv4 first; -1: the best)")
 	cpu := fs.String("cpu", "", "`CPUs` to pin the answering threads to, e.g. 3 or 2,3 (concurrent sessions take them in turn), or none (default: the last CPU this process may use)")
 	fs.IntVar(&o.maxSessions, "max-sessions", peer.DefaultMaxSessions, "most sessions served at once; more clients are told the peer is busy")
 	maxMemory := fs.String("max-memory", "64M", "registered memory all sessions together may hold, in `bytes` (suffix K, M, G)")
@@ -103,7 +103,8 @@ func parseFlags(args []string, getenv func(string) string, stderr io.Writer) (*o
 	fs.Uint64Var(&o.maxRoundTrips, "max-round-trips", oob.DefaultLimits.MaxRoundTrips, "round trips one run may take, warm-up included")
 	fs.DurationVar(&o.maxTimeout, "max-timeout", oob.DefaultLimits.MaxIdleTimeout, "longest RDMA loop idle timeout a client may ask for (its RDMABENCH_TIMEOUT): how long a stalled client can keep a CPU of this node busy-polling")
 	fs.DurationVar(&o.timeout, "timeout", cfg.Timeout, "bound on each step of the exchange with a client, and the loops' idle timeout when a client sets none (default $RDMABENCH_TIMEOUT, else 5s)")
-	fs.DurationVar(&o.idle, "idle", peer.DefaultIdle, "longest wait for a client's next request between runs; 0: no limit")
+	o.idle = peer.DefaultIdle
+	fs.Var((*idleFlag)(&o.idle), "idle", "longest `wait` for a client's next request between runs (default 10m0s), or none for no limit")
 	fs.DurationVar(&o.handshake, "handshake-timeout", peer.DefaultHandshakeTimeout, "how long a new connection may take from its accept to its first Params (hello, challenge, answer) before it is dropped; until then it holds no session slot")
 	fs.StringVar(&o.token, "token", cfg.PeerToken, "shared `secret` every client must prove it knows (its RDMABENCH_PEER_TOKEN); default $RDMABENCH_PEER_TOKEN, which, unlike this flag, other users of the host cannot read in the process list")
 	allow := fs.String("allow", "", "serve only clients from these `prefixes`, e.g. 10.0.0.0/24,192.168.77.2 (default: any address)")
@@ -143,8 +144,8 @@ func parseFlags(args []string, getenv func(string) string, stderr io.Writer) (*o
 	if o.maxRoundTrips < 1 {
 		return nil, errors.New("-max-round-trips 0: want at least 1")
 	}
-	if o.timeout <= 0 || o.maxTimeout <= 0 || o.handshake <= 0 || o.idle < 0 {
-		return nil, errors.New("-timeout, -max-timeout and -handshake-timeout must be positive, -idle 0 (no limit) or positive (example: -idle 30m)")
+	if o.timeout <= 0 || o.maxTimeout <= 0 || o.handshake <= 0 {
+		return nil, errors.New("-timeout, -max-timeout and -handshake-timeout must be positive (example: -timeout 5s)")
 	}
 	if o.cpus, err = parseCPUs(*cpu); err != nil {
 		return nil, err
@@ -196,7 +197,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	}
 	// Open the device once now, so that a bad device, port or GID fails
 	// here rather than in the first client's session.
-	probe, err := rdmalat.NewEndpoint(rdmalat.EndpointConfig{Device: o.device, Port: o.port, GIDIndex: o.gidIndex, MaxSize: 1, Inline: 0})
+	probe, err := rdmalat.NewEndpoint(rdmalat.EndpointConfig{Device: o.device, Port: o.port, GIDIndex: env.GIDSetting(o.gidIndex), MaxSize: 1, Inline: 0})
 	if err != nil {
 		logger.Printf("device %s: %v", o.device, err)
 		return 1
@@ -238,7 +239,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 			Limits: oob.Limits{
 				MaxSize: uint32(o.maxSize), MaxRoundTrips: o.maxRoundTrips, MaxIdleTimeout: o.maxTimeout,
 			},
-			Idle: idleLimit(o.idle), Timeout: o.timeout,
+			Idle: o.idle, Timeout: o.timeout,
 		},
 		CPUs: o.cpus, MaxSessions: o.maxSessions, MaxMemory: o.maxMemory, Timeout: o.timeout, HandshakeTimeout: o.handshake,
 		Token: o.token, Allow: o.allow, MaxPerClient: o.maxPerClient,
@@ -293,13 +294,29 @@ func allowText(ps []netip.Prefix) string {
 	return strings.Join(s, ",")
 }
 
-// idleLimit is -idle as peer.ServeConfig.Idle, where 0 means the
-// default: -idle 0 means no limit.
-func idleLimit(d time.Duration) time.Duration {
-	if d == 0 {
-		return peer.NoIdleLimit
+// idleFlag is -idle as peer.ServeConfig.Idle: a positive duration, or
+// "none" for peer.NoIdleLimit. 0 is refused rather than given a meaning:
+// the config's zero is the default, and a flag's 0 reads as "none".
+type idleFlag time.Duration
+
+func (f *idleFlag) String() string {
+	if time.Duration(*f) == peer.NoIdleLimit {
+		return "none"
 	}
-	return d
+	return time.Duration(*f).String()
+}
+
+func (f *idleFlag) Set(v string) error {
+	if strings.TrimSpace(v) == "none" {
+		*f = idleFlag(peer.NoIdleLimit)
+		return nil
+	}
+	d, err := time.ParseDuration(v)
+	if err != nil || d <= 0 {
+		return fmt.Errorf("want a positive duration such as 30m, or none for no limit")
+	}
+	*f = idleFlag(d)
+	return nil
 }
 
 // openObjects lists the verbs objects still open (none, once every session

@@ -12,6 +12,7 @@ import (
 
 	"github.com/rdmabench/rdmabench/env"
 	"github.com/rdmabench/rdmabench/internal/oob"
+	"github.com/rdmabench/rdmabench/internal/peer"
 )
 
 func getenv(kv ...string) func(string) string {
@@ -64,7 +65,7 @@ func TestFlagsEnvAndFlags(t *testing.T) {
 	assert.Equal(t, 2*time.Second, o.timeout)
 
 	o, err = parseFlags([]string{"-device", "mlx5_0", "-gid-index", "-1", "-listen", "192.168.1.2:9999", "-cpu", "2, 3",
-		"-max-sessions", "1", "-max-memory", "1G", "-max-size", "64K", "-max-round-trips", "1000", "-idle", "0"}, env, &bytes.Buffer{})
+		"-max-sessions", "1", "-max-memory", "1G", "-max-size", "64K", "-max-round-trips", "1000", "-idle", "none"}, env, &bytes.Buffer{})
 	require.NoError(t, err)
 	assert.Equal(t, "mlx5_0", o.device)
 	assert.Equal(t, -1, o.gidIndex)
@@ -74,11 +75,17 @@ func TestFlagsEnvAndFlags(t *testing.T) {
 	assert.Equal(t, int64(1<<30), o.maxMemory)
 	assert.Equal(t, int64(64<<10), o.maxSize)
 	assert.Equal(t, uint64(1000), o.maxRoundTrips)
-	assert.Zero(t, o.idle)
+	assert.Equal(t, peer.NoIdleLimit, o.idle)
 
 	o, err = parseFlags([]string{"-cpu", "none"}, env, &bytes.Buffer{})
 	require.NoError(t, err)
 	assert.Nil(t, o.cpus)
+
+	// RDMABENCH_GID_INDEX=0 is the entry at index 0, which -gid-index
+	// shows as the number typed.
+	o, err = parseFlags(nil, getenv("RDMABENCH_GID_INDEX", "0"), &bytes.Buffer{})
+	require.NoError(t, err)
+	assert.Equal(t, 0, o.gidIndex)
 }
 
 func TestFlagsErrors(t *testing.T) {

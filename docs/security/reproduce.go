@@ -17,8 +17,8 @@ import (
 	"time"
 
 	"github.com/rdmabench/rdmabench/internal/oob"
+	"github.com/rdmabench/rdmabench/internal/peer"
 	"github.com/rdmabench/rdmabench/internal/spec"
-	"github.com/rdmabench/rdmabench/peer"
 )
 
 var params = oob.Params{Op: spec.Write, Transport: spec.RC, Size: 4096, Inline: -1, GIDIndex: -1}

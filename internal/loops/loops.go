@@ -27,6 +27,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/rdmabench/rdmabench/internal/rdmacore"
 	"github.com/rdmabench/rdmabench/internal/spec"
 )
 
@@ -50,22 +51,22 @@ func New(cfg Config) (*Loop, error) {
 	buf := cfg.MR.Bytes()
 	clear(buf)
 	var p C.rb_params
-	p.qp = (*C.struct_ibv_qp)(cfg.QP.CPointer())
-	p.scq = (*C.struct_ibv_cq)(cfg.SendCQ.CPointer())
+	p.qp = (*C.struct_ibv_qp)(rdmacore.Pointer(cfg.QP))
+	p.scq = (*C.struct_ibv_cq)(rdmacore.Pointer(cfg.SendCQ))
 	if cfg.RecvCQ != nil {
-		p.rcq = (*C.struct_ibv_cq)(cfg.RecvCQ.CPointer())
+		p.rcq = (*C.struct_ibv_cq)(rdmacore.Pointer(cfg.RecvCQ))
 	}
 	if cfg.Events {
 		p.events = 1
-		p.sch = (*C.struct_ibv_comp_channel)(cfg.SendChannel.CPointer())
+		p.sch = (*C.struct_ibv_comp_channel)(rdmacore.Pointer(cfg.SendChannel))
 		if cfg.RecvChannel != nil {
-			p.rch = (*C.struct_ibv_comp_channel)(cfg.RecvChannel.CPointer())
+			p.rch = (*C.struct_ibv_comp_channel)(rdmacore.Pointer(cfg.RecvChannel))
 		}
 	}
 	p.op = C.int32_t(cfg.Op)
 	if cfg.Transport == spec.UD {
 		p.ud = 1
-		p.ah = (*C.struct_ibv_ah)(cfg.AH.CPointer())
+		p.ah = (*C.struct_ibv_ah)(rdmacore.Pointer(cfg.AH))
 		p.rqpn = C.uint32_t(cfg.RemoteQPN)
 		p.qkey = UDQKey
 	}

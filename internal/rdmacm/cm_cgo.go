@@ -18,8 +18,6 @@ import (
 	"net/netip"
 	"unsafe"
 
-	"golang.org/x/sys/unix"
-
 	"github.com/rdmabench/rdmabench/verbs"
 )
 
@@ -254,15 +252,4 @@ func cConstants() map[string]int64 {
 		"RDMA_CM_EVENT_TIMEWAIT_EXIT": C.RDMA_CM_EVENT_TIMEWAIT_EXIT,
 		"RDMA_UDP_QKEY":               C.RDMA_UDP_QKEY,
 	}
-}
-
-// pollIn waits up to timeoutMs for fd to be readable. An interrupted wait
-// returns nil: the caller looks again.
-func pollIn(fd int, timeoutMs int) error {
-	fds := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}
-	_, err := unix.Poll(fds, timeoutMs)
-	if err == unix.EINTR {
-		return nil
-	}
-	return err
 }

@@ -42,4 +42,3 @@ func rdmaDisconnect(unsafe.Pointer) error                            { return er
 func rdmaMigrateID(unsafe.Pointer, unsafe.Pointer) error             { return errUnsupported }
 func eventName(t eventType) string                                   { return fmt.Sprintf("RDMA_CM_EVENT(%d)", int32(t)) }
 func cConstants() map[string]int64                                   { return nil }
-func pollIn(int, int) error                                          { return errUnsupported }

@@ -11,6 +11,8 @@ import (
 	"syscall"
 	"time"
 	"unsafe"
+
+	"github.com/rdmabench/rdmabench/internal/rdmacore"
 )
 
 var openIDs, openChannels atomic.Int64
@@ -154,7 +156,7 @@ func (c *cmID) next(ctx context.Context, deadline time.Time, stop func() bool, w
 				Detail: fmt.Sprintf("nothing after %v", time.Since(start).Round(time.Millisecond))}
 		}
 		ms := int(min(left, pollSlice).Milliseconds()) + 1
-		if err := pollIn(c.fd, ms); err != nil {
+		if err := rdmacore.WaitReadable(c.fd, ms); err != nil {
 			return event{}, &Error{Op: "poll on the rdma_cm event channel", Err: err}
 		}
 	}

@@ -9,6 +9,7 @@ import (
 	"time"
 	"unsafe"
 
+	"github.com/rdmabench/rdmabench/internal/rdmacore"
 	"github.com/rdmabench/rdmabench/verbs"
 )
 
@@ -165,7 +166,7 @@ func checkDevice(op string, id unsafe.Pointer, qp *verbs.QP, addr netip.Addr) (s
 // depths, as librdmacm does on the passive side.
 // mtu caps the path MTU and returns the one set.
 func toRTS(id unsafe.Pointer, qp *verbs.QP, access int, rr, depth uint8, mtu *verbs.MTU) error {
-	p := qp.CPointer()
+	p := rdmacore.Pointer(qp)
 	if p == nil {
 		return &Error{Op: "connect QP", Err: syscall.EBADF, Detail: "the QP is closed"}
 	}
@@ -187,7 +188,7 @@ func toRTS(id unsafe.Pointer, qp *verbs.QP, access int, rr, depth uint8, mtu *ve
 // (qkey > 0 replaces it), then RTR and RTS, which for UD need no peer
 // (librdmacm's own sequence).
 func udReady(id unsafe.Pointer, qp *verbs.QP, qkey uint32) error {
-	p := qp.CPointer()
+	p := rdmacore.Pointer(qp)
 	if p == nil {
 		return &Error{Op: "connect QP", Err: syscall.EBADF, Detail: "the QP is closed"}
 	}

@@ -49,7 +49,7 @@ func TestErrorIs(t *testing.T) {
 	assert.ErrorIs(t, &Error{Op: "x", Err: syscall.ECONNREFUSED}, syscall.ECONNREFUSED)
 	assert.ErrorIs(t, &Error{Op: "x", Err: syscall.EOPNOTSUPP}, errors.ErrUnsupported)
 	assert.NotErrorIs(t, &Error{Op: "x", Err: syscall.EIO}, os.ErrNotExist)
-	assert.Equal(t, "rdmacm: rdma_connect: connection refused (nobody listens)",
+	assert.Equal(t, "verbs: rdma_connect: connection refused (nobody listens)",
 		(&Error{Op: "rdma_connect", Err: syscall.ECONNREFUSED, Detail: "nobody listens"}).Error())
 }
 

@@ -168,7 +168,7 @@ func New(cfg Config) *Server {
 	s := &Server{
 		cfg: cfg, slots: make(chan int, cfg.MaxSessions), pending: make(chan struct{}, cfg.MaxHandshakes),
 		overflow: make(chan struct{}, 16), rlog: newRateLog(cfg.Logf, cfg.LogInterval), done: make(chan struct{}),
-		serveConn: serveFirst,
+		serveConn: serve,
 		conns:     map[*oob.Conn]struct{}{}, shaking: map[net.Conn]struct{}{},
 		perClient: map[netip.Addr]int{}, pendingPer: map[netip.Addr]int{}, cpuBusy: map[int]bool{},
 	}

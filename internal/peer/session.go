@@ -10,6 +10,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/rdmabench/rdmabench/env"
 	"github.com/rdmabench/rdmabench/internal/oob"
 	"github.com/rdmabench/rdmabench/rdmalat"
 )
@@ -66,24 +67,21 @@ type SessionReport struct {
 	Err error
 }
 
-// Serve serves one client of rdmapeer on conn, which has done its
+// serve serves one client of rdmapeer on conn, which has done its
 // handshake (oob.Accept), until the client closes it or a failure ends it:
 // any number of sessions (Params), each any number of Runs, answered by a
 // thread pinned to cfg.CPU with the same C loop as the loopback responder.
 // Each session registers its own buffer, with only the remote access its
 // operation needs, and deregisters it when it ends.
 //
-// Serve returns nil when the client closed the connection cleanly between
+// It returns nil when the client closed the connection cleanly between
 // runs. Otherwise it returns the error that ended it, after sending it to
 // the client when the connection still works. The client's death during a
 // run (its socket closes) stops the answering loop at once; a stalled
 // client ends the loop after the idle timeout. Closing conn from another
-// goroutine ends Serve promptly. Serve does not close conn.
-func Serve(conn *oob.Conn, cfg ServeConfig) error { return serveFirst(conn, cfg, nil) }
-
-// serveFirst is Serve with the client's first request already received
-// (nil: none yet), as the Server's handshake does.
-func serveFirst(conn *oob.Conn, cfg ServeConfig, first oob.Message) error {
+// goroutine ends serve promptly; serve does not close conn. first is the client's first request when the Server's handshake has
+// received it already (nil: none yet).
+func serve(conn *oob.Conn, cfg ServeConfig, first oob.Message) error {
 	if cfg.Timeout <= 0 {
 		cfg.Timeout = 5 * time.Second
 	}
@@ -188,7 +186,7 @@ func (s *servedSession) open(p oob.Params) error {
 		timeout = s.cfg.Timeout
 	}
 	ep, err := rdmalat.NewEndpoint(rdmalat.EndpointConfig{
-		Device: s.cfg.Device, Port: s.cfg.Port, GIDIndex: gid,
+		Device: s.cfg.Device, Port: s.cfg.Port, GIDIndex: env.GIDSetting(gid),
 		Op: p.Op, Transport: p.Transport, Events: p.Flags&oob.FlagEvents != 0, CM: p.Flags&oob.FlagCM != 0,
 		MaxSize: int(p.Size), Inline: int(p.Inline), MTU: int(p.MTU),
 	})
@@ -215,12 +213,12 @@ func (s *servedSession) open(p oob.Params) error {
 		return s.fail(oob.CodeProtocol, fmt.Errorf("%w: the client's buffer holds %d bytes, its Params say %d", oob.ErrProtocol, ce.Size, p.Size))
 	}
 	if !ep.CM() {
-		client = rdmalat.PeerInfoFromWire(ce)
+		client = peerInfoOf(ce)
 		if err := ep.Connect(client); err != nil {
 			return s.fail(oob.CodeResource, err)
 		}
 	}
-	s.resp = rdmalat.NewLocalResponder(ep, client, rdmalat.ResponderConfig{CPU: s.cfg.CPU, Timeout: timeout, MaxRoundTrips: s.cfg.Limits.WithDefaults().MaxRoundTrips})
+	s.resp = rdmalat.NewLocalResponder(ep, client, rdmalat.ResponderConfig{CPU: env.CPUSetting(s.cfg.CPU), Timeout: timeout, MaxRoundTrips: s.cfg.Limits.WithDefaults().MaxRoundTrips})
 	s.seq = 0
 	return s.conn.Send(oob.Barrier{Seq: 0})
 }
@@ -324,10 +322,16 @@ func (s *servedSession) end(err error) {
 	s.rep = SessionReport{}
 }
 
-// wire is this side's Endpoint for the client: the queue pair and buffer,
-// and the CPU that answers and how many other sessions run beside it.
+// wire is this side's Endpoint for the client: the device, queue pair and
+// buffer, and the CPU that answers and how many other sessions run beside
+// it. (rdmalat, the client, converts the same fields for its side.)
 func (s *servedSession) wire(ep *rdmalat.Endpoint) oob.Endpoint {
-	w := ep.Wire()
+	info, dev := ep.Info(), ep.Device()
+	w := oob.Endpoint{
+		Device: dev.Name, Firmware: dev.Firmware, LinkLayer: dev.LinkLayer, Port: uint8(dev.Port),
+		LID: info.LID, QPN: info.QPN, PSN: info.PSN, GID: info.GID, GIDIndex: int32(dev.GIDIndex),
+		MTU: uint32(info.MTU), RKey: info.RKey, Addr: info.Addr, Size: uint32(info.Size),
+	}
 	w.CPU = int32(s.cfg.CPU)
 	if s.cfg.Others != nil {
 		w.Sessions = uint16(min(max(s.cfg.Others(), 0), 1<<16-1))
@@ -382,4 +386,9 @@ func newCookie() (uint64, error) {
 		return 0, fmt.Errorf("drawing an rdma_cm cookie: %w", err)
 	}
 	return binary.BigEndian.Uint64(b[:]) | 1, nil
+}
+
+// peerInfoOf is what the responder's endpoint needs of the client's.
+func peerInfoOf(e oob.Endpoint) rdmalat.PeerInfo {
+	return rdmalat.PeerInfo{LID: e.LID, QPN: e.QPN, PSN: e.PSN, GID: e.GID, MTU: int(e.MTU), RKey: e.RKey, Addr: e.Addr, Size: int(e.Size)}
 }

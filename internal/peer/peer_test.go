@@ -14,8 +14,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/rdmabench/rdmabench/internal/oob"
+	"github.com/rdmabench/rdmabench/internal/peer"
 	"github.com/rdmabench/rdmabench/internal/spec"
-	"github.com/rdmabench/rdmabench/peer"
 )
 
 // These tests need no RDMA device: everything they check happens before a
