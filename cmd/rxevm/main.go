@@ -4,10 +4,11 @@
 //	go test -exec rxevm ./verbs
 //	rxevm [flags] PROGRAM [ARGS...]
 //
-// The guest is a stock Debian kernel with rdma_rxe and an initramfs made
-// from Debian packages (libibverbs, rdma-core's providers and tools,
-// perftest, iproute2) plus busybox, cached under $RDMABENCH_VM_CACHE
-// (default ~/.cache/rdmabench/rxevm). PROGRAM, its shared libraries, -include files
+// The guest is a stock Debian kernel with rdma_rxe (or a kernel and modules
+// of your own: -kernel, -modules) and an initramfs made from Debian packages
+// (libibverbs, rdma-core's providers and tools, perftest, iproute2) plus
+// busybox, cached under $RDMABENCH_VM_CACHE (default
+// ~/.cache/rdmabench/rxevm). PROGRAM, its shared libraries, -include files
 // and ./testdata are copied in; PROGRAM runs in the same working directory
 // path as on the host, its output streams to rxevm's standard output, and
 // rxevm exits with PROGRAM's exit status. See docs/vm.md. The work is done
@@ -28,6 +29,7 @@ import (
 	"time"
 
 	"github.com/rdmabench/rdmabench/internal/vm"
+	"github.com/rdmabench/rdmabench/internal/vm/image"
 	"github.com/rdmabench/rdmabench/internal/vm/qmp"
 )
 
@@ -62,6 +64,8 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	fs.StringVar(&c.LogFile, "log", "", "append progress lines to this `file` (useful under go test, where rxevm is quiet without -v)")
 	fs.StringVar(&c.Append, "append", "", "extra kernel command line")
 	fs.StringVar(&c.Qemu, "qemu", "qemu-system-x86_64", "QEMU `binary`")
+	fs.StringVar(&c.Kernel, "kernel", "", "boot this kernel `bzImage` (arch/x86/boot/bzImage of your build) instead of the cached Debian one; needs -modules")
+	fs.StringVar(&c.Modules, "modules", "", "load rdma_rxe and the other modules from this `path`: a lib/modules/<release> directory (make modules_install INSTALL_MOD_PATH=DIR, then DIR) or a linux-image .deb")
 	fs.IntVar(&c.Nodes, "nodes", 1, "boot this `number` of VMs on one virtual network, each with rxe0 on its own NIC; PROGRAM runs on node1 (default -smp 1 -mem 512 then)")
 	fs.StringVar(&c.NodeCmd, "node-cmd", "", "with -nodes: a sh `command` run on nodes 2..N (its output in -out DIR/rxevm-nodeK.log)")
 	fs.BoolVar(&c.Slurm, "slurm", false, "with -nodes: run Slurm (slurmctld on node1, munged and slurmd on every node) and start PROGRAM once every node is idle")
@@ -93,6 +97,9 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 		return nil, fmt.Errorf("-accel %q: want auto, kvm or tcg", c.Accel)
 	}
 	if _, err := qmp.ParsePin(c.Pin); err != nil {
+		return nil, err
+	}
+	if err := image.CheckPaths(c.Kernel, c.Modules); err != nil {
 		return nil, err
 	}
 	if c.Attempts < 1 {

@@ -2,7 +2,10 @@ package main
 
 import (
 	"io"
+	"os"
+	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 )
@@ -47,6 +50,34 @@ func TestEffectiveTimeout(t *testing.T) {
 		}
 		if got := effectiveTimeout(c); got != tt.want {
 			t.Errorf("%q: %v, want %v", args, got, tt.want)
+		}
+	}
+}
+
+func TestKernelFlags(t *testing.T) {
+	dir := t.TempDir()
+	bz, mods := filepath.Join(dir, "bzImage"), filepath.Join(dir, "modules")
+	os.WriteFile(bz, []byte("x"), 0o644)
+	os.Mkdir(mods, 0o755)
+	c, err := parseFlags([]string{"-kernel", bz, "-modules", mods, "prog"}, io.Discard)
+	if err != nil || c.Kernel != bz || c.Modules != mods {
+		t.Fatalf("-kernel %s -modules %s: %+v, %v", bz, mods, c, err)
+	}
+	// Modules alone are allowed: an out-of-tree rdma_rxe for Debian's kernel.
+	if _, err := parseFlags([]string{"-modules", mods, "prog"}, io.Discard); err != nil {
+		t.Errorf("-modules alone: %v", err)
+	}
+	for _, tt := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"-kernel", bz}, "-kernel " + bz + " needs -modules"},
+		{[]string{"-kernel", dir + "/nope", "-modules", mods}, "-kernel " + dir + "/nope: no such file or directory: give the bzImage"},
+		{[]string{"-kernel", bz, "-modules", dir + "/nope"}, "-modules " + dir + "/nope: no such file or directory: give a lib/modules/<release> directory or a linux-image .deb"},
+	} {
+		_, err := parseFlags(append(tt.args, "prog"), io.Discard)
+		if err == nil || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("%q: %v, want it to say %q", tt.args, err, tt.want)
 		}
 	}
 }

@@ -26,7 +26,7 @@ type prepared struct {
 	layer    *image.Layer // the fleet layer (multi-node mode only)
 }
 
-// prepare checks the tools, brings the
+// prepare checks the tools and the -kernel/-modules options, brings the
 // cached guest (and, with several nodes, the fleet layer) up to date and
 // writes the kernel and the run's initramfs into tmp. In single-VM mode it
 // first probes the host CPUs (-probe).
@@ -39,6 +39,12 @@ func prepare(ctx context.Context, c *Config, tmp string, logf func(string, ...an
 	var busybox string
 	var err error
 	if p.qemu, busybox, p.cacheDir, err = hostSetup(c); err != nil {
+		return nil, err
+	}
+	// The user's kernel is checked before the cache, so that a wrong path
+	// fails at once, not after a download.
+	uk, err := image.OpenUserKernel(ctx, c.Kernel, c.Modules, tmp)
+	if err != nil {
 		return nil, err
 	}
 	var hostEnv []string
@@ -56,6 +62,11 @@ func prepare(ctx context.Context, c *Config, tmp string, logf func(string, ...an
 	if err != nil {
 		return nil, err
 	}
+	if uk != nil {
+		if err := uk.CheckWith(base); err != nil {
+			return nil, err
+		}
+	}
 	have := maps.Clone(base.Files)
 	parts := []string{base.Initrd}
 	if fleet {
@@ -65,7 +76,11 @@ func prepare(ctx context.Context, c *Config, tmp string, logf func(string, ...an
 		maps.Copy(have, p.layer.Files)
 		parts = append(parts, p.layer.CPIO)
 	}
-	if err := linkOrCopy(base.Kernel, p.kernel); err != nil {
+	kernel := base.Kernel
+	if uk != nil && uk.Image != "" {
+		kernel = uk.Image
+	}
+	if err := linkOrCopy(kernel, p.kernel); err != nil {
 		return nil, err
 	}
 	if err := initramfs.Concat(p.initrd, parts...); err != nil {
@@ -84,6 +99,13 @@ func prepare(ctx context.Context, c *Config, tmp string, logf func(string, ...an
 		if err := addFleetFiles(ra, c, p.layer); err != nil {
 			return nil, err
 		}
+	}
+	if uk != nil {
+		// After the fleet's files: this /init, loading the user's modules, wins.
+		if err := uk.AddTo(ra, fleet, c.Slurm); err != nil {
+			return nil, err
+		}
+		logf("booting the user's kernel %s with modules from %s", uk.Release, uk.Modules.Dir)
 	}
 	return p, ra.AppendTo(p.initrd)
 }

@@ -9,12 +9,15 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/rdmabench/rdmabench/internal/vm/debcache"
+	"github.com/rdmabench/rdmabench/internal/vm/kernel"
 )
 
-// TestVM boots the guest once (about 20 s under TCG) and checks the whole
-// path: RDMA devices, environment, testdata, -include, -out and the exit
-// status. It runs only with RDMABENCH_VM_TEST=1, and then fails (not skips)
-// when QEMU or busybox is missing.
+// TestVM boots the guest (about 20 s a boot under TCG): once the stock way,
+// checking the whole path, and once with -kernel and -modules. It runs only
+// with RDMABENCH_VM_TEST=1, and then fails (not skips) when QEMU or busybox
+// is missing.
 func TestVM(t *testing.T) {
 	if os.Getenv("RDMABENCH_VM_TEST") != "1" {
 		t.Skip("skipping: boots a VM; set RDMABENCH_VM_TEST=1 to run")
@@ -24,6 +27,13 @@ func TestVM(t *testing.T) {
 			t.Fatalf("RDMABENCH_VM_TEST=1 but %s is missing: %v", tool, err)
 		}
 	}
+	t.Run("stock", testStock)
+	t.Run("user-kernel", testUserKernel)
+}
+
+// testStock checks the whole path: RDMA devices, environment, testdata,
+// -include, -out and the exit status.
+func testStock(t *testing.T) {
 	dir := t.TempDir()
 	script := filepath.Join(dir, "probe.sh")
 	os.WriteFile(script, []byte(`#!/bin/sh
@@ -80,6 +90,53 @@ exit 3
 	}
 	if b, err := os.ReadFile(filepath.Join(out, "result.txt")); err != nil || string(b) != "samples\n" {
 		t.Errorf("-out: result.txt = %q, %v", b, err)
+	}
+}
+
+// testUserKernel boots with -kernel and -modules pointed at the cached
+// Debian kernel and its linux-image .deb, as a user's own build would be,
+// and checks the release the guest runs and its soft-RoCE devices.
+func testUserKernel(t *testing.T) {
+	cache, err := debcache.DefaultDir()
+	if err != nil {
+		t.Fatal(err)
+	}
+	key, err := os.ReadFile(filepath.Join(cache, "current"))
+	if err != nil {
+		t.Fatalf("no cached guest (the stock boot builds it): %v", err)
+	}
+	vmlinuz := filepath.Join(cache, strings.TrimSpace(string(key)), "vmlinuz")
+	rel, err := kernel.Release(vmlinuz)
+	if err != nil || rel == "" {
+		t.Fatalf("release of %s: %q, %v", vmlinuz, rel, err)
+	}
+	debs, _ := filepath.Glob(filepath.Join(cache, "debs", "linux-image-"+rel+"_*.deb"))
+	if len(debs) != 1 {
+		t.Fatalf("the cache holds %d packages of kernel %s, want 1: %q", len(debs), rel, debs)
+	}
+	dir := t.TempDir()
+	script := filepath.Join(dir, "uname.sh")
+	os.WriteFile(script, []byte("#!/bin/sh\necho \"release=$(uname -r)\"\nrdma link\n"), 0o755)
+	c := testConfig()
+	c.Kernel, c.Modules = vmlinuz, debs[0]
+	c.LogFile = filepath.Join(dir, "rxevm.log")
+	c.Prog = script
+	ctx, cancel := context.WithTimeout(t.Context(), 5*time.Minute)
+	defer cancel()
+	var stdout, stderr bytes.Buffer
+	if code := Run(ctx, c, &stdout, &stderr); code != 0 {
+		t.Errorf("exit status %d, want 0; stderr:\n%s", code, stderr.String())
+	}
+	got := stdout.String()
+	for _, want := range []string{"release=" + rel + "\n", "link rxe0/1 state ACTIVE", "link rxe1/1 state ACTIVE"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("output lacks %q:\n%s", want, got)
+		}
+	}
+	// The same release as the stock guest: the log shows which path ran.
+	log, _ := os.ReadFile(c.LogFile)
+	if want := "booting the user's kernel " + rel + " with modules from "; !strings.Contains(string(log), want) {
+		t.Errorf("progress log lacks %q:\n%s", want, log)
 	}
 }
 

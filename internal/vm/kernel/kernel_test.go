@@ -2,56 +2,42 @@ package kernel
 
 import (
 	"bytes"
-	"debug/elf"
-	"encoding/binary"
+	"errors"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/rdmabench/rdmabench/internal/vm/kernel/kerneltest"
 )
 
-// writeModule writes a minimal relocatable ELF file holding only a
-// .modinfo section with the given key=value strings, as a module has.
-func writeModule(t *testing.T, name string, modinfo ...string) {
-	t.Helper()
-	info := []byte(strings.Join(modinfo, "\x00") + "\x00")
-	shstr := []byte("\x00.modinfo\x00.shstrtab\x00")
-	const ehsize, shsize = 64, 64
-	infoOff := uint64(ehsize)
-	strOff := infoOff + uint64(len(info))
-	shOff := (strOff + uint64(len(shstr)) + 7) &^ 7
-	var b bytes.Buffer
-	h := elf.Header64{
-		Type: uint16(elf.ET_REL), Machine: uint16(elf.EM_X86_64), Version: uint32(elf.EV_CURRENT),
-		Shoff: shOff, Ehsize: ehsize, Shentsize: shsize, Shnum: 3, Shstrndx: 2,
+func TestRelease(t *testing.T) {
+	dir := t.TempDir()
+	bz := filepath.Join(dir, "bzImage")
+	kerneltest.WriteBzImage(t, bz, "6.13.0-rc1-rxe+ (me@host) #3 SMP PREEMPT_DYNAMIC Mon Dec  1 2026")
+	if got, err := Release(bz); err != nil || got != "6.13.0-rc1-rxe+" {
+		t.Errorf("Release = %q, %v; want 6.13.0-rc1-rxe+", got, err)
 	}
-	copy(h.Ident[:], elf.ELFMAG)
-	h.Ident[elf.EI_CLASS], h.Ident[elf.EI_DATA], h.Ident[elf.EI_VERSION] = byte(elf.ELFCLASS64), byte(elf.ELFDATA2LSB), byte(elf.EV_CURRENT)
-	binary.Write(&b, binary.LittleEndian, h)
-	b.Write(info)
-	b.Write(shstr)
-	for uint64(b.Len()) < shOff {
-		b.WriteByte(0)
+	vmlinux := filepath.Join(dir, "vmlinux")
+	kerneltest.WriteModule(t, vmlinux, "x=y") // any ELF file
+	if _, err := Release(vmlinux); !errors.Is(err, ErrNotBzImage) || !strings.Contains(err.Error(), "bzImage") {
+		t.Errorf("Release(vmlinux) = %v, want ErrNotBzImage naming arch/x86/boot/bzImage", err)
 	}
-	for _, s := range []elf.Section64{
-		{},
-		{Name: 1, Type: uint32(elf.SHT_PROGBITS), Flags: uint64(elf.SHF_ALLOC), Off: infoOff, Size: uint64(len(info)), Addralign: 1},
-		{Name: 10, Type: uint32(elf.SHT_STRTAB), Off: strOff, Size: uint64(len(shstr)), Addralign: 1},
-	} {
-		binary.Write(&b, binary.LittleEndian, s)
+	junk := filepath.Join(dir, "junk")
+	os.WriteFile(junk, bytes.Repeat([]byte("x"), 0x400), 0o644)
+	if _, err := Release(junk); !errors.Is(err, ErrNotBzImage) {
+		t.Errorf("Release(junk) = %v, want ErrNotBzImage", err)
 	}
-	if err := os.MkdirAll(filepath.Dir(name), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(name, b.Bytes(), 0o644); err != nil {
-		t.Fatal(err)
+	if _, err := Release(filepath.Join(dir, "missing")); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("Release(missing) = %v, want fs.ErrNotExist", err)
 	}
 }
 
 func TestReadModinfo(t *testing.T) {
 	ko := filepath.Join(t.TempDir(), "rdma_rxe.ko")
-	writeModule(t, ko, "license=GPL", "depends=ib_uverbs,ib_core", "name=rdma_rxe",
+	kerneltest.WriteModule(t, ko, "license=GPL", "depends=ib_uverbs,ib_core", "name=rdma_rxe",
 		"vermagic=6.1.0-57-amd64 SMP preempt mod_unload modversions ")
 	m, err := ReadModinfo(ko)
 	if err != nil {
@@ -62,22 +48,10 @@ func TestReadModinfo(t *testing.T) {
 	}
 }
 
-// rxeTree writes the soft-RoCE modules of release rel under dir, in the
-// layout of lib/modules/<rel>, without a modules.dep.
-func rxeTree(t *testing.T, dir, rel string) {
-	t.Helper()
-	vm := "vermagic=" + rel + " SMP mod_unload"
-	writeModule(t, filepath.Join(dir, "kernel/drivers/infiniband/sw/rxe/rdma_rxe.ko"), "depends=ib_uverbs,ib_core,udp_tunnel", "name=rdma_rxe", vm)
-	writeModule(t, filepath.Join(dir, "kernel/drivers/infiniband/core/ib_uverbs.ko"), "depends=ib_core", "name=ib_uverbs", vm)
-	writeModule(t, filepath.Join(dir, "kernel/drivers/infiniband/core/ib_core.ko"), "depends=", "name=ib_core", vm)
-	writeModule(t, filepath.Join(dir, "kernel/net/ipv4/udp_tunnel.ko"), "depends=", "name=udp_tunnel", vm)
-	os.WriteFile(filepath.Join(dir, "modules.builtin"), []byte("kernel/crypto/crc32_generic.ko\n"), 0o644)
-}
-
 func TestOpenModulesLayouts(t *testing.T) {
 	root := t.TempDir()
 	rel := filepath.Join(root, "lib", "modules", "6.13.0-rxe")
-	rxeTree(t, rel, "6.13.0-rxe")
+	kerneltest.RxeTree(t, rel, "6.13.0-rxe")
 	// The release directory, its parent and the install root all lead to it.
 	for _, p := range []string{rel, filepath.Dir(rel), root} {
 		m, err := OpenModules(p)
@@ -103,7 +77,7 @@ func TestOpenModulesLayouts(t *testing.T) {
 	}
 	// The release comes from rdma_rxe's vermagic, not the directory's name.
 	renamed := filepath.Join(t.TempDir(), "mykernel")
-	rxeTree(t, renamed, "6.13.0-rxe")
+	kerneltest.RxeTree(t, renamed, "6.13.0-rxe")
 	if m, err := OpenModules(renamed); err != nil || m.Release != "6.13.0-rxe" {
 		t.Errorf("renamed directory: release %v, %v; want 6.13.0-rxe", m, err)
 	}
@@ -111,16 +85,16 @@ func TestOpenModulesLayouts(t *testing.T) {
 
 func TestOpenModulesErrors(t *testing.T) {
 	noRxe := t.TempDir()
-	writeModule(t, filepath.Join(noRxe, "kernel/net/veth.ko"), "name=veth", "vermagic=6.1 SMP")
+	kerneltest.WriteModule(t, filepath.Join(noRxe, "kernel/net/veth.ko"), "name=veth", "vermagic=6.1 SMP")
 	two := t.TempDir()
-	rxeTree(t, filepath.Join(two, "6.1.0-a"), "6.1.0-a")
-	rxeTree(t, filepath.Join(two, "6.1.0-b"), "6.1.0-b")
+	kerneltest.RxeTree(t, filepath.Join(two, "6.1.0-a"), "6.1.0-a")
+	kerneltest.RxeTree(t, filepath.Join(two, "6.1.0-b"), "6.1.0-b")
 	file := filepath.Join(t.TempDir(), "bzImage")
 	os.WriteFile(file, []byte("x"), 0o644)
 	brokenDep := t.TempDir()
-	writeModule(t, filepath.Join(brokenDep, "kernel/rdma_rxe.ko"), "depends=ib_core", "name=rdma_rxe", "vermagic=6.1 SMP")
+	kerneltest.WriteModule(t, filepath.Join(brokenDep, "kernel/rdma_rxe.ko"), "depends=ib_core", "name=rdma_rxe", "vermagic=6.1 SMP")
 	packed := t.TempDir()
-	rxeTree(t, packed, "6.1")
+	kerneltest.RxeTree(t, packed, "6.1")
 	os.Rename(filepath.Join(packed, "kernel/net/ipv4/udp_tunnel.ko"), filepath.Join(packed, "kernel/net/ipv4/udp_tunnel.ko.xz"))
 	for _, tt := range []struct {
 		name, path, want string
