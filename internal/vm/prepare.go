@@ -105,7 +105,7 @@ func prepare(ctx context.Context, c *Config, tmp string, logf func(string, ...an
 		if err := uk.AddTo(ra, fleet, c.Slurm); err != nil {
 			return nil, err
 		}
-		logf("booting the user's kernel %s with modules from %s", uk.Release, uk.Modules.Dir)
+		logf("booting the user's kernel %s with modules %s from %s", uk.Release, uk.Modules.Release, uk.From)
 	}
 	return p, ra.AppendTo(p.initrd)
 }

@@ -135,7 +135,7 @@ func testUserKernel(t *testing.T) {
 	}
 	// The same release as the stock guest: the log shows which path ran.
 	log, _ := os.ReadFile(c.LogFile)
-	if want := "booting the user's kernel " + rel + " with modules from "; !strings.Contains(string(log), want) {
+	if want := "booting the user's kernel " + rel + " with modules " + rel + " from " + debs[0]; !strings.Contains(string(log), want) {
 		t.Errorf("progress log lacks %q:\n%s", want, log)
 	}
 }

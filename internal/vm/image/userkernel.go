@@ -21,6 +21,7 @@ type UserKernel struct {
 	Image   string // the bzImage; "" when only -modules was given
 	Release string // the bzImage's release, "" when it has none or Image is ""
 	Modules *kernel.Modules
+	From    string // -modules as given: a directory or a .deb
 }
 
 // OpenUserKernel checks -kernel and -modules: the image must be a bzImage,
@@ -34,7 +35,7 @@ func OpenUserKernel(ctx context.Context, image, modules, tmp string) (*UserKerne
 	if err := CheckPaths(image, modules); err != nil {
 		return nil, err
 	}
-	uk := &UserKernel{}
+	uk := &UserKernel{From: modules}
 	if image != "" {
 		abs, err := filepath.Abs(image)
 		if err != nil {
