@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 
@@ -77,15 +78,25 @@ func CheckPaths(image, modules string) error {
 	}
 	if image != "" {
 		if _, err := os.Stat(image); err != nil {
-			return fmt.Errorf("-kernel %s: %w: give the bzImage the kernel build wrote (arch/x86/boot/bzImage) or a /boot/vmlinuz-<release>", image, errors.Unwrap(err))
+			return fmt.Errorf("-kernel %s: %w: give the bzImage the kernel build wrote (arch/x86/boot/bzImage) or a /boot/vmlinuz-<release>", image, pathErr(err))
 		}
 	}
 	if modules != "" {
 		if _, err := os.Stat(modules); err != nil {
-			return fmt.Errorf("-modules %s: %w: give a lib/modules/<release> directory or a linux-image .deb", modules, errors.Unwrap(err))
+			return fmt.Errorf("-modules %s: %w: give a lib/modules/<release> directory or a linux-image .deb", modules, pathErr(err))
 		}
 	}
 	return nil
+}
+
+// pathErr is what went wrong with a path, without the path (the message
+// names it already).
+func pathErr(err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	return err
 }
 
 // isDeb reports whether path is a Debian package (an ar archive), and
