@@ -58,6 +58,8 @@ exit 3
 	c.Includes = []string{included}
 	c.OutDir = out
 	c.Prog, c.Args = script, []string{"arg 1", "it's"}
+	c.LogFile = filepath.Join(dir, "rxevm.log")
+	t.Cleanup(func() { logProgress(t, c.LogFile) })
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 	var stdout, stderr bytes.Buffer
@@ -120,6 +122,7 @@ func testUserKernel(t *testing.T) {
 	c := testConfig()
 	c.Kernel, c.Modules = vmlinuz, debs[0]
 	c.LogFile = filepath.Join(dir, "rxevm.log")
+	t.Cleanup(func() { logProgress(t, c.LogFile) })
 	c.Prog = script
 	ctx, cancel := context.WithTimeout(t.Context(), 5*time.Minute)
 	defer cancel()
@@ -137,6 +140,14 @@ func testUserKernel(t *testing.T) {
 	log, _ := os.ReadFile(c.LogFile)
 	if want := "booting the user's kernel " + rel + " with modules " + rel + " from " + debs[0]; !strings.Contains(string(log), want) {
 		t.Errorf("progress log lacks %q:\n%s", want, log)
+	}
+}
+
+// logProgress shows rxevm's progress lines (boots, retries, timings),
+// which it keeps out of a go test run's output unless asked.
+func logProgress(t *testing.T, file string) {
+	if b, err := os.ReadFile(file); err == nil {
+		t.Logf("progress:\n%s", b)
 	}
 }
 
