@@ -1,6 +1,7 @@
 package debcache
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -169,12 +170,48 @@ func ExtractModules(ctx context.Context, deb, dir string) (string, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return "", err
 	}
-	if out, err := exec.CommandContext(ctx, "sh", "-c", `dpkg --fsys-tarfile "$1" | tar -x -C "$2" ./lib/modules`, "sh", deb, dir).CombinedOutput(); err != nil {
-		return "", fmt.Errorf("unpacking the modules of %s (a linux-image .deb?): %v\n%s", deb, err, out)
+	if err := untarModules(ctx, deb, dir); err != nil {
+		return "", fmt.Errorf("unpacking the modules of %s (a linux-image .deb?): %w", deb, err)
 	}
 	rels, _ := os.ReadDir(filepath.Join(dir, "lib", "modules"))
 	if len(rels) != 1 {
 		return "", fmt.Errorf("%s: want one kernel release under lib/modules, found %d", deb, len(rels))
 	}
 	return rels[0].Name(), nil
+}
+
+// untarModules runs dpkg --fsys-tarfile deb | tar -x -C dir ./lib/modules
+// as two processes of its own, not through a shell, so that a cancelled
+// ctx kills tar too and nothing writes into dir once it returns.
+func untarModules(ctx context.Context, deb, dir string) error {
+	var dpkgErr, tarErr bytes.Buffer
+	dpkg := exec.CommandContext(ctx, "dpkg", "--fsys-tarfile", deb)
+	dpkg.Stderr = &dpkgErr
+	tar := exec.CommandContext(ctx, "tar", "-x", "-C", dir, "./lib/modules")
+	tar.Stderr = &tarErr
+	pipe, err := dpkg.StdoutPipe()
+	if err != nil {
+		return err
+	}
+	tar.Stdin = pipe
+	if err := dpkg.Start(); err != nil {
+		return err
+	}
+	if err := tar.Start(); err != nil {
+		dpkg.Process.Kill()
+		dpkg.Wait()
+		return err
+	}
+	tarWait := tar.Wait()
+	if tarWait != nil {
+		dpkg.Process.Kill() // tar stopped reading: dpkg would block on the pipe
+	}
+	dpkgWait := dpkg.Wait()
+	switch {
+	case dpkgWait != nil:
+		return fmt.Errorf("dpkg --fsys-tarfile: %v\n%s", dpkgWait, dpkgErr.Bytes())
+	case tarWait != nil:
+		return fmt.Errorf("tar -x ./lib/modules: %v\n%s", tarWait, tarErr.Bytes())
+	}
+	return nil
 }
