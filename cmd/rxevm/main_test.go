@@ -2,7 +2,10 @@ package main
 
 import (
 	"io"
+	"os"
+	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 )
@@ -12,13 +15,13 @@ func TestParseFlags(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c.prog != "prog" || !slices.Equal(c.args, []string{"-test.v", "-env", "C=3"}) {
-		t.Errorf("prog %q args %q: flags after PROGRAM belong to it", c.prog, c.args)
+	if c.Prog != "prog" || !slices.Equal(c.Args, []string{"-test.v", "-env", "C=3"}) {
+		t.Errorf("prog %q args %q: flags after PROGRAM belong to it", c.Prog, c.Args)
 	}
-	if !slices.Equal(c.env, []string{"A=1", "B=2"}) || !slices.Equal(c.includes, []string{"x"}) || c.outDir != "o" {
-		t.Errorf("env %q includes %q out %q", c.env, c.includes, c.outDir)
+	if !slices.Equal(c.Env, []string{"A=1", "B=2"}) || !slices.Equal(c.Includes, []string{"x"}) || c.OutDir != "o" {
+		t.Errorf("env %q includes %q out %q", c.Env, c.Includes, c.OutDir)
 	}
-	if c.accel != "auto" || c.smp != 4 || c.mem != 2048 || c.timeout != 30*time.Minute {
+	if c.Accel != "auto" || c.SMP != 4 || c.Mem != 2048 || c.timeout != 30*time.Minute {
 		t.Errorf("defaults: %+v", c)
 	}
 	if _, err := parseFlags(nil, io.Discard); err == nil {
@@ -51,34 +54,30 @@ func TestEffectiveTimeout(t *testing.T) {
 	}
 }
 
-func TestAccelPlan(t *testing.T) {
-	for _, tt := range []struct {
-		accel  string
-		useKVM bool
-		want   []string
-	}{
-		{"auto", true, []string{"kvm", "tcg", "tcg", "tcg"}},
-		{"auto", false, []string{"tcg", "tcg", "tcg"}},
-		{"tcg", false, []string{"tcg", "tcg", "tcg"}},
-		{"kvm", true, []string{"kvm", "kvm", "kvm"}},
-	} {
-		if got := accelPlan(tt.accel, tt.useKVM, 3); !slices.Equal(got, tt.want) {
-			t.Errorf("accelPlan(%s, %v) = %q, want %q", tt.accel, tt.useKVM, got, tt.want)
-		}
+func TestKernelFlags(t *testing.T) {
+	dir := t.TempDir()
+	bz, mods := filepath.Join(dir, "bzImage"), filepath.Join(dir, "modules")
+	os.WriteFile(bz, []byte("x"), 0o644)
+	os.Mkdir(mods, 0o755)
+	c, err := parseFlags([]string{"-kernel", bz, "-modules", mods, "prog"}, io.Discard)
+	if err != nil || c.Kernel != bz || c.Modules != mods {
+		t.Fatalf("-kernel %s -modules %s: %+v, %v", bz, mods, c, err)
 	}
-}
-
-func TestQemuArgs(t *testing.T) {
-	v := &vm{qemu: "q", kernel: "k", initrd: "i", accel: "tcg", smp: 4, mem: 2048, outDir: "/o", nonce: "n"}
-	args := v.qemuArgs()
-	for _, want := range [][]string{
-		{"-accel", "tcg"}, {"-smp", "4"}, {"-m", "2048"}, {"-nic", "none"},
-		{"-serial", "chardev:con"}, {"-serial", "chardev:out"},
-		{"-fsdev", "local,id=rxevmout,path=/o,security_model=mapped-xattr,fmode=0644,dmode=0755"},
-		{"-device", "virtio-9p-pci,fsdev=rxevmout,mount_tag=rxevmout"},
+	// Modules alone are allowed: an out-of-tree rdma_rxe for Debian's kernel.
+	if _, err := parseFlags([]string{"-modules", mods, "prog"}, io.Discard); err != nil {
+		t.Errorf("-modules alone: %v", err)
+	}
+	for _, tt := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"-kernel", bz}, "-kernel " + bz + " needs -modules"},
+		{[]string{"-kernel", dir + "/nope", "-modules", mods}, "-kernel " + dir + "/nope: no such file or directory: give the bzImage"},
+		{[]string{"-kernel", bz, "-modules", dir + "/nope"}, "-modules " + dir + "/nope: no such file or directory: give a lib/modules/<release> directory or a linux-image .deb"},
 	} {
-		if i := slices.Index(args, want[0]); i < 0 || !slices.Contains(args[i:], want[1]) {
-			t.Errorf("qemu args lack %q: %q", want, args)
+		_, err := parseFlags(append(tt.args, "prog"), io.Discard)
+		if err == nil || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("%q: %v, want it to say %q", tt.args, err, tt.want)
 		}
 	}
 }
