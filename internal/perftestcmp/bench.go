@@ -1,4 +1,4 @@
-package main
+package perftestcmp
 
 import (
 	"bytes"
@@ -17,6 +17,8 @@ import (
 	"golang.org/x/perf/benchfmt"
 
 	"github.com/rdmabench/rdmabench/env"
+	"github.com/rdmabench/rdmabench/internal/cmdout"
+	"github.com/rdmabench/rdmabench/internal/schedstat"
 )
 
 // A BenchResult is a benchmark's result for one size: its iteration
@@ -32,7 +34,7 @@ type BenchResult struct {
 // name parts in any order (a tool of one fixed size may have no size
 // part). It fails on a malformed result line and when there is no such
 // result (the benchmark skipped or failed).
-func ParseBench(r io.Reader, fileName string, t *tool, size int) (*BenchResult, error) {
+func ParseBench(r io.Reader, fileName string, t *Tool, size int) (*BenchResult, error) {
 	rd := benchfmt.NewReader(r, fileName)
 	want := "/size=" + strconv.Itoa(size)
 	name := "Benchmark" + t.bench + want + strings.Join(t.parts, "")
@@ -69,7 +71,7 @@ func ParseBench(r io.Reader, fileName string, t *tool, size int) (*BenchResult, 
 // part want ("/size=2"): the same base name, every part of t, the size
 // part (optional for a tool of one fixed size), and nothing else but the
 // -GOMAXPROCS suffix.
-func nameMatches(n benchfmt.Name, t *tool, want string) bool {
+func nameMatches(n benchfmt.Name, t *Tool, want string) bool {
 	base, parts := n.Parts()
 	if string(base) != t.bench {
 		return false
@@ -93,7 +95,7 @@ func nameMatches(n benchfmt.Name, t *tool, want string) bool {
 // benchPattern selects t's benchmark and, level by level, its name parts
 // ("^BenchmarkRDMAAtomic$/^op=fetch_add$"), so that only the compared
 // sub-benchmark runs and writes samples.
-func benchPattern(t *tool) string {
+func benchPattern(t *Tool) string {
 	p := "^Benchmark" + regexp.QuoteMeta(t.bench) + "$"
 	for _, part := range t.parts {
 		p += "/^" + regexp.QuoteMeta(strings.TrimPrefix(part, "/")) + "$"
@@ -103,7 +105,7 @@ func benchPattern(t *tool) string {
 
 // benchArgs returns the benchmark binary's command line for iters
 // iterations: every run records exactly iters samples.
-func benchArgs(t *tool, iters int, timeout time.Duration) []string {
+func benchArgs(t *Tool, iters int, timeout time.Duration) []string {
 	return []string{
 		"-test.run=^$",
 		"-test.bench=" + benchPattern(t),
@@ -116,30 +118,30 @@ func benchArgs(t *tool, iters int, timeout time.Duration) []string {
 // An oursRun is one run of the benchmark binary.
 type oursRun struct {
 	result *BenchResult
-	rtts   []int64    // its raw samples as round trips in ns
-	sched  SchedStats // of the whole process
-	out    []byte     // standard output, then standard error
+	rtts   []int64         // its raw samples as round trips in ns
+	sched  schedstat.Stats // of the whole process
+	out    []byte          // standard output, then standard error
 }
 
-// runBench runs tool t's benchmark for one size, pinned to c.cpus (the
+// runBench runs tool t's benchmark for one size, pinned to c.CPUs (the
 // engine pins its own two threads), with no warm-up of its own (-warmup
 // drops samples from both sides alike) and its raw samples written to
 // samplesDir, and returns them.
-func runBench(ctx context.Context, c *config, t *tool, size int, samplesDir string) (*oursRun, error) {
+func runBench(ctx context.Context, c *Config, t *Tool, size int, samplesDir string) (*oursRun, error) {
 	// The binary's own -test.timeout fires first, with a goroutine dump;
 	// the context kills it if that does not help.
-	ctx, cancel := context.WithTimeout(ctx, c.timeout+10*time.Second)
+	ctx, cancel := context.WithTimeout(ctx, c.Timeout+10*time.Second)
 	defer cancel()
 	run := &oursRun{}
 	if err := os.MkdirAll(samplesDir, 0o755); err != nil {
 		return run, err
 	}
-	cmd := exec.CommandContext(ctx, c.bench, benchArgs(t, c.iters, c.timeout)...)
+	cmd := exec.CommandContext(ctx, c.Bench, benchArgs(t, c.Iters, c.Timeout)...)
 	cmd.Env = append(os.Environ(),
 		env.VarSizes+"="+strconv.Itoa(size),
-		env.VarDevice+"="+c.device,
-		env.VarGIDIndex+"="+strconv.Itoa(c.gidIndex),
-		env.VarInline+"="+strconv.Itoa(c.inline),
+		env.VarDevice+"="+c.Device,
+		env.VarGIDIndex+"="+strconv.Itoa(c.GIDIndex),
+		env.VarInline+"="+strconv.Itoa(c.Inline),
 		env.VarWarmup+"=0",
 		env.VarSamplesDir+"="+samplesDir,
 		env.VarCPUs+"="+c.cpusEnv(),
@@ -150,28 +152,28 @@ func runBench(ctx context.Context, c *config, t *tool, size int, samplesDir stri
 	cmd.WaitDelay = 5 * time.Second
 	var err error
 	if err = cmd.Start(); err == nil {
-		stop := watchSched(cmd.Process.Pid, schedInterval)
+		stop := schedstat.Watch(cmd.Process.Pid, schedInterval)
 		err = cmd.Wait()
 		run.sched = stop()
 	}
 	run.out = append(stdout.Bytes(), stderr.Bytes()...)
 	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
-		return run, fmt.Errorf("%s: timed out after %s, killed%s", c.bench, c.timeout+10*time.Second, tailOf(run.out))
+		return run, fmt.Errorf("%s: timed out after %s, killed%s", c.Bench, c.Timeout+10*time.Second, cmdout.Tail(run.out, tailLines))
 	}
 	if err != nil {
-		return run, fmt.Errorf("%s: %w%s", c.bench, err, tailOf(run.out))
+		return run, fmt.Errorf("%s: %w%s", c.Bench, err, cmdout.Tail(run.out, tailLines))
 	}
-	if run.result, err = ParseBench(bytes.NewReader(stdout.Bytes()), c.bench, t, size); err != nil {
-		return run, fmt.Errorf("%w%s", err, tailOf(run.out))
+	if run.result, err = ParseBench(bytes.NewReader(stdout.Bytes()), c.Bench, t, size); err != nil {
+		return run, fmt.Errorf("%w%s", err, cmdout.Tail(run.out, tailLines))
 	}
-	if run.result.Iters != c.iters {
-		return run, fmt.Errorf("%s: ran %d iterations, want %d", c.bench, run.result.Iters, c.iters)
+	if run.result.Iters != c.Iters {
+		return run, fmt.Errorf("%s: ran %d iterations, want %d", c.Bench, run.result.Iters, c.Iters)
 	}
 	if run.rtts, err = readOurSamples(samplesDir, t.halved); err != nil {
 		return run, err
 	}
-	if len(run.rtts) != c.iters {
-		return run, fmt.Errorf("%s: %d raw samples for %d iterations", c.bench, len(run.rtts), c.iters)
+	if len(run.rtts) != c.Iters {
+		return run, fmt.Errorf("%s: %d raw samples for %d iterations", c.Bench, len(run.rtts), c.Iters)
 	}
 	return run, nil
 }
@@ -179,19 +181,8 @@ func runBench(ctx context.Context, c *config, t *tool, size int, samplesDir stri
 // schedInterval is how often a run's scheduler statistics are read.
 const schedInterval = 100 * time.Millisecond
 
-// tailOf returns the last lines of a program's output, to quote in an
-// error, or "" when there is none.
-func tailOf(out []byte) string {
-	out = bytes.TrimRight(out, "\n")
-	if len(out) == 0 {
-		return ""
-	}
-	lines := bytes.Split(out, []byte("\n"))
-	if len(lines) > 8 {
-		lines = lines[len(lines)-8:]
-	}
-	return "; output ends:\n\t" + string(bytes.Join(lines, []byte("\n\t")))
-}
+// tailLines is how much of a failed program's output an error quotes.
+const tailLines = 8
 
 // errNoPerftest says where perftest's tools are.
 func errNoPerftest(prog string) error {

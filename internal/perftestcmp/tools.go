@@ -1,4 +1,4 @@
-package main
+package perftestcmp
 
 import (
 	"fmt"
@@ -8,10 +8,10 @@ import (
 	"github.com/rdmabench/rdmabench/env"
 )
 
-// A tool is one row of the comparison: a perftest latency test and the
+// A Tool is one row of the comparison: a perftest latency test and the
 // rdmabench benchmark that measures the same thing. Adding perftest's
 // other latency tests is adding rows here.
-type tool struct {
+type Tool struct {
 	name     string   // -tools key
 	perftest string   // the perftest program
 	ptArgs   []string // its options beyond -d -x -n -p -F (same for server and client)
@@ -32,7 +32,7 @@ type tool struct {
 // tools are the known rows, in the order -tools all runs them. Debian's
 // perftest 4.5+0.17 (the VM's) has no --write_with_imm: -tools all then
 // leaves the write-imm row out with a note (dropUnsupported).
-var tools = []*tool{
+var tools = []*Tool{
 	{name: "write", perftest: "ib_write_lat", bench: "RDMAWrite", halved: true, inline: true},
 	{name: "read", perftest: "ib_read_lat", bench: "RDMARead"},
 	{name: "send", perftest: "ib_send_lat", ptArgs: []string{"-c", "RC"}, bench: "RDMASend", env: []string{env.VarTransport + "=rc"}, halved: true, inline: true},
@@ -42,7 +42,7 @@ var tools = []*tool{
 }
 
 // label names the row: "ib_send_lat -c UD vs BenchmarkRDMASend (RDMABENCH_TRANSPORT=ud)".
-func (t *tool) label() string {
+func (t *Tool) label() string {
 	s := strings.Join(append([]string{t.perftest}, t.ptArgs...), " ") + " vs Benchmark" + t.bench + strings.Join(t.parts, "")
 	if len(t.env) > 0 {
 		s += " (" + strings.Join(t.env, " ") + ")"
@@ -51,7 +51,7 @@ func (t *tool) label() string {
 }
 
 // latencyKind says what the figures are.
-func (t *tool) latencyKind() string {
+func (t *Tool) latencyKind() string {
 	if t.halved {
 		return "one-way latency (half a round trip, as perftest reports it)"
 	}
@@ -59,7 +59,7 @@ func (t *tool) latencyKind() string {
 }
 
 // sizesFor returns the sizes t runs: its fixed size, or all of sizes.
-func (t *tool) sizesFor(sizes []int) []int {
+func (t *Tool) sizesFor(sizes []int) []int {
 	if t.size > 0 {
 		return []int{t.size}
 	}
@@ -68,7 +68,7 @@ func (t *tool) sizesFor(sizes []int) []int {
 
 // longOptions returns t's perftest options that a perftest may lack, such
 // as --write_with_imm, without their dashes.
-func (t *tool) longOptions() []string {
+func (t *Tool) longOptions() []string {
 	var out []string
 	for _, a := range t.ptArgs {
 		if strings.HasPrefix(a, "--") {
@@ -78,17 +78,17 @@ func (t *tool) longOptions() []string {
 	return out
 }
 
-// parseTools reads -tools: a comma-separated list of names, or "all".
-func parseTools(s string) ([]*tool, error) {
+// ParseTools reads -tools: a comma-separated list of names, or "all".
+func ParseTools(s string) ([]*Tool, error) {
 	if strings.TrimSpace(s) == "all" {
 		return tools, nil
 	}
-	var out []*tool
+	var out []*Tool
 	for _, f := range strings.Split(s, ",") {
 		f = strings.TrimSpace(f)
-		i := slices.IndexFunc(tools, func(t *tool) bool { return t.name == f })
+		i := slices.IndexFunc(tools, func(t *Tool) bool { return t.name == f })
 		if i < 0 {
-			return nil, fmt.Errorf("%q is not a tool; want a list of %s, or all", f, toolNames())
+			return nil, fmt.Errorf("%q is not a tool; want a list of %s, or all", f, ToolNames())
 		}
 		if !slices.Contains(out, tools[i]) {
 			out = append(out, tools[i])
@@ -97,7 +97,8 @@ func parseTools(s string) ([]*tool, error) {
 	return out, nil
 }
 
-func toolNames() string {
+// ToolNames lists the tools -tools takes, comma-separated.
+func ToolNames() string {
 	var n []string
 	for _, t := range tools {
 		n = append(n, t.name)
@@ -107,9 +108,12 @@ func toolNames() string {
 
 // tag prefixes a raw output file's size part: "" for write (the names
 // stay as they were), "read-" for the others.
-func (t *tool) tag() string {
+func (t *Tool) tag() string {
 	if t.name == "write" {
 		return ""
 	}
 	return t.name + "-"
 }
+
+// Name is the tool's -tools key: "write", "send-ud".
+func (t *Tool) Name() string { return t.name }

@@ -1,4 +1,7 @@
-package main
+// Package schedstat reads what the scheduler did to a running process:
+// migrations between CPUs and preemptions, summed over its threads, from
+// /proc/PID/task/TID/sched (a kernel built with CONFIG_SCHED_DEBUG).
+package schedstat
 
 import (
 	"bufio"
@@ -12,30 +15,30 @@ import (
 	"time"
 )
 
-// SchedStats is what the scheduler did to a process while it ran, summed
+// Stats is what the scheduler did to a process while it ran, summed
 // over its threads, from /proc/PID/task/TID/sched (CONFIG_SCHED_DEBUG):
 // migrations between CPUs and involuntary context switches (preemptions),
 // and the preemptions of its threads pinned to one CPU alone (the polling
 // threads: perftest's one thread, our initiator and responder; a thread
 // seen pinned at any read counts as one). A thread's figures are the last
-// read before it ended, so they can undercount the final 100 ms.
-type SchedStats struct {
+// read before it ended, so they can undercount its last interval.
+type Stats struct {
 	Read        bool // false: /proc held no sched file (a kernel without it)
 	Migrations  int64
 	Involuntary int64
 	Pinned      int64 // involuntary switches of the threads pinned to one CPU
 }
 
-func (s SchedStats) String() string {
+func (s Stats) String() string {
 	if !s.Read {
 		return "-"
 	}
 	return fmt.Sprintf("%d/%d/%d", s.Migrations, s.Involuntary, s.Pinned)
 }
 
-// watchSched reads pid's threads' scheduler statistics every interval
+// Watch reads pid's threads' scheduler statistics every interval
 // until stop is called, which returns the last figures seen.
-func watchSched(pid int, interval time.Duration) (stop func() SchedStats) {
+func Watch(pid int, interval time.Duration) (stop func() Stats) {
 	done := make(chan struct{})
 	var (
 		mu   sync.Mutex
@@ -78,10 +81,10 @@ func watchSched(pid int, interval time.Duration) (stop func() SchedStats) {
 			}
 		}
 	}()
-	return func() SchedStats {
+	return func() Stats {
 		close(done)
 		wg.Wait()
-		var s SchedStats
+		var s Stats
 		for _, v := range last {
 			s.Read = true
 			s.Migrations += v[0]

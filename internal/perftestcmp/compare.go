@@ -1,4 +1,4 @@
-package main
+package perftestcmp
 
 import (
 	"fmt"
@@ -6,6 +6,7 @@ import (
 	"slices"
 
 	"github.com/rdmabench/rdmabench/internal/perftest"
+	"github.com/rdmabench/rdmabench/internal/schedstat"
 )
 
 // A metric is one compared statistic, computed the same way for both
@@ -47,7 +48,7 @@ type Sample struct {
 	PerftestPrinted Figures
 	// PerftestSched is perftest's client's scheduler statistics (the
 	// side that measures), OursSched the benchmark process's.
-	PerftestSched, OursSched SchedStats
+	PerftestSched, OursSched schedstat.Stats
 	Err                      error // why a figure set is missing, if one is
 }
 
@@ -145,7 +146,7 @@ func bound(v float64) string {
 
 // A SizeSummary is the comparison for one tool and message size.
 type SizeSummary struct {
-	Tool      *tool
+	Tool      *Tool
 	Size      int
 	Samples   []Sample // in round order
 	Rows      []Row    // in the order of metrics
@@ -155,7 +156,7 @@ type SizeSummary struct {
 // Summarize aggregates samples by tool and size, in the order of tools and
 // their sizes: for each statistic each side's spread over the rounds and
 // the per-round ratios, then each target decided by j from those ratios.
-func Summarize(samples []Sample, tools []*tool, sizes []int, targets []Target, j pairedJudge) []SizeSummary {
+func Summarize(samples []Sample, tools []*Tool, sizes []int, targets []Target, j pairedJudge) []SizeSummary {
 	var out []SizeSummary
 	for _, t := range tools {
 		for _, size := range t.sizesFor(sizes) {
@@ -167,7 +168,7 @@ func Summarize(samples []Sample, tools []*tool, sizes []int, targets []Target, j
 	return out
 }
 
-func summarize(samples []Sample, t *tool, size int, targets []Target, j pairedJudge) SizeSummary {
+func summarize(samples []Sample, t *Tool, size int, targets []Target, j pairedJudge) SizeSummary {
 	s := SizeSummary{Tool: t, Size: size}
 	for _, smp := range samples {
 		if smp.Size == size && smp.Tool == t.name {

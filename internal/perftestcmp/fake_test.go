@@ -1,4 +1,4 @@
-package main
+package perftestcmp
 
 import (
 	"bytes"
@@ -219,7 +219,7 @@ func fakeBench(args []string) int {
 
 // fakeConfig links the fakes into a fresh directory, puts it first on
 // PATH and returns a configuration that uses them.
-func fakeConfig(t *testing.T) *config {
+func fakeConfig(t *testing.T) *Config {
 	t.Helper()
 	dir := t.TempDir()
 	self, err := os.Executable()
@@ -238,20 +238,18 @@ func fakeConfig(t *testing.T) *config {
 	if err != nil {
 		t.Fatal(err)
 	}
-	last := strconv.Itoa(cpus[len(cpus)-1]) // one CPU for both: the test runs on any machine
-	c, err := parseFlags([]string{"-bench", filepath.Join(dir, "fake.test"), "-rounds", "2", "-iters", "200",
-		"-timeout", "20s", "-port", "28515", "-out", filepath.Join(dir, "out"), "-device", "rxe7", "-gid-index", "3",
-		"-cpus", last + "," + last}, io.Discard)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return c
+	last := cpus[len(cpus)-1] // one CPU for both: the test runs on any machine
+	// What rdmacompare -rounds 2 -iters 200 -timeout 20s -port 28515
+	// -device rxe7 -gid-index 3 -cpus LAST,LAST -out DIR/out configures.
+	return &Config{Bench: filepath.Join(dir, "fake.test"), Sizes: []int{2, 4096}, Iters: 200, Rounds: 2,
+		Device: "rxe7", GIDIndex: 3, Timeout: 20 * time.Second, ServerAddr: "127.0.0.1", Port: 28515,
+		OutDir: filepath.Join(dir, "out"), Retries: 2, Tools: tools[:1], CPUs: [2]int{last, last}, PinPerftest: true}
 }
 
 func TestRunWithFakes(t *testing.T) {
 	c := fakeConfig(t)
 	var stdout, stderr bytes.Buffer
-	if code := run(t.Context(), c, &stdout, &stderr); code != 0 {
+	if code := Run(t.Context(), c, &stdout, &stderr); code != 0 {
 		t.Fatalf("status %d; stderr:\n%s", code, stderr.String())
 	}
 	log, err := os.ReadFile(os.Getenv("FAKE_LOG"))
@@ -268,7 +266,7 @@ func TestRunWithFakes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cpu := strconv.Itoa(c.cpus[0])
+	cpu := strconv.Itoa(c.CPUs[0])
 	for _, l := range strings.Split(strings.TrimSpace(string(cpulog)), "\n") {
 		// Both perftest processes pinned where ours runs; ours told so,
 		// and told to warm up not at all (-warmup applies to both).
@@ -296,7 +294,7 @@ func TestRunWithFakes(t *testing.T) {
 	}
 	for _, name := range []string{"compare.txt", "round1-size2-perftest-server.txt", "round1-size2-perftest-client.txt",
 		"round2-size4096-bench.txt", "round2-size4096-ours-samples"} {
-		if _, err := os.Stat(filepath.Join(c.outDir, name)); err != nil {
+		if _, err := os.Stat(filepath.Join(c.OutDir, name)); err != nil {
 			t.Errorf("raw output: %v", err)
 		}
 	}
@@ -306,9 +304,9 @@ func TestRunWithFakes(t *testing.T) {
 // run stops between rounds and still judges what it measured.
 func TestTimeLimit(t *testing.T) {
 	c := fakeConfig(t)
-	c.rounds, c.sizes, c.timeLimit = 5, []int{2}, time.Nanosecond
+	c.Rounds, c.Sizes, c.TimeLimit = 5, []int{2}, time.Nanosecond
 	var stdout, stderr bytes.Buffer
-	if code := run(t.Context(), c, &stdout, &stderr); code != 0 {
+	if code := Run(t.Context(), c, &stdout, &stderr); code != 0 {
 		t.Fatalf("status %d; stderr:\n%s", code, stderr.String())
 	}
 	for _, s := range []string{"note: stopped after 1 of 5 rounds: the next would end past -time-limit 1ns", "size 2 B (both sides ran in 1 of 1 rounds)", "verdict write size 2: p50 1.040x"} {
@@ -320,11 +318,11 @@ func TestTimeLimit(t *testing.T) {
 
 func TestRunServerHangs(t *testing.T) {
 	c := fakeConfig(t)
-	c.rounds, c.sizes, c.timeout = 1, []int{2}, time.Second
+	c.Rounds, c.Sizes, c.Timeout = 1, []int{2}, time.Second
 	t.Setenv("FAKE_MODE", "hang-server")
 	var stdout, stderr bytes.Buffer
 	start := time.Now()
-	code := run(t.Context(), c, &stdout, &stderr)
+	code := Run(t.Context(), c, &stdout, &stderr)
 	if code != 1 {
 		t.Errorf("status %d, want 1", code)
 	}
@@ -343,10 +341,10 @@ func TestRunServerHangs(t *testing.T) {
 
 func TestRunRetriesNoClock(t *testing.T) {
 	c := fakeConfig(t)
-	c.rounds, c.sizes = 1, []int{2}
+	c.Rounds, c.Sizes = 1, []int{2}
 	t.Setenv("FAKE_MODE", "noclock-once")
 	var stdout, stderr bytes.Buffer
-	if code := run(t.Context(), c, &stdout, &stderr); code != 0 {
+	if code := Run(t.Context(), c, &stdout, &stderr); code != 0 {
 		t.Fatalf("status %d; stderr:\n%s", code, stderr.String())
 	}
 	if !strings.Contains(stderr.String(), "could not estimate the CPU frequency (inf/nan figures); running it again") {
@@ -355,7 +353,7 @@ func TestRunRetriesNoClock(t *testing.T) {
 	if !strings.Contains(stdout.String(), "size 2 B (both sides ran in 1 of 1 rounds)") {
 		t.Errorf("table:\n%s", stdout.String())
 	}
-	if _, err := os.Stat(filepath.Join(c.outDir, "round1-size2-perftest-try2-client.txt")); err != nil {
+	if _, err := os.Stat(filepath.Join(c.OutDir, "round1-size2-perftest-try2-client.txt")); err != nil {
 		t.Errorf("second try's raw output: %v", err)
 	}
 }

@@ -1,4 +1,4 @@
-package main
+package perftestcmp
 
 import (
 	"fmt"
@@ -13,7 +13,7 @@ type Header struct {
 	GIDIndex int
 	Iters    int
 	Rounds   int
-	Tools    []*tool
+	Tools    []*Tool
 	// PerftestSetup and OursSetup are "key value" settings each side
 	// reported, from the first round that has them, so that a mismatch
 	// (MTU, inline size) shows.

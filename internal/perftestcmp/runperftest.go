@@ -1,4 +1,4 @@
-package main
+package perftestcmp
 
 import (
 	"bufio"
@@ -12,7 +12,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/rdmabench/rdmabench/internal/cmdout"
 	"github.com/rdmabench/rdmabench/internal/perftest"
+	"github.com/rdmabench/rdmabench/internal/schedstat"
 )
 
 // perftestArgs returns the perftest tool's options, the same for the
@@ -20,14 +22,14 @@ import (
 // perftest finds conflicting CPU frequencies and, without -F, may refuse
 // to report. A tool of one fixed size (atomics) takes no -s; read and
 // atomic take no -I.
-func perftestArgs(c *config, t *tool, size, port int) []string {
-	a := []string{"-d", c.device, "-x", strconv.Itoa(c.gidIndex)}
+func perftestArgs(c *Config, t *Tool, size, port int) []string {
+	a := []string{"-d", c.Device, "-x", strconv.Itoa(c.GIDIndex)}
 	if t.size == 0 {
 		a = append(a, "-s", strconv.Itoa(size))
 	}
-	a = append(a, "-n", strconv.Itoa(c.iters), "-p", strconv.Itoa(port))
+	a = append(a, "-n", strconv.Itoa(c.Iters), "-p", strconv.Itoa(port))
 	if t.inline {
-		a = append(a, "-I", strconv.Itoa(c.inline))
+		a = append(a, "-I", strconv.Itoa(c.Inline))
 	}
 	a = append(a, "-F", "-U") // -U: every sample, for the figures computed here
 	return append(a, t.ptArgs...)
@@ -38,24 +40,24 @@ type perftestRun struct {
 	args           []string
 	server, client []byte                  // standard output then standard error
 	report         *perftest.LatencyReport // the client's, once parsed
-	sched          SchedStats              // the client's
+	sched          schedstat.Stats         // the client's
 }
 
 // runPerftest runs tool t's perftest server pinned to our responder's CPU,
 // waits until it listens on port, runs the client pinned to our
 // initiator's CPU against it and returns the client's result row (its
-// report holds the -U samples). Both processes are killed when c.timeout
+// report holds the -U samples). Both processes are killed when c.Timeout
 // passes. The server's table (it
 // measures too) is kept in the raw output only.
-func runPerftest(ctx context.Context, c *config, t *tool, size, port int) (perftest.LatencyRow, *perftestRun, error) {
-	ctx, cancel := context.WithTimeout(ctx, c.timeout)
+func runPerftest(ctx context.Context, c *Config, t *Tool, size, port int) (perftest.LatencyRow, *perftestRun, error) {
+	ctx, cancel := context.WithTimeout(ctx, c.Timeout)
 	defer cancel()
 	run := &perftestRun{args: perftestArgs(c, t, size, port)}
 	writeLat := t.perftest // the program, in messages
 	fail := func(format string, args ...any) (perftest.LatencyRow, *perftestRun, error) {
 		err := fmt.Errorf(format, args...)
 		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
-			err = fmt.Errorf("%s -s %d: timed out after %s, killed: %w", writeLat, size, c.timeout, err)
+			err = fmt.Errorf("%s -s %d: timed out after %s, killed: %w", writeLat, size, c.Timeout, err)
 		}
 		return perftest.LatencyRow{}, run, err
 	}
@@ -80,26 +82,26 @@ func runPerftest(ctx context.Context, c *config, t *tool, size, port int) (perft
 		if errors.Is(err, errServerExited) {
 			// srvDone has been drained by waitListen.
 			run.server = append(srvOut.Bytes(), srvErr.Bytes()...)
-			return fail("%s server: %w%s", writeLat, err, tailOf(run.server))
+			return fail("%s server: %w%s", writeLat, err, cmdout.Tail(run.server, tailLines))
 		}
 		stopServer()
-		return fail("%s server: %w%s", writeLat, err, tailOf(run.server))
+		return fail("%s server: %w%s", writeLat, err, cmdout.Tail(run.server, tailLines))
 	}
 
 	var cliOut, cliErr bytes.Buffer
-	cli := exec.CommandContext(ctx, c.perftestPaths[t.perftest], append(run.args, c.serverAddr)...)
+	cli := exec.CommandContext(ctx, c.perftestPaths[t.perftest], append(run.args, c.ServerAddr)...)
 	cli.Stdout, cli.Stderr = &cliOut, &cliErr
 	cli.WaitDelay = 5 * time.Second
 	cliRunErr := startPinned(cli, c.perftestCPU(0))
 	if cliRunErr == nil {
-		stop := watchSched(cli.Process.Pid, schedInterval)
+		stop := schedstat.Watch(cli.Process.Pid, schedInterval)
 		cliRunErr = cli.Wait()
 		run.sched = stop()
 	}
 	run.client = append(cliOut.Bytes(), cliErr.Bytes()...)
 	if cliRunErr != nil {
 		stopServer()
-		return fail("%s client: %w%s", writeLat, cliRunErr, tailOf(run.client))
+		return fail("%s client: %w%s", writeLat, cliRunErr, cmdout.Tail(run.client, tailLines))
 	}
 	// The server ends on its own right after the client; the deadline
 	// still holds.
@@ -107,16 +109,16 @@ func runPerftest(ctx context.Context, c *config, t *tool, size, port int) (perft
 	case err := <-srvDone:
 		run.server = append(srvOut.Bytes(), srvErr.Bytes()...)
 		if err != nil {
-			return fail("%s server: %w%s", writeLat, err, tailOf(run.server))
+			return fail("%s server: %w%s", writeLat, err, cmdout.Tail(run.server, tailLines))
 		}
 	case <-ctx.Done():
 		stopServer()
-		return fail("%s server did not exit after the client%s", writeLat, tailOf(run.server))
+		return fail("%s server did not exit after the client%s", writeLat, cmdout.Tail(run.server, tailLines))
 	}
 
 	rep, err := perftest.ParseLatency(bytes.NewReader(cliOut.Bytes()))
 	if err != nil {
-		return fail("%s client: %w%s", writeLat, err, tailOf(run.client))
+		return fail("%s client: %w%s", writeLat, err, cmdout.Tail(run.client, tailLines))
 	}
 	run.report = rep
 	row, ok := rep.Row(size)
