@@ -1,4 +1,4 @@
-package main
+package abrun
 
 import (
 	"bufio"
@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/rdmabench/rdmabench/internal/abtest"
+	"github.com/rdmabench/rdmabench/internal/cmdout"
 	"github.com/rdmabench/rdmabench/internal/turn"
 )
 
@@ -62,7 +63,7 @@ type duetEvent struct {
 // starts the next pair while the current one runs, so that a process's
 // start (seconds under emulation) costs no time of its own, and its CPU
 // use falls on both running sides alike.
-func startDuetPair(ctx context.Context, s *runSpec, pair int) ([2]*duetProc, error) {
+func startDuetPair(ctx context.Context, s *Spec, pair int) ([2]*duetProc, error) {
 	var procs [2]*duetProc
 	for _, side := range abtest.Order(pair - 1) {
 		p, err := startDuetProc(ctx, s, side)
@@ -90,9 +91,9 @@ func killDuetPair(procs [2]*duetProc) {
 // until both processes have exited. Each done line goes to bursts with
 // the pair's number, the side and its time. round is the ABBA round to
 // start from; it returns the round reached.
-func runDuetPair(ctx context.Context, s *runSpec, pair int, procs [2]*duetProc, bursts io.Writer, round int) ([2]runOutput, int, error) {
+func runDuetPair(ctx context.Context, s *Spec, pair int, procs [2]*duetProc, bursts io.Writer, round int) ([2]runOutput, int, error) {
 	var outs [2]runOutput
-	ctx, cancel := context.WithTimeout(ctx, s.runTimeout+30*time.Second)
+	ctx, cancel := context.WithTimeout(ctx, s.RunTimeout+30*time.Second)
 	defer cancel()
 	defer func() {
 		for _, p := range procs {
@@ -112,7 +113,7 @@ func runDuetPair(ctx context.Context, s *runSpec, pair int, procs [2]*duetProc, 
 		p := procs[side]
 		p.wanting = false
 		holder = int(side)
-		if _, err := p.conn.Write([]byte("go " + strconv.Itoa(s.burst) + "\n")); err != nil && convErr == nil {
+		if _, err := p.conn.Write([]byte("go " + strconv.Itoa(s.Burst) + "\n")); err != nil && convErr == nil {
 			convErr = fmt.Errorf("%s side: giving the turn: %w", side, err)
 		}
 	}
@@ -133,7 +134,7 @@ func runDuetPair(ctx context.Context, s *runSpec, pair int, procs [2]*duetProc, 
 		}
 		select {
 		case <-ctx.Done():
-			convErr = fmt.Errorf("the duet did not end within %s (-run-timeout)", s.runTimeout+30*time.Second)
+			convErr = fmt.Errorf("the duet did not end within %s (-run-timeout)", s.RunTimeout+30*time.Second)
 		case <-grace.C:
 		case ev := <-events:
 			p := procs[ev.side]
@@ -190,7 +191,7 @@ func runDuetPair(ctx context.Context, s *runSpec, pair int, procs [2]*duetProc, 
 		err := p.cmd.Wait()
 		outs[side] = runOutput{p.stdout.Bytes(), p.stderr.Bytes()}
 		if err != nil && convErr == nil {
-			errs = append(errs, fmt.Errorf("%s side: %s: %w%s", abtest.Side(side), s.bins[side], err, tailOf(append(outs[side].stdout, outs[side].stderr...))))
+			errs = append(errs, fmt.Errorf("%s side: %s: %w%s", abtest.Side(side), s.Bins[side], err, cmdout.Tail(append(outs[side].stdout, outs[side].stderr...), tailLines)))
 		}
 	}
 	if convErr != nil {
@@ -201,7 +202,7 @@ func runDuetPair(ctx context.Context, s *runSpec, pair int, procs [2]*duetProc, 
 
 // startDuetProc starts one side with its end of a fresh socket pair as
 // descriptor 3, named by RDMABENCH_TURN_FD.
-func startDuetProc(ctx context.Context, s *runSpec, side abtest.Side) (*duetProc, error) {
+func startDuetProc(ctx context.Context, s *Spec, side abtest.Side) (*duetProc, error) {
 	fds, err := turnSocketpair()
 	if err != nil {
 		return nil, fmt.Errorf("duet: socketpair: %w", err)
@@ -209,13 +210,13 @@ func startDuetProc(ctx context.Context, s *runSpec, side abtest.Side) (*duetProc
 	mine, theirs := os.NewFile(uintptr(fds[0]), "turn-conductor"), os.NewFile(uintptr(fds[1]), "turn-"+side.String())
 	defer theirs.Close()
 	p := &duetProc{side: side, conn: mine, alive: true}
-	p.cmd = exec.CommandContext(ctx, s.bins[side], runArgs(s)...)
-	p.cmd.Dir = s.dir
-	p.cmd.Env = append(append(os.Environ(), s.env[side]...), turn.EnvFD+"=3")
+	p.cmd = exec.CommandContext(ctx, s.Bins[side], runArgs(s)...)
+	p.cmd.Dir = s.Dir
+	p.cmd.Env = append(append(os.Environ(), s.Env[side]...), turn.EnvFD+"=3")
 	p.cmd.ExtraFiles = []*os.File{theirs}
 	p.cmd.Stdout, p.cmd.Stderr = &p.stdout, &p.stderr
 	p.cmd.WaitDelay = 5 * time.Second
-	if err := startFixedLayout(p.cmd, !s.aslr); err != nil {
+	if err := startFixedLayout(p.cmd, !s.ASLR); err != nil {
 		mine.Close()
 		return nil, fmt.Errorf("%s side: %w", side, err)
 	}
@@ -248,31 +249,31 @@ func readTurnLines(side abtest.Side, conn *os.File, events chan<- duetEvent, qui
 // runDuet runs duet pairs, appends each side's output to old.txt and
 // new.txt and every burst to bursts.txt, and stops by the paired
 // sequential rule on the -ci-units it covers (stop.txt says why).
-func runDuet(ctx context.Context, s *runSpec, progress io.Writer) error {
-	if err := os.MkdirAll(s.outDir, 0o755); err != nil {
+func runDuet(ctx context.Context, s *Spec, progress io.Writer) error {
+	if err := os.MkdirAll(s.OutDir, 0o755); err != nil {
 		return err
 	}
 	var files [2]*os.File
 	for _, side := range []abtest.Side{abtest.Old, abtest.New} {
-		f, err := os.Create(sideFile(s.outDir, side))
+		f, err := os.Create(sideFile(s.OutDir, side))
 		if err != nil {
 			return err
 		}
 		defer f.Close()
 		files[side] = f
 	}
-	bf, err := os.Create(filepath.Join(s.outDir, burstsFile))
+	bf, err := os.Create(filepath.Join(s.OutDir, burstsFile))
 	if err != nil {
 		return err
 	}
 	defer bf.Close()
-	order, err := os.Create(filepath.Join(s.outDir, "order.txt"))
+	order, err := os.Create(filepath.Join(s.OutDir, "order.txt"))
 	if err != nil {
 		return err
 	}
 	defer order.Close()
-	rule := s.sequentialRule()
-	units, _ := abtest.ParseUnits(s.gate.metrics)
+	rule := s.SequentialRule()
+	units, _ := abtest.ParseUnits(s.Gate.Metrics)
 	// It may stop early only where the bursts judge every gated unit:
 	// the others (p99) are judged over the runs, which want all -count.
 	covered, rest := coveredUnits(units)
@@ -285,11 +286,11 @@ func runDuet(ctx context.Context, s *runSpec, progress io.Writer) error {
 		return err
 	}
 	defer func() { killDuetPair(next) }()
-	for i := 0; i < s.pairs; i++ {
+	for i := 0; i < s.Pairs; i++ {
 		start := time.Now()
 		cur := next
 		next = [2]*duetProc{}
-		if i+1 < s.pairs {
+		if i+1 < s.Pairs {
 			if next, err = startDuetPair(ctx, s, i+2); err != nil {
 				killDuetPair(cur)
 				return err
@@ -303,18 +304,18 @@ func runDuet(ctx context.Context, s *runSpec, progress io.Writer) error {
 		all.Write(pb.Bytes())
 		for side, out := range outs {
 			files[side].Write(out.stdout)
-			appendFile(filepath.Join(s.outDir, abtest.Side(side).String()+".log"), out.stderr)
+			appendFile(filepath.Join(s.OutDir, abtest.Side(side).String()+".log"), out.stderr)
 		}
 		if err != nil {
 			return fmt.Errorf("pair %d: %w", i+1, err)
 		}
 		for side, out := range outs {
-			rs, err := abtest.ReadResults(bytes.NewReader(out.stdout), s.bins[side])
+			rs, err := abtest.ReadResults(bytes.NewReader(out.stdout), s.Bins[side])
 			if err != nil {
 				return fmt.Errorf("pair %d, %s side: %w", i+1, abtest.Side(side), err)
 			}
 			if len(rs.Keys) == 0 {
-				return fmt.Errorf("pair %d, %s side: %s ran no benchmark matching -bench %q%s", i+1, abtest.Side(side), s.bins[side], s.bench, tailOf(out.stdout))
+				return fmt.Errorf("pair %d, %s side: %s ran no benchmark matching -bench %q%s", i+1, abtest.Side(side), s.Bins[side], s.Bench, cmdout.Tail(out.stdout, tailLines))
 			}
 		}
 		bs, err := readBursts(bytes.NewReader(all.Bytes()))
@@ -323,14 +324,14 @@ func runDuet(ctx context.Context, s *runSpec, progress io.Writer) error {
 		}
 		fs := judgeBursts(bs, covered, rule)
 		d := abtest.Overall(fs)
-		fmt.Fprintf(progress, "rdmaab: duet pair %d/%d ran in %.1f s: %s\n", i+1, s.pairs, time.Since(start).Seconds(), d)
-		msg = fmt.Sprintf("ran %d duet pairs (-count %d); the paired verdict on %s: %s", i+1, s.pairs, strings.Join(covered, ","), d)
+		fmt.Fprintf(progress, "rdmaab: duet pair %d/%d ran in %.1f s: %s\n", i+1, s.Pairs, time.Since(start).Seconds(), d)
+		msg = fmt.Sprintf("ran %d duet pairs (-count %d); the paired verdict on %s: %s", i+1, s.Pairs, strings.Join(covered, ","), d)
 		if canStop && d != abtest.Undecided {
-			msg = fmt.Sprintf("stopped after %d duet pairs of at most %d (-count): the paired verdict on %s is %s", i+1, s.pairs, strings.Join(covered, ","), d)
+			msg = fmt.Sprintf("stopped after %d duet pairs of at most %d (-count): the paired verdict on %s is %s", i+1, s.Pairs, strings.Join(covered, ","), d)
 			break
 		}
 	}
-	return os.WriteFile(filepath.Join(s.outDir, "stop.txt"), []byte(msg+"\n"), 0o644)
+	return os.WriteFile(filepath.Join(s.OutDir, "stop.txt"), []byte(msg+"\n"), 0o644)
 }
 
 // minDuetPairs: the paired verdict takes the pair of processes as its
@@ -338,11 +339,11 @@ func runDuet(ctx context.Context, s *runSpec, progress io.Writer) error {
 const minDuetPairs = 3
 
 // runArgs is the test binary's command line for one repetition.
-func runArgs(s *runSpec) []string {
-	args := []string{"-test.run=^$", "-test.bench=" + s.bench, "-test.count=1",
-		"-test.timeout=" + s.runTimeout.String()}
-	if s.benchtime != "" {
-		args = append(args, "-test.benchtime="+s.benchtime)
+func runArgs(s *Spec) []string {
+	args := []string{"-test.run=^$", "-test.bench=" + s.Bench, "-test.count=1",
+		"-test.timeout=" + s.RunTimeout.String()}
+	if s.Benchtime != "" {
+		args = append(args, "-test.benchtime="+s.Benchtime)
 	}
-	return append(args, s.testArgs...)
+	return append(args, s.TestArgs...)
 }

@@ -1,4 +1,4 @@
-package main
+package abrun
 
 import (
 	"bytes"
@@ -13,10 +13,10 @@ import (
 	"github.com/rdmabench/rdmabench/internal/abtest"
 )
 
-// report prints benchstat old.txt new.txt, the median per-pair ratio of
+// Report prints benchstat old.txt new.txt, the median per-pair ratio of
 // each gated metric with its interval, why the runs stopped, and the gate;
 // with gateOn it returns the gate's exit status.
-func report(ctx context.Context, stdout, stderr io.Writer, dir string, rule gateRule, seq abtest.SequentialRule, gateOn bool) int {
+func Report(ctx context.Context, stdout, stderr io.Writer, dir string, rule abtest.GateRule, seq abtest.SequentialRule, gateOn bool) int {
 	oldName, newName := sideFile(dir, abtest.Old), sideFile(dir, abtest.New)
 	fmt.Fprintf(stdout, "results: %s %s\n\n", oldName, newName)
 	if err := benchstat(ctx, stdout, oldName, newName); err != nil {
@@ -25,12 +25,12 @@ func report(ctx context.Context, stdout, stderr io.Writer, dir string, rule gate
 	old, new, err := readSides(oldName, newName)
 	if err != nil {
 		fmt.Fprintf(stderr, "rdmaab: %v\n", err)
-		return exitFailed
+		return ExitFailed
 	}
 	pairs, err := pairsOf(dir)
 	if err != nil {
 		fmt.Fprintf(stderr, "rdmaab: %v\n", err)
-		return exitFailed
+		return ExitFailed
 	}
 	fmt.Fprintf(stdout, "\nper-pair ratios new/old (each pair ran back to back, so drift cancels), median and 95%% interval:\n")
 	for _, iv := range abtest.PairedIntervals(pairs, rule.Units, 0.95) {
@@ -58,6 +58,21 @@ func report(ctx context.Context, stdout, stderr io.Writer, dir string, rule gate
 		return 0 // the verdict informs; only -gate makes it the status
 	}
 	return code
+}
+
+// Gate applies rule to two files of benchmark output (rdmaab gate) and
+// returns the gate's exit status. A duet's files (its bursts.txt beside
+// oldName) get the paired verdict by seq.
+func Gate(stdout, stderr io.Writer, oldName, newName string, rule abtest.GateRule, seq abtest.SequentialRule) int {
+	old, new, err := readSides(oldName, newName)
+	if err != nil {
+		fmt.Fprintf(stderr, "rdmaab: %v\n", err)
+		return ExitFailed
+	}
+	if bs, err := readBurstsFile(filepath.Join(filepath.Dir(oldName), burstsFile)); err == nil && len(bs) > 0 {
+		return duetVerdict(stdout, stderr, bs, old, new, rule, seq)
+	}
+	return printVerdict(stdout, stderr, rule.Judge(old, new))
 }
 
 // contentionAdvice is what to do about a host whose CPUs slow each other:
@@ -119,7 +134,7 @@ func benchstat(ctx context.Context, w io.Writer, oldName, newName string) error 
 // the paired sequential rule, the others (p99) by the U test over the
 // runs. The two families share alpha in proportion to their metrics
 // (Bonferroni between them, Holm within each).
-func duetVerdict(stdout, stderr io.Writer, bs []burstRec, old, new *abtest.Results, rule gateRule, seq abtest.SequentialRule) int {
+func duetVerdict(stdout, stderr io.Writer, bs []burstRec, old, new *abtest.Results, rule abtest.GateRule, seq abtest.SequentialRule) int {
 	covered, rest := coveredUnits(rule.Units)
 	n := float64(len(covered) + len(rest))
 	seq.Alpha = rule.Alpha * float64(len(covered)) / n
@@ -129,16 +144,16 @@ func duetVerdict(stdout, stderr io.Writer, bs []burstRec, old, new *abtest.Resul
 		undecided := len(fs) == 0
 		for _, f := range fs {
 			if f.Regressed {
-				code = exitRegressed
+				code = ExitRegressed
 			}
 			undecided = undecided || f.Decision == abtest.Undecided
 		}
 		switch {
-		case code == exitRegressed:
+		case code == ExitRegressed:
 			fmt.Fprintf(stdout, "paired: FAIL: a metric is worse by more than %g%%\n", rule.Threshold*100)
 		case undecided:
 			fmt.Fprintf(stdout, "paired: UNDECIDED: more pairs (-count) would decide\n")
-			code = exitFailed
+			code = ExitFailed
 		default:
 			fmt.Fprintf(stdout, "paired: pass\n")
 		}
@@ -148,7 +163,7 @@ func duetVerdict(stdout, stderr io.Writer, bs []burstRec, old, new *abtest.Resul
 		r.Units, r.Alpha = rest, rule.Alpha*float64(len(rest))/n
 		fmt.Fprintln(stdout)
 		c := printVerdict(stdout, stderr, r.Judge(old, new))
-		if c == exitRegressed || code == 0 {
+		if c == ExitRegressed || code == 0 {
 			code = c
 		}
 	}

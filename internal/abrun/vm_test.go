@@ -1,4 +1,4 @@
-package main
+package abrun
 
 import (
 	"io"
@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/rdmabench/rdmabench/internal/abtest"
+	"github.com/rdmabench/rdmabench/internal/flagvar"
 	"github.com/rdmabench/rdmabench/rdmalat"
 	"github.com/rdmabench/rdmabench/testenv"
 )
@@ -34,12 +35,12 @@ func TestRunnerRDMA(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := &runSpec{
-		bins:  [2]string{self, self},
-		bench: "^BenchmarkABProbe$", benchtime: "300x", pairs: 2, ciUnits: "p50-ns",
-		runTimeout: 2 * time.Minute, outDir: t.TempDir(),
+	s := &Spec{
+		Bins:  [2]string{self, self},
+		Bench: "^BenchmarkABProbe$", Benchtime: "300x", Pairs: 2, CIUnits: "p50-ns",
+		RunTimeout: 2 * time.Minute, OutDir: t.TempDir(),
 	}
-	s.env[abtest.New] = multiFlag{"RDMABENCH_WARMUP=50"}
+	s.Env[abtest.New] = flagvar.Strings{"RDMABENCH_WARMUP=50"}
 	st, err := runInterleaved(t.Context(), s, io.Discard)
 	if err != nil {
 		t.Fatal(err)
@@ -47,7 +48,7 @@ func TestRunnerRDMA(t *testing.T) {
 	if st.Pairs != 2 || st.Widest == nil || st.Widest.N != 2 {
 		t.Errorf("stop state %s", st)
 	}
-	old, new, err := readSides(sideFile(s.outDir, abtest.Old), sideFile(s.outDir, abtest.New))
+	old, new, err := readSides(sideFile(s.OutDir, abtest.Old), sideFile(s.OutDir, abtest.New))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -63,13 +64,13 @@ func TestRunnerRDMA(t *testing.T) {
 			t.Errorf("%s side: p50-ns values %v, want 2 positive; keys %v", abtest.Side(side), vals, rs.Keys)
 		}
 	}
-	b, _ := os.ReadFile(sideFile(s.outDir, abtest.New))
+	b, _ := os.ReadFile(sideFile(s.OutDir, abtest.New))
 	for _, line := range []string{"rdma-device: ", "rdmabench-warmup: 50"} {
 		if !strings.Contains(string(b), line) {
 			t.Errorf("new.txt lacks %q:\n%s", line, b)
 		}
 	}
-	if b, _ := os.ReadFile(filepath.Join(s.outDir, "order.txt")); string(b) != "pair 1 old\npair 1 new\npair 2 new\npair 2 old\n" {
+	if b, _ := os.ReadFile(filepath.Join(s.OutDir, "order.txt")); string(b) != "pair 1 old\npair 1 new\npair 2 new\npair 2 old\n" {
 		t.Errorf("order.txt:\n%s", b)
 	}
 }
@@ -85,17 +86,17 @@ func TestDuetRDMA(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := &runSpec{
-		bins:  [2]string{self, self},
-		bench: "^BenchmarkABProbe$", benchtime: "1000x", pairs: 1, ciUnits: "p50-ns",
-		runTimeout: 2 * time.Minute, outDir: t.TempDir(), duet: true, burst: 100, method: "sign",
-		gate: gateFlags{metrics: "p50-ns,min-ns", threshold: 0.05, alpha: 0.05},
+	s := &Spec{
+		Bins:  [2]string{self, self},
+		Bench: "^BenchmarkABProbe$", Benchtime: "1000x", Pairs: 1, CIUnits: "p50-ns",
+		RunTimeout: 2 * time.Minute, OutDir: t.TempDir(), Duet: true, Burst: 100, Method: "sign",
+		Gate: GateSpec{Metrics: "p50-ns,min-ns", Threshold: 0.05, Alpha: 0.05},
 	}
-	s.env[abtest.New] = multiFlag{"RDMABENCH_WARMUP=50"}
-	if err := runSides(t.Context(), s, io.Discard); err != nil {
+	s.Env[abtest.New] = flagvar.Strings{"RDMABENCH_WARMUP=50"}
+	if err := RunSides(t.Context(), s, io.Discard); err != nil {
 		t.Fatal(err)
 	}
-	bs, err := readBurstsFile(filepath.Join(s.outDir, burstsFile))
+	bs, err := readBurstsFile(filepath.Join(s.OutDir, burstsFile))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -128,7 +129,7 @@ func TestDuetRDMA(t *testing.T) {
 	if len(names) != 1 || len(rounds[names[0]]) != bursts[0] {
 		t.Errorf("paired rounds %v of %d bursts a side", names, bursts[0])
 	}
-	old, new, err := readSides(sideFile(s.outDir, abtest.Old), sideFile(s.outDir, abtest.New))
+	old, new, err := readSides(sideFile(s.OutDir, abtest.Old), sideFile(s.OutDir, abtest.New))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -137,7 +138,7 @@ func TestDuetRDMA(t *testing.T) {
 			t.Errorf("%s side: no results", abtest.Side(side))
 		}
 	}
-	b, _ := os.ReadFile(sideFile(s.outDir, abtest.New))
+	b, _ := os.ReadFile(sideFile(s.OutDir, abtest.New))
 	if !strings.Contains(string(b), "rdmabench-warmup: 50") {
 		t.Errorf("new.txt lacks its own warm-up setting:\n%s", b)
 	}
@@ -145,7 +146,7 @@ func TestDuetRDMA(t *testing.T) {
 	for _, b := range bs[:min(len(bs), 12)] {
 		t.Logf("  %s %s seq %d median %d min %d at %d µs", b.side, b.b.Kind, b.b.Seq, b.b.Median, b.b.Min, b.atUS)
 	}
-	way, _ := os.ReadFile(filepath.Join(s.outDir, "way.txt"))
+	way, _ := os.ReadFile(filepath.Join(s.OutDir, "way.txt"))
 	if !strings.HasPrefix(string(way), "duet:") {
 		t.Errorf("way.txt: %s", way)
 	}

@@ -1,4 +1,4 @@
-package main
+package abbuild
 
 import (
 	"bytes"
@@ -71,20 +71,20 @@ func TestSideAmbiguousPathAndRevision(t *testing.T) {
 	}
 	os.Mkdir(filepath.Join(repo, "peer"), 0o755)
 	var log bytes.Buffer
-	b, err := newBuilder(".", &log)
+	b, err := NewBuilder(".", &log)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer b.Close()
 	ctx := context.Background()
-	_, err = b.side(ctx, "old", "peer")
+	_, err = b.Side(ctx, "old", "peer")
 	if err == nil || !strings.Contains(err.Error(), "write ./peer for the path, or refs/heads/peer for the revision") {
 		t.Fatalf("side(peer) = %v, want a refusal saying ./peer or refs/heads/peer", err)
 	}
-	if s, err := b.side(ctx, "old", "./peer"); err != nil || s.desc != "working tree ./peer" {
+	if s, err := b.Side(ctx, "old", "./peer"); err != nil || s.Desc != "working tree ./peer" {
 		t.Errorf("side(./peer) = %+v, %v: want the directory", s, err)
 	}
-	if s, err := b.side(ctx, "new", "refs/heads/peer"); err != nil || !strings.HasPrefix(s.desc, "commit refs/heads/peer (") {
+	if s, err := b.Side(ctx, "new", "refs/heads/peer"); err != nil || !strings.HasPrefix(s.Desc, "commit refs/heads/peer (") {
 		t.Errorf("side(refs/heads/peer) = %+v, %v: want the revision", s, err)
 	}
 	b.Close()
@@ -99,7 +99,7 @@ func TestBuildKilledOnCancel(t *testing.T) {
 	pidFile := filepath.Join(t.TempDir(), "pid")
 	t.Setenv("FAKEGO_PIDFILE", pidFile)
 	var log bytes.Buffer
-	b, err := newBuilder(".", &log)
+	b, err := NewBuilder(".", &log)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -165,7 +165,7 @@ func TestSweepStale(t *testing.T) {
 		return dir, f
 	}
 	stale, f := mk("rdmaab-111")
-	b := &builder{tmp: stale, owner: f}
+	b := &Builder{tmp: stale, owner: f}
 	if err := b.recordRepo(repo); err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,8 @@
-package main
+// Package abbuild makes the two test binaries an A/B comparison runs
+// (cmd/rdmaab): from a git revision, checked out in a temporary worktree
+// that is removed afterwards (and swept at the next start if a killed run
+// left it), from a working tree, or a given binary as it is.
+package abbuild
 
 import (
 	"bufio"
@@ -14,19 +18,20 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/rdmabench/rdmabench/internal/cmdout"
 	"golang.org/x/sys/unix"
 )
 
-// A built side is one side's test binary and what it was made from.
-type builtSide struct {
-	bin  string
-	desc string // "commit main (3f2a1c9...)", "working tree /src/x", "binary ./old.test"
-	dir  string // the package directory it was built in; "" for a given binary
+// A Built is one side's test binary and what it was made from.
+type Built struct {
+	Bin  string
+	Desc string // "commit main (3f2a1c9...)", "working tree /src/x", "binary ./old.test"
+	Dir  string // the package directory it was built in; "" for a given binary
 }
 
-// A builder makes test binaries in a temporary directory and removes every
+// A Builder makes test binaries in a temporary directory and removes every
 // git worktree it added, whatever happens, when closed.
-type builder struct {
+type Builder struct {
 	tmp       string
 	owner     *os.File // tmp's owner marker, flocked while this builder lives
 	pkg       string   // package directory, relative, as given to -pkg
@@ -36,9 +41,9 @@ type builder struct {
 
 type worktree struct{ repo, path string }
 
-// newBuilder first sweeps what killed rdmaab runs left behind,
+// NewBuilder first sweeps what killed rdmaab runs left behind,
 // then makes its own temporary directory, marked as rdmaab's.
-func newBuilder(pkg string, log io.Writer) (*builder, error) {
+func NewBuilder(pkg string, log io.Writer) (*Builder, error) {
 	sweepStale(os.TempDir(), log)
 	tmp, err := os.MkdirTemp("", tmpPrefix)
 	if err != nil {
@@ -49,12 +54,12 @@ func newBuilder(pkg string, log io.Writer) (*builder, error) {
 		os.RemoveAll(tmp)
 		return nil, err
 	}
-	return &builder{tmp: tmp, owner: owner, pkg: pkg, log: log}, nil
+	return &Builder{tmp: tmp, owner: owner, pkg: pkg, log: log}, nil
 }
 
 // Close removes the worktrees and the temporary directory. It uses no
 // context: it must run after a signal has cancelled everything else.
-func (b *builder) Close() {
+func (b *Builder) Close() {
 	for _, wt := range b.worktrees {
 		cmd := exec.Command("git", "-C", wt.repo, "worktree", "remove", "--force", wt.path)
 		if out, err := cmd.CombinedOutput(); err != nil {
@@ -70,49 +75,49 @@ func (b *builder) Close() {
 	}
 }
 
-// side resolves OLD or NEW: an executable file is used as it is, a
+// Side resolves OLD or NEW: an executable file is used as it is, a
 // directory is a working tree whose -pkg is built, anything else is a git
 // revision of the repository around the current directory, checked out in
 // a temporary worktree and built at the same place inside it. A name that
 // is both a path and a revision (a directory ./peer and a branch peer) is
 // refused: the user writes which one they mean.
-func (b *builder) side(ctx context.Context, name, arg string) (builtSide, error) {
+func (b *Builder) Side(ctx context.Context, name, arg string) (Built, error) {
 	if err := ambiguous(ctx, name, arg); err != nil {
-		return builtSide{}, err
+		return Built{}, err
 	}
 	if fi, err := os.Stat(arg); err == nil {
 		abs, err := filepath.Abs(arg)
 		if err != nil {
-			return builtSide{}, err
+			return Built{}, err
 		}
 		if !fi.IsDir() {
 			if fi.Mode()&0o111 == 0 {
-				return builtSide{}, fmt.Errorf("%s %s: a file but not executable: give a test binary (go test -c), a directory or a git revision", name, arg)
+				return Built{}, fmt.Errorf("%s %s: a file but not executable: give a test binary (go test -c), a directory or a git revision", name, arg)
 			}
-			return builtSide{bin: abs, desc: "binary " + arg}, nil
+			return Built{Bin: abs, Desc: "binary " + arg}, nil
 		}
 		pkgDir := filepath.Join(abs, b.pkg)
 		bin, err := b.build(ctx, name, pkgDir)
-		return builtSide{bin: bin, desc: "working tree " + arg, dir: pkgDir}, err
+		return Built{Bin: bin, Desc: "working tree " + arg, Dir: pkgDir}, err
 	}
 	top, err := gitOut(ctx, "", "rev-parse", "--show-toplevel")
 	if err != nil {
-		return builtSide{}, fmt.Errorf("%s %q is no file, no directory, and there is no git repository here to find it in as a revision: %w", name, arg, err)
+		return Built{}, fmt.Errorf("%s %q is no file, no directory, and there is no git repository here to find it in as a revision: %w", name, arg, err)
 	}
 	prefix, err := gitOut(ctx, "", "rev-parse", "--show-prefix")
 	if err != nil {
-		return builtSide{}, err
+		return Built{}, err
 	}
 	hash, err := gitOut(ctx, "", "rev-parse", "--verify", "--quiet", arg+"^{commit}")
 	if err != nil {
-		return builtSide{}, fmt.Errorf("%s %q is no file, no directory and no git revision (try a branch, a tag, HEAD~1 or a commit hash)", name, arg)
+		return Built{}, fmt.Errorf("%s %q is no file, no directory and no git revision (try a branch, a tag, HEAD~1 or a commit hash)", name, arg)
 	}
 	wt := filepath.Join(b.tmp, name+"-tree")
 	if err := b.recordRepo(top); err != nil {
-		return builtSide{}, err
+		return Built{}, err
 	}
 	if _, err := gitOut(ctx, top, "worktree", "add", "--detach", "--quiet", wt, hash); err != nil {
-		return builtSide{}, fmt.Errorf("%s %s: %w", name, arg, err)
+		return Built{}, fmt.Errorf("%s %s: %w", name, arg, err)
 	}
 	b.worktrees = append(b.worktrees, worktree{top, wt})
 	pkgDir := filepath.Join(wt, prefix, b.pkg)
@@ -121,11 +126,11 @@ func (b *builder) side(ctx context.Context, name, arg string) (builtSide, error)
 	if len(short) > 12 {
 		short = short[:12]
 	}
-	return builtSide{bin: bin, desc: fmt.Sprintf("commit %s (%s)", arg, short), dir: pkgDir}, err
+	return Built{Bin: bin, Desc: fmt.Sprintf("commit %s (%s)", arg, short), Dir: pkgDir}, err
 }
 
 // build runs go test -c in dir.
-func (b *builder) build(ctx context.Context, name, dir string) (string, error) {
+func (b *Builder) build(ctx context.Context, name, dir string) (string, error) {
 	bin := filepath.Join(b.tmp, name+".test")
 	fmt.Fprintf(b.log, "rdmaab: building the %s side: go test -c in %s\n", name, dir)
 	cmd := exec.CommandContext(ctx, "go", "test", "-c", "-o", bin, ".")
@@ -137,7 +142,7 @@ func (b *builder) build(ctx context.Context, name, dir string) (string, error) {
 	cmd.WaitDelay = 5 * time.Second
 	out, err := cmd.CombinedOutput()
 	if err != nil {
-		return "", fmt.Errorf("building the %s side in %s: %w%s", name, dir, err, tailOf(out))
+		return "", fmt.Errorf("building the %s side in %s: %w%s", name, dir, err, cmdout.Tail(out, tailLines))
 	}
 	if _, err := os.Stat(bin); err != nil {
 		return "", fmt.Errorf("building the %s side in %s: go test -c wrote no binary: the package has no test files", name, dir)
@@ -214,7 +219,7 @@ func claimTmp(tmp string) (*os.File, error) {
 
 // recordRepo notes, before a worktree is added to repo, where a sweeper
 // must unregister it.
-func (b *builder) recordRepo(repo string) error {
+func (b *Builder) recordRepo(repo string) error {
 	for _, wt := range b.worktrees {
 		if wt.repo == repo {
 			return nil
@@ -283,6 +288,9 @@ func staleRepos(dir string) ([]string, error) {
 	}
 	return repos, nil
 }
+
+// tailLines is how much of a failed build's output an error quotes.
+const tailLines = 10
 
 // killGroup kills p's process group.
 func killGroup(p *os.Process) error {

@@ -1,4 +1,4 @@
-package main
+package abrun
 
 import (
 	"fmt"
@@ -89,9 +89,9 @@ func TestDuetFindsSmallChange(t *testing.T) {
 	t.Setenv("FAKE_NEW_FACTOR", "1.03")
 	t.Setenv("FAKE_BURSTS", "30")
 	out := filepath.Join(dir, "out")
-	code, stdout, stderr := compare(t, "-where", "local", "-count", "4", "-burst", "150", "-paired", "t", "-gate", "-metrics", "p50-ns,min-ns", "-threshold", "1%", "-out", out, old, new)
-	if code != exitRegressed {
-		t.Fatalf("status %d, want %d\n%s\n%s", code, exitRegressed, stdout, stderr)
+	code, stdout, stderr := compare(t, local(out, true), "-count", "4", "-burst", "150", "-paired", "t", "-metrics", "p50-ns,min-ns", "-threshold", "1%", old, new)
+	if code != ExitRegressed {
+		t.Fatalf("status %d, want %d\n%s\n%s", code, ExitRegressed, stdout, stderr)
 	}
 	for _, s := range []string{
 		"ran as duet: both sides' processes alive at once, taking turns of 150 round trips",
@@ -126,9 +126,9 @@ func TestDuetSignedRankFindsSmallChange(t *testing.T) {
 	t.Setenv("FAKE_NEW_FACTOR", "1.03")
 	t.Setenv("FAKE_BURSTS", "6")
 	out := filepath.Join(dir, "out")
-	code, stdout, stderr := compare(t, "-where", "local", "-count", "10", "-gate", "-metrics", "p50-ns", "-threshold", "1%", "-out", out, old, new)
-	if code != exitRegressed {
-		t.Fatalf("status %d, want %d\n%s\n%s", code, exitRegressed, stdout, stderr)
+	code, stdout, stderr := compare(t, local(out, true), "-count", "10", "-metrics", "p50-ns", "-threshold", "1%", old, new)
+	if code != ExitRegressed {
+		t.Fatalf("status %d, want %d\n%s\n%s", code, ExitRegressed, stdout, stderr)
 	}
 	for _, s := range []string{
 		"FAIL BenchmarkRDMAWrite/size=2 p50-ns: different: +3.00% [+3.00%, +3.00%] (signed-rank test, 9 rounds, p=0.00391)",
@@ -145,20 +145,20 @@ func TestDuetSameBuildPasses(t *testing.T) {
 	old, new, dir := fakes(t)
 	t.Setenv("FAKE_BURSTS", "30")
 	out := filepath.Join(dir, "out")
-	code, stdout, stderr := compare(t, "-where", "local", "-count", "3", "-gate", "-metrics", "p50-ns", "-threshold", "1%", "-out", out, old, new)
+	code, stdout, stderr := compare(t, local(out, true), "-count", "3", "-metrics", "p50-ns", "-threshold", "1%", old, new)
 	if code != 0 || !strings.Contains(stdout, "p50-ns: same: +0.00%") || !strings.Contains(stdout, "paired: pass") {
 		t.Errorf("status %d\n%s\n%s", code, stdout, stderr)
 	}
 	// p99 is not in a burst's summary: gated, it is judged over the runs,
 	// and the duet runs every pair.
-	code, stdout, stderr = compare(t, "-where", "local", "-count", "3", "-gate", "-metrics", "p50-ns,p99-ns", "-out", out, old, new)
+	code, stdout, stderr = compare(t, local(out, true), "-count", "3", "-metrics", "p50-ns,p99-ns", old, new)
 	for _, s := range []string{"ran 3 duet pairs (-count 3)", "p50-ns: same", "gate: CANNOT JUDGE"} {
 		if !strings.Contains(stdout, s) {
 			t.Errorf("p50 and p99: stdout lacks %q (status %d):\n%s\n%s", s, code, stdout, stderr)
 		}
 	}
-	if code != exitFailed {
-		t.Errorf("p99 over 3 runs: status %d, want %d", code, exitFailed)
+	if code != ExitFailed {
+		t.Errorf("p99 over 3 runs: status %d, want %d", code, ExitFailed)
 	}
 }
 
@@ -167,7 +167,7 @@ func TestDuetOneSideEndsFirst(t *testing.T) {
 	t.Setenv("FAKE_BURSTS", "12")
 	t.Setenv("FAKE_NEW_BURSTS", "4")
 	out := filepath.Join(dir, "out")
-	code, stdout, stderr := compare(t, "-where", "local", "-count", "1", "-metrics", "p50-ns", "-out", out, old, new)
+	code, stdout, stderr := compare(t, local(out, false), "-count", "1", "-metrics", "p50-ns", old, new)
 	if code != 0 {
 		t.Fatalf("status %d\n%s\n%s", code, stdout, stderr)
 	}
@@ -191,7 +191,7 @@ func TestDuetFallsBackForOldBinaries(t *testing.T) {
 		t.Fatal(err)
 	}
 	out := filepath.Join(dir, "out")
-	code, stdout, stderr := compare(t, "-where", "local", "-count", "2", "-metrics", "p50-ns", "-out", out, legacy, new)
+	code, stdout, stderr := compare(t, local(out, false), "-count", "2", "-metrics", "p50-ns", legacy, new)
 	if code != 0 {
 		t.Fatalf("status %d\n%s\n%s", code, stdout, stderr)
 	}

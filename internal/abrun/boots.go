@@ -1,4 +1,4 @@
-package main
+package abrun
 
 import (
 	"bufio"
@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/rdmabench/rdmabench/internal/abtest"
+	"github.com/rdmabench/rdmabench/internal/cmdout"
 )
 
 // Boots: the comparison of two VM setups, above all two kernels (rxevm
@@ -33,42 +34,42 @@ import (
 //	<pair> <side> <unit> <value> <name>
 const bootsFile = "boots.txt"
 
-// bootsMode reports whether the sides run in boots of their own: their
-// VM setups differ, or -boots asks.
-func (o *compareOpts) bootsMode() bool { return o.boots || o.sideVMFlags[0] != o.sideVMFlags[1] }
+// BootsMode reports whether the sides run in boots of their own: their
+// VM setups differ, or Boots asks.
+func (o *Comparison) BootsMode() bool { return o.Boots || o.SideVMFlags[0] != o.SideVMFlags[1] }
 
 // bootUnits are the units a boot's value is kept for.
 var bootUnits = []string{"p50-ns", "min-ns"}
 
 // runBoots boots each side's VM in turn, -count pairs at most, and stops
 // when the paired verdict on the gated units decides.
-func runBoots(ctx context.Context, o *compareOpts, rxevm string, progress io.Writer) error {
-	s := &o.spec
-	rule, err := s.gate.rule()
+func runBoots(ctx context.Context, o *Comparison, rxevm string, progress io.Writer) error {
+	s := &o.Spec
+	rule, err := s.Gate.Rule()
 	if err != nil {
 		return err
 	}
 	covered, _ := coveredUnits(rule.Units)
 	if len(covered) == 0 {
-		return fmt.Errorf("a comparison of boots judges p50-ns or min-ns (-metrics): it has %q", s.gate.metrics)
+		return fmt.Errorf("a comparison of boots judges p50-ns or min-ns (-metrics): it has %q", s.Gate.Metrics)
 	}
-	seq := s.sequentialRule()
-	bf, err := os.Create(filepath.Join(s.outDir, bootsFile))
+	seq := s.SequentialRule()
+	bf, err := os.Create(filepath.Join(s.OutDir, bootsFile))
 	if err != nil {
 		return err
 	}
 	defer bf.Close()
-	way := fmt.Sprintf("boots: each side's VM (-old-vmflags %q, -new-vmflags %q) booted in turn, old,new then new,old, %s each boot", o.sideVMFlags[0], o.sideVMFlags[1], bootRunsDesc(s))
-	os.WriteFile(filepath.Join(s.outDir, "way.txt"), []byte(way+"\n"), 0o644)
+	way := fmt.Sprintf("boots: each side's VM (-old-vmflags %q, -new-vmflags %q) booted in turn, old,new then new,old, %s each boot", o.SideVMFlags[0], o.SideVMFlags[1], bootRunsDesc(s))
+	os.WriteFile(filepath.Join(s.OutDir, "way.txt"), []byte(way+"\n"), 0o644)
 	fmt.Fprintf(progress, "rdmaab: %s\n", way)
 	var recs []bootRec
-	for pair := 1; pair <= s.pairs; pair++ {
+	for pair := 1; pair <= s.Pairs; pair++ {
 		start := time.Now()
 		for _, side := range abtest.Order(pair - 1) {
 			out, err := bootOnce(ctx, o, rxevm, side)
-			appendFile(sideFile(s.outDir, side), out.stdout)
-			appendFile(filepath.Join(s.outDir, side.String()+".log"), out.stderr)
-			appendFile(filepath.Join(s.outDir, "order.txt"), fmt.Appendf(nil, "pair %d %s\n", pair, side))
+			appendFile(sideFile(s.OutDir, side), out.stdout)
+			appendFile(filepath.Join(s.OutDir, side.String()+".log"), out.stderr)
+			appendFile(filepath.Join(s.OutDir, "order.txt"), fmt.Appendf(nil, "pair %d %s\n", pair, side))
 			if err != nil {
 				return fmt.Errorf("pair %d, %s side's boot: %w", pair, side, err)
 			}
@@ -82,43 +83,43 @@ func runBoots(ctx context.Context, o *compareOpts, rxevm string, progress io.Wri
 			recs = append(recs, rs...)
 		}
 		d := abtest.Overall(judgeBoots(recs, covered, seq))
-		fmt.Fprintf(progress, "rdmaab: boot pair %d/%d ran in %.1f s: %s\n", pair, s.pairs, time.Since(start).Seconds(), d)
+		fmt.Fprintf(progress, "rdmaab: boot pair %d/%d ran in %.1f s: %s\n", pair, s.Pairs, time.Since(start).Seconds(), d)
 		if d != abtest.Undecided {
-			os.WriteFile(filepath.Join(s.outDir, "stop.txt"), fmt.Appendf(nil, "stopped after %d boot pairs of at most %d (-count): the paired verdict on %s is %s\n", pair, s.pairs, strings.Join(covered, ","), d), 0o644)
+			os.WriteFile(filepath.Join(s.OutDir, "stop.txt"), fmt.Appendf(nil, "stopped after %d boot pairs of at most %d (-count): the paired verdict on %s is %s\n", pair, s.Pairs, strings.Join(covered, ","), d), 0o644)
 			return nil
 		}
 	}
-	os.WriteFile(filepath.Join(s.outDir, "stop.txt"), fmt.Appendf(nil, "ran %d boot pairs (-count %d); the paired verdict on %s: undecided\n", s.pairs, s.pairs, strings.Join(covered, ",")), 0o644)
+	os.WriteFile(filepath.Join(s.OutDir, "stop.txt"), fmt.Appendf(nil, "ran %d boot pairs (-count %d); the paired verdict on %s: undecided\n", s.Pairs, s.Pairs, strings.Join(covered, ",")), 0o644)
 	return nil
 }
 
-func bootRunsDesc(s *runSpec) string {
-	bt := s.benchtime
+func bootRunsDesc(s *Spec) string {
+	bt := s.Benchtime
 	if bt == "" {
 		bt = "the default benchtime"
 	}
-	return fmt.Sprintf("%d runs of %s", s.bootRuns, bt)
+	return fmt.Sprintf("%d runs of %s", s.BootRuns, bt)
 }
 
 // bootOnce boots one side's VM and runs its binary there, -boot-runs
 // repetitions in one process.
-func bootOnce(ctx context.Context, o *compareOpts, rxevm string, side abtest.Side) (runOutput, error) {
-	s := &o.spec
-	args := append(strings.Fields(o.vmFlags), strings.Fields(o.sideVMFlags[side])...)
-	for _, kv := range s.env[side] {
+func bootOnce(ctx context.Context, o *Comparison, rxevm string, side abtest.Side) (runOutput, error) {
+	s := &o.Spec
+	args := append(strings.Fields(o.VMFlags), strings.Fields(o.SideVMFlags[side])...)
+	for _, kv := range s.Env[side] {
 		args = append(args, "-env", kv)
 	}
-	bound := time.Duration(s.bootRuns)*s.runTimeout + 5*time.Minute
-	args = append(args, "-timeout", bound.String(), "-include", s.bins[side], s.bins[side],
-		"-test.run=^$", "-test.bench="+s.bench, "-test.count="+strconv.Itoa(s.bootRuns))
-	if s.benchtime != "" {
-		args = append(args, "-test.benchtime="+s.benchtime)
+	bound := time.Duration(s.BootRuns)*s.RunTimeout + 5*time.Minute
+	args = append(args, "-timeout", bound.String(), "-include", s.Bins[side], s.Bins[side],
+		"-test.run=^$", "-test.bench="+s.Bench, "-test.count="+strconv.Itoa(s.BootRuns))
+	if s.Benchtime != "" {
+		args = append(args, "-test.benchtime="+s.Benchtime)
 	}
-	args = append(args, s.testArgs...)
+	args = append(args, s.TestArgs...)
 	ctx, cancel := context.WithTimeout(ctx, bound+time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, rxevm, args...)
-	cmd.Dir = s.dir
+	cmd.Dir = s.Dir
 	cmd.Cancel = func() error { return cmd.Process.Signal(os.Interrupt) } // rxevm kills QEMU and cleans up
 	cmd.WaitDelay = 30 * time.Second
 	var stdout, stderr bytes.Buffer
@@ -126,7 +127,7 @@ func bootOnce(ctx context.Context, o *compareOpts, rxevm string, side abtest.Sid
 	err := cmd.Run()
 	out := runOutput{stdout.Bytes(), stderr.Bytes()}
 	if err != nil {
-		return out, fmt.Errorf("%s: %w%s", rxevm, err, tailOf(append(out.stdout, out.stderr...)))
+		return out, fmt.Errorf("%s: %w%s", rxevm, err, cmdout.Tail(append(out.stdout, out.stderr...), tailLines))
 	}
 	return out, nil
 }
@@ -156,7 +157,7 @@ func bootValues(pair int, side abtest.Side, out []byte) ([]bootRec, error) {
 		recs = append(recs, bootRec{pair: pair, side: side, unit: k.Unit, value: v[len(v)/2], name: "Benchmark" + k.Name})
 	}
 	if len(recs) == 0 {
-		return nil, fmt.Errorf("the boot printed no p50-ns or min-ns result%s", tailOf(out))
+		return nil, fmt.Errorf("the boot printed no p50-ns or min-ns result%s", cmdout.Tail(out, tailLines))
 	}
 	return recs, nil
 }
@@ -240,7 +241,7 @@ func judgeBoots(recs []bootRec, units []string, rule abtest.SequentialRule) []ab
 
 // bootsVerdict prints the paired verdict over the boot pairs and returns
 // the gate's status.
-func bootsVerdict(w io.Writer, recs []bootRec, rule gateRule, seq abtest.SequentialRule) int {
+func bootsVerdict(w io.Writer, recs []bootRec, rule abtest.GateRule, seq abtest.SequentialRule) int {
 	covered, rest := coveredUnits(rule.Units)
 	if len(rest) > 0 {
 		fmt.Fprintf(w, "note: %s not judged: a comparison of boots judges a boot's median p50-ns and min-ns only\n", strings.Join(rest, ","))
@@ -255,7 +256,7 @@ func bootsVerdict(w io.Writer, recs []bootRec, rule gateRule, seq abtest.Sequent
 	for i, f := range fs {
 		tag := "    "
 		if f.Regressed {
-			tag, code = "FAIL", exitRegressed
+			tag, code = "FAIL", ExitRegressed
 		}
 		undecided = undecided || f.Decision == abtest.Undecided
 		fmt.Fprintf(w, "%s %s: %s: %s (level %.3g)\n", tag, f.Name, f.Decision, f.Result, f.Alpha)
@@ -268,11 +269,11 @@ func bootsVerdict(w io.Writer, recs []bootRec, rule gateRule, seq abtest.Sequent
 		}
 	}
 	switch {
-	case code == exitRegressed:
+	case code == ExitRegressed:
 		fmt.Fprintf(w, "paired: FAIL: a metric is worse by more than %g%%\n", rule.Threshold*100)
 	case undecided:
 		fmt.Fprintf(w, "paired: UNDECIDED: more boot pairs (-count) would decide\n")
-		code = exitFailed
+		code = ExitFailed
 	default:
 		fmt.Fprintf(w, "paired: pass\n")
 	}
