@@ -44,4 +44,3 @@ func TestParseFlags(t *testing.T) {
 		}
 	}
 }
-

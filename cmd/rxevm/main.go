@@ -31,6 +31,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/rdmabench/rdmabench/internal/flagvar"
 )
 
 // Exit statuses of rxevm's own failures (PROGRAM's status is passed through).
@@ -48,8 +50,8 @@ type config struct {
 	attempts    int
 	smp, mem    int
 	outDir      string
-	includes    multiFlag
-	env         multiFlag
+	includes    flagvar.Strings
+	env         flagvar.Strings
 	verbose     bool
 	logFile     string
 	appendArgs  string
@@ -65,14 +67,8 @@ type config struct {
 	nodes   int
 	nodeCmd string
 	slurm   bool
-	netem   multiFlag
+	netem   flagvar.Strings
 }
-
-// multiFlag is a repeatable string flag.
-type multiFlag []string
-
-func (m *multiFlag) String() string     { return strings.Join(*m, ",") }
-func (m *multiFlag) Set(s string) error { *m = append(*m, s); return nil }
 
 func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	c := &config{}

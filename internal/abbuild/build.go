@@ -18,8 +18,9 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/rdmabench/rdmabench/internal/cmdout"
 	"golang.org/x/sys/unix"
+
+	"github.com/rdmabench/rdmabench/internal/cmdout"
 )
 
 // A Built is one side's test binary and what it was made from.

@@ -5,6 +5,8 @@ import (
 	"io"
 	"math"
 	"strings"
+
+	"github.com/rdmabench/rdmabench/internal/sticky"
 )
 
 // A Header describes the comparison for the top of the report.
@@ -49,63 +51,63 @@ func setupOf(m map[string]string, keys []string) []string {
 // then each round's p50 and p99 and what the scheduler did; then one
 // verdict line per size.
 func Print(w io.Writer, h Header, sums []SizeSummary) error {
-	p := &printer{w: w}
+	p := &sticky.Printer{W: w}
 	var labels []string
 	for _, t := range h.Tools {
 		labels = append(labels, t.label())
 	}
-	p.f("perftest %s on %s (GID index %d), %d iterations each, %d rounds, each side back to back, order alternating\n",
+	p.Printf("perftest %s on %s (GID index %d), %d iterations each, %d rounds, each side back to back, order alternating\n",
 		strings.Join(labels, "; "), h.Device, h.GIDIndex, h.Iters, h.Rounds)
 	pin := fmt.Sprintf("perftest's client on CPU %d and server on %d", h.CPUs[0], h.CPUs[1])
 	if !h.PinPerftest {
 		pin = "perftest unpinned (-pin=false)"
 	}
-	p.f("CPUs: our initiator on %d and responder on %d, %s; warm-up: first %d samples of each run dropped on both sides\n", h.CPUs[0], h.CPUs[1], pin, h.Warmup)
-	p.f("microseconds; both sides' figures from their raw samples by one definition (latency.Recorder); median over the rounds [min..max];\n")
-	p.f("ratio = ours/perftest per round, its median [min..max]; printed = perftest's own table (drops its 2 largest samples), for reference\n")
+	p.Printf("CPUs: our initiator on %d and responder on %d, %s; warm-up: first %d samples of each run dropped on both sides\n", h.CPUs[0], h.CPUs[1], pin, h.Warmup)
+	p.Printf("microseconds; both sides' figures from their raw samples by one definition (latency.Recorder); median over the rounds [min..max];\n")
+	p.Printf("ratio = ours/perftest per round, its median [min..max]; printed = perftest's own table (drops its 2 largest samples), for reference\n")
 	if len(h.PerftestSetup) > 0 {
-		p.f("perftest setup: %s\n", strings.Join(h.PerftestSetup, ", "))
+		p.Printf("perftest setup: %s\n", strings.Join(h.PerftestSetup, ", "))
 	}
 	if len(h.OursSetup) > 0 {
-		p.f("ours setup:     %s\n", strings.Join(h.OursSetup, ", "))
+		p.Printf("ours setup:     %s\n", strings.Join(h.OursSetup, ", "))
 	}
 	for _, n := range h.Notes {
-		p.f("note: %s\n", n)
+		p.Printf("note: %s\n", n)
 	}
 	for _, s := range sums {
-		p.f("\n%s, size %d B (both sides ran in %d of %d rounds): %s\n", s.Tool.label(), s.Size, completeRounds(s.Samples), len(s.Samples), s.Tool.latencyKind())
-		p.f("  %-6s %9s  %-21s %9s  %-21s %8s  %-17s  %-9s %9s\n",
+		p.Printf("\n%s, size %d B (both sides ran in %d of %d rounds): %s\n", s.Tool.label(), s.Size, completeRounds(s.Samples), len(s.Samples), s.Tool.latencyKind())
+		p.Printf("  %-6s %9s  %-21s %9s  %-21s %8s  %-17s  %-9s %9s\n",
 			"", "perftest", "range", "ours", "range", "ratio", "range", "printed", "")
 		for _, r := range s.Rows {
-			p.f("  %-6s %9s  %-21s %9s  %-21s %8s  %-17s  %-9s %9s\n",
+			p.Printf("  %-6s %9s  %-21s %9s  %-21s %8s  %-17s  %-9s %9s\n",
 				r.Metric.name, median(r.Perftest), spreadRange(r.Perftest),
 				median(r.Ours), spreadRange(r.Ours),
 				medianRatio(r.Paired), ratioRange(r.Paired), r.Metric.label, median(r.Printed))
 		}
-		p.f("  per round: p50 and p99 of each side, their ratios, scheduler migrations/preemptions/preemptions of pinned threads (perftest's client | our process)\n")
-		p.f("  %5s %-8s %9s %9s | %9s %9s | %7s %7s | %s\n", "round", "first", "pt p50", "pt p99", "ours p50", "ours p99", "p50", "p99", "sched")
+		p.Printf("  per round: p50 and p99 of each side, their ratios, scheduler migrations/preemptions/preemptions of pinned threads (perftest's client | our process)\n")
+		p.Printf("  %5s %-8s %9s %9s | %9s %9s | %7s %7s | %s\n", "round", "first", "pt p50", "pt p99", "ours p50", "ours p99", "p50", "p99", "sched")
 		for _, smp := range s.Samples {
 			first := "ours"
 			if smp.PerftestFirst {
 				first = "perftest"
 			}
-			p.f("  %5d %-8s %9s %9s | %9s %9s | %7s %7s | %s | %s\n", smp.Round, first,
+			p.Printf("  %5d %-8s %9s %9s | %9s %9s | %7s %7s | %s | %s\n", smp.Round, first,
 				figure(smp.Perftest, "p50"), figure(smp.Perftest, "p99"), figure(smp.Ours, "p50"), figure(smp.Ours, "p99"),
 				ratio(smp.ratio("p50")), ratio(smp.ratio("p99")), smp.PerftestSched, smp.OursSched)
 			if smp.Err != nil {
-				p.f("        error: %s\n", strings.ReplaceAll(smp.Err.Error(), "\n", "\n        "))
+				p.Printf("        error: %s\n", strings.ReplaceAll(smp.Err.Error(), "\n", "\n        "))
 			}
 		}
 	}
-	p.f("\nverdicts: abtest's paired signed-rank test on the per-round ratios (rdmaab's); met when the 95%% interval of the typical (Hodges-Lehmann) ratio lies within the target, MISSED when the sides differ (p < 0.05) and the ratio lies outside it, undecided otherwise\n")
+	p.Printf("\nverdicts: abtest's paired signed-rank test on the per-round ratios (rdmaab's); met when the 95%% interval of the typical (Hodges-Lehmann) ratio lies within the target, MISSED when the sides differ (p < 0.05) and the ratio lies outside it, undecided otherwise\n")
 	for _, s := range sums {
 		var parts []string
 		for _, j := range s.Judgement {
 			parts = append(parts, j.String())
 		}
-		p.f("verdict %s size %d: %s\n", s.Tool.name, s.Size, strings.Join(parts, "; "))
+		p.Printf("verdict %s size %d: %s\n", s.Tool.name, s.Size, strings.Join(parts, "; "))
 	}
-	return p.err
+	return p.Err
 }
 
 // completeRounds counts the samples that have both sides.
@@ -160,16 +162,4 @@ func figure(f Figures, name string) string {
 		return "-"
 	}
 	return fmt.Sprintf("%.2f", v)
-}
-
-// printer keeps the first write error.
-type printer struct {
-	w   io.Writer
-	err error
-}
-
-func (p *printer) f(format string, args ...any) {
-	if p.err == nil {
-		_, p.err = fmt.Fprintf(p.w, format, args...)
-	}
 }
