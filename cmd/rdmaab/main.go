@@ -49,15 +49,12 @@ import (
 	"io"
 	"os"
 	"os/signal"
-	"path/filepath"
 	"syscall"
+
+	"github.com/rdmabench/rdmabench/internal/abrun"
 )
 
-const (
-	exitRegressed = 1
-	exitUsage     = 2
-	exitFailed    = 3
-)
+const exitUsage = 2
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)
@@ -76,7 +73,11 @@ func dispatch(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 			return runMain(ctx, args[1:], stdout, stderr)
 		}
 	}
-	return compareMain(ctx, args, stdout, stderr)
+	o, err := parseCompare(args, stderr)
+	if err != nil {
+		return usageErr(stderr, err)
+	}
+	return o.Run(ctx, stdout, stderr)
 }
 
 // usageErr prints err and returns exitUsage (0 for -h).
@@ -88,45 +89,14 @@ func usageErr(stderr io.Writer, err error) int {
 	return exitUsage
 }
 
-// gateFlags are the gate's flags, shared by compare and gate.
-type gateFlags struct {
-	metrics   string
-	threshold float64
-	alpha     float64
-	// For rdmaab gate on a duet's files: the -count the duet ran with
-	// (its looks) and its paired test.
-	pairs  int
-	method string
-}
-
-func (g *gateFlags) register(fs *flag.FlagSet) {
-	g.threshold = 0.05
-	fs.StringVar(&g.metrics, "metrics", "p50-ns,p99-ns", "`units` the gate judges, comma-separated (as the benchmark reports them: p50-ns, ns/op, ...)")
-	fs.Var(percentFlag{&g.threshold}, "threshold", "smallest change of a median that fails the gate, `PCT` (5% or 0.05)")
-	fs.Float64Var(&g.alpha, "alpha", 0.05, "significance level of the U tests, for all gated metrics together (Holm's correction)")
-}
-
-func (g *gateFlags) rule() (gateRule, error) {
-	r := defaultGate()
-	units, err := parseUnits(g.metrics)
-	if err != nil {
-		return r, fmt.Errorf("-metrics: %w", err)
-	}
-	if g.alpha <= 0 || g.alpha >= 1 {
-		return r, fmt.Errorf("-alpha %g: want a level between 0 and 1, like 0.05", g.alpha)
-	}
-	r.Units, r.Threshold, r.Alpha = units, g.threshold, g.alpha
-	return r, nil
-}
-
 // gateMain is "rdmaab gate old.txt new.txt".
 func gateMain(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("rdmaab gate", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	var g gateFlags
-	g.register(fs)
-	fs.IntVar(&g.pairs, "count", 10, "with a duet's bursts.txt beside old.txt: the -count it ran with (the paired rule's looks)")
-	fs.StringVar(&g.method, "paired", "rank", "with a duet's bursts.txt: its paired test, rank, sign or t")
+	var seq abrun.Spec // the duet's paired rule, for a duet's files
+	seq.Gate.Register(fs)
+	fs.IntVar(&seq.Pairs, "count", 10, "with a duet's bursts.txt beside old.txt: the -count it ran with (the paired rule's looks)")
+	fs.StringVar(&seq.Method, "paired", "rank", "with a duet's bursts.txt: its paired test, rank, sign or t")
 	fs.Usage = func() {
 		fmt.Fprintf(stderr, "usage: rdmaab gate [flags] old.txt new.txt\n\n"+
 			"Exits 1 when a metric got significantly worse by more than the threshold.\n\nFlags:\n")
@@ -138,57 +108,39 @@ func gateMain(args []string, stdout, stderr io.Writer) int {
 	if fs.NArg() != 2 {
 		return usageErr(stderr, fmt.Errorf("gate takes two files, old and new (benchmark output, -count 10 or more each); got %d arguments", fs.NArg()))
 	}
-	rule, err := g.rule()
+	rule, err := seq.Gate.Rule()
 	if err != nil {
 		return usageErr(stderr, err)
 	}
-	old, new, err := readSides(fs.Arg(0), fs.Arg(1))
-	if err != nil {
-		fmt.Fprintf(stderr, "rdmaab: %v\n", err)
-		return exitFailed
-	}
-	// A duet's files: the turns beside old.txt give the paired verdict.
-	if bs, err := readBurstsFile(filepath.Join(filepath.Dir(fs.Arg(0)), burstsFile)); err == nil && len(bs) > 0 {
-		seq := runSpec{pairs: g.pairs, method: g.method, gate: g}
-		return duetVerdict(stdout, stderr, bs, old, new, rule, seq.sequentialRule())
-	}
-	return printVerdict(stdout, stderr, rule.Judge(old, new))
+	return abrun.Gate(stdout, stderr, fs.Arg(0), fs.Arg(1), rule, seq.SequentialRule())
 }
 
 // runMain is "rdmaab run": the runner, inside the VM or on an RDMA node.
 func runMain(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("rdmaab run", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	var s runSpec
-	s.register(fs)
-	fs.StringVar(&s.bins[0], "old", "", "old test `binary`")
-	fs.StringVar(&s.bins[1], "new", "", "new test `binary`")
-	fs.StringVar(&s.outDir, "out", os.Getenv("RXEVM_OUT"), "`dir`ectory for old.txt and new.txt (default $RXEVM_OUT)")
-	s.gate.register(fs)
+	var s abrun.Spec
+	s.Register(fs)
+	fs.StringVar(&s.Bins[0], "old", "", "old test `binary`")
+	fs.StringVar(&s.Bins[1], "new", "", "new test `binary`")
+	fs.StringVar(&s.OutDir, "out", os.Getenv("RXEVM_OUT"), "`dir`ectory for old.txt and new.txt (default $RXEVM_OUT)")
+	s.Gate.Register(fs)
 	if err := fs.Parse(args); err != nil {
 		return usageErr(stderr, err)
 	}
-	s.testArgs = fs.Args()
-	if s.bins[0] == "" || s.bins[1] == "" || s.outDir == "" {
+	s.TestArgs = fs.Args()
+	if s.Bins[0] == "" || s.Bins[1] == "" || s.OutDir == "" {
 		return usageErr(stderr, errors.New("run needs -old, -new and -out (or $RXEVM_OUT)"))
 	}
-	if err := s.check(); err != nil {
+	if err := s.Check(); err != nil {
 		return usageErr(stderr, err)
 	}
-	if _, err := s.gate.rule(); err != nil {
+	if _, err := s.Gate.Rule(); err != nil {
 		return usageErr(stderr, err)
 	}
-	if err := runSides(ctx, &s, stdout); err != nil {
+	if err := abrun.RunSides(ctx, &s, stdout); err != nil {
 		fmt.Fprintf(stderr, "rdmaab: %v\n", err)
-		return exitFailed
+		return abrun.ExitFailed
 	}
 	return 0
-}
-
-// abs returns the absolute form of a path, or the path when that fails.
-func abs(p string) string {
-	if a, err := filepath.Abs(p); err == nil {
-		return a
-	}
-	return p
 }

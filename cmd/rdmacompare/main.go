@@ -51,66 +51,25 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
 	"os/signal"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"syscall"
 	"time"
 
 	"github.com/rdmabench/rdmabench/env"
-	"github.com/rdmabench/rdmabench/internal/perftest"
+	"github.com/rdmabench/rdmabench/internal/perftestcmp"
 	"github.com/rdmabench/rdmabench/rdmalat"
 )
 
-// config is the command line.
-type config struct {
-	bench         string
-	sizes         []int
-	iters         int
-	rounds        int
-	device        string
-	gidIndex      int
-	inline        int
-	timeout       time.Duration
-	serverAddr    string
-	port          int
-	outDir        string
-	strict        bool
-	retries       int
-	tools         []*tool
-	toolsAll      bool              // -tools all: leave out what this perftest lacks
-	notes         []string          // what was left out, for the report
-	perftestPaths map[string]string // program -> path, resolved from PATH
-	cpus          [2]int            // initiator, responder: both sides'
-	pinPerftest   bool              // perftest on cpus too (else unpinned)
-	warmup        int               // samples dropped from the start of each side's run
-	timeLimit     time.Duration     // 0: run every round
-}
-
-// cpusEnv is RDMABENCH_CPUS for the benchmark: initiator, responder.
-func (c *config) cpusEnv() string { return fmt.Sprintf("%d,%d", c.cpus[0], c.cpus[1]) }
-
-// perftestCPU returns the CPU for perftest's client (side 0, which
-// measures, as our initiator) or server (1, as our responder); -1 when
-// perftest runs unpinned.
-func (c *config) perftestCPU(side int) int {
-	if !c.pinPerftest {
-		return -1
-	}
-	return c.cpus[side]
-}
-
-func parseFlags(args []string, stderr io.Writer) (*config, error) {
-	c := &config{}
+func parseFlags(args []string, stderr io.Writer) (*perftestcmp.Config, error) {
+	c := &perftestcmp.Config{}
 	fs := flag.NewFlagSet("rdmacompare", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	defDevice := os.Getenv(env.VarDevice)
@@ -118,23 +77,23 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 		defDevice = "rxe0"
 	}
 	sizes := fs.String("sizes", "2,4096", "message `sizes` in bytes, comma-separated")
-	toolList := fs.String("tools", "write", "perftest tests to compare, comma-separated: "+toolNames()+", or all")
-	fs.StringVar(&c.bench, "bench", "", "the rdmabench test `binary` (go test -c -o bin/rdmabench.test .); required")
-	fs.IntVar(&c.iters, "iters", 5000, "iterations per run, the same for both (ib_write_lat -n, -test.benchtime=Nx)")
-	fs.IntVar(&c.rounds, "rounds", defaultRounds, "rounds; each runs both sides back to back for every tool and size (at least 6: the fewest with a 95% interval of the median ratio)")
+	toolList := fs.String("tools", "write", "perftest tests to compare, comma-separated: "+perftestcmp.ToolNames()+", or all")
+	fs.StringVar(&c.Bench, "bench", "", "the rdmabench test `binary` (go test -c -o bin/rdmabench.test .); required")
+	fs.IntVar(&c.Iters, "iters", 5000, "iterations per run, the same for both (ib_write_lat -n, -test.benchtime=Nx)")
+	fs.IntVar(&c.Rounds, "rounds", perftestcmp.DefaultRounds, "rounds; each runs both sides back to back for every tool and size (at least 6: the fewest with a 95% interval of the median ratio)")
 	cpuList := fs.String("cpus", "", "`A,B`: CPUs for both sides, the initiator (perftest's client) on A and the responder (its server) on B (default: the last two this process may use, as the benchmarks choose)")
-	fs.BoolVar(&c.pinPerftest, "pin", true, "pin perftest to -cpus as the benchmark pins itself; -pin=false runs perftest unpinned (to measure what pinning does)")
-	fs.DurationVar(&c.timeLimit, "time-limit", 0, "start no round that would end after this `duration` (judged by the rounds so far) and judge the rounds done; 0: none")
-	fs.IntVar(&c.warmup, "warmup", 0, "drop the first `N` samples of every run, on both sides (0: keep all, as perftest does)")
-	fs.StringVar(&c.device, "device", defDevice, "RDMA `device` (default $RDMABENCH_DEVICE, else rxe0)")
-	fs.IntVar(&c.gidIndex, "gid-index", 1, "GID `index` for both (ib_write_lat -x, RDMABENCH_GID_INDEX); 1 is the IPv4 RoCE v2 GID in the VM")
-	fs.IntVar(&c.inline, "inline", 0, "largest inline message in `bytes` for both (ib_write_lat -I, RDMABENCH_INLINE); perftest 4.5 on rxe sends nothing inline by default")
-	fs.DurationVar(&c.timeout, "timeout", 2*time.Minute, "kill a run (a perftest pair or a benchmark) after this `duration`")
-	fs.StringVar(&c.serverAddr, "server-addr", "127.0.0.1", "`address` the ib_write_lat client reaches its server at (perftest's TCP exchange only)")
-	fs.IntVar(&c.port, "port", 18515, "first TCP `port` for ib_write_lat; each pair takes the next free one")
-	fs.StringVar(&c.outDir, "out", os.Getenv("RXEVM_OUT"), "`dir`ectory for the raw outputs and the table (default $RXEVM_OUT; none when empty)")
-	fs.BoolVar(&c.strict, "strict", false, "exit with status 1 when a target is missed")
-	fs.IntVar(&c.retries, "retries", 2, "run ib_write_lat again up to `N` times when it could not estimate the CPU frequency (inf/nan figures)")
+	fs.BoolVar(&c.PinPerftest, "pin", true, "pin perftest to -cpus as the benchmark pins itself; -pin=false runs perftest unpinned (to measure what pinning does)")
+	fs.DurationVar(&c.TimeLimit, "time-limit", 0, "start no round that would end after this `duration` (judged by the rounds so far) and judge the rounds done; 0: none")
+	fs.IntVar(&c.Warmup, "warmup", 0, "drop the first `N` samples of every run, on both sides (0: keep all, as perftest does)")
+	fs.StringVar(&c.Device, "device", defDevice, "RDMA `device` (default $RDMABENCH_DEVICE, else rxe0)")
+	fs.IntVar(&c.GIDIndex, "gid-index", 1, "GID `index` for both (ib_write_lat -x, RDMABENCH_GID_INDEX); 1 is the IPv4 RoCE v2 GID in the VM")
+	fs.IntVar(&c.Inline, "inline", 0, "largest inline message in `bytes` for both (ib_write_lat -I, RDMABENCH_INLINE); perftest 4.5 on rxe sends nothing inline by default")
+	fs.DurationVar(&c.Timeout, "timeout", 2*time.Minute, "kill a run (a perftest pair or a benchmark) after this `duration`")
+	fs.StringVar(&c.ServerAddr, "server-addr", "127.0.0.1", "`address` the ib_write_lat client reaches its server at (perftest's TCP exchange only)")
+	fs.IntVar(&c.Port, "port", 18515, "first TCP `port` for ib_write_lat; each pair takes the next free one")
+	fs.StringVar(&c.OutDir, "out", os.Getenv("RXEVM_OUT"), "`dir`ectory for the raw outputs and the table (default $RXEVM_OUT; none when empty)")
+	fs.BoolVar(&c.Strict, "strict", false, "exit with status 1 when a target is missed")
+	fs.IntVar(&c.Retries, "retries", 2, "run ib_write_lat again up to `N` times when it could not estimate the CPU frequency (inf/nan figures)")
 	fs.Usage = func() {
 		fmt.Fprintf(stderr, "usage: rdmacompare -bench BINARY [flags]\n\n"+
 			"Runs perftest's ib_write_lat and BenchmarkRDMAWrite interleaved and compares them.\n\nFlags:\n")
@@ -146,42 +105,37 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	if fs.NArg() > 0 {
 		return nil, fmt.Errorf("unexpected arguments: %q", fs.Args())
 	}
-	if c.bench == "" {
+	if c.Bench == "" {
 		return nil, errors.New("-bench is required: the rdmabench test binary (go test -c -o bin/rdmabench.test .)")
 	}
 	var err error
-	c.toolsAll = strings.TrimSpace(*toolList) == "all"
-	if c.tools, err = parseTools(*toolList); err != nil {
+	c.ToolsAll = strings.TrimSpace(*toolList) == "all"
+	if c.Tools, err = perftestcmp.ParseTools(*toolList); err != nil {
 		return nil, fmt.Errorf("-tools: %w", err)
 	}
-	if c.sizes, err = env.ParseSizes("-sizes", *sizes); err != nil {
+	if c.Sizes, err = env.ParseSizes("-sizes", *sizes); err != nil {
 		return nil, err
 	}
-	if c.iters < 2 {
-		return nil, fmt.Errorf("-iters %d: want at least 2 (perftest's samples are gaps between iterations)", c.iters)
+	if c.Iters < 2 {
+		return nil, fmt.Errorf("-iters %d: want at least 2 (perftest's samples are gaps between iterations)", c.Iters)
 	}
-	if c.rounds < 1 {
-		return nil, fmt.Errorf("-rounds %d: want at least 1", c.rounds)
+	if c.Rounds < 1 {
+		return nil, fmt.Errorf("-rounds %d: want at least 1", c.Rounds)
 	}
-	if c.warmup < 0 || c.warmup >= c.iters-1 {
-		return nil, fmt.Errorf("-warmup %d: want 0 up to fewer than -iters %d minus one (perftest measures iters-1 samples)", c.warmup, c.iters)
+	if c.Warmup < 0 || c.Warmup >= c.Iters-1 {
+		return nil, fmt.Errorf("-warmup %d: want 0 up to fewer than -iters %d minus one (perftest measures iters-1 samples)", c.Warmup, c.Iters)
 	}
-	if c.cpus, err = parseCPUs(*cpuList); err != nil {
+	if c.CPUs, err = parseCPUs(*cpuList); err != nil {
 		return nil, fmt.Errorf("-cpus: %w", err)
 	}
-	if c.timeout <= 0 {
-		return nil, fmt.Errorf("-timeout %s: want a positive duration", c.timeout)
+	if c.Timeout <= 0 {
+		return nil, fmt.Errorf("-timeout %s: want a positive duration", c.Timeout)
 	}
-	if c.port < 1 || c.port > 65535 {
-		return nil, fmt.Errorf("-port %d: want 1..65535", c.port)
+	if c.Port < 1 || c.Port > 65535 {
+		return nil, fmt.Errorf("-port %d: want 1..65535", c.Port)
 	}
 	return c, nil
 }
-
-// defaultRounds is enough rounds for the judge's 95% interval of the
-// median ratio to be narrower than the widest pair of rounds (6 gives
-// only [min, max]).
-const defaultRounds = 10
 
 // parseCPUs reads "2,3"; "" picks the benchmarks' default pair.
 func parseCPUs(s string) ([2]int, error) {
@@ -214,242 +168,5 @@ func main() {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	os.Exit(run(ctx, c, os.Stdout, os.Stderr))
-}
-
-// run does the comparison and returns the exit status.
-func run(ctx context.Context, c *config, stdout, stderr io.Writer) int {
-	logf := func(format string, args ...any) { fmt.Fprintf(stderr, "rdmacompare: "+format+"\n", args...) }
-	if err := c.resolveTools(); err != nil {
-		logf("%v", err)
-		return 2
-	}
-	if err := c.dropUnsupported(ctx); err != nil {
-		logf("%v", err)
-		return 2
-	}
-	for _, n := range c.notes {
-		logf("%s", n)
-	}
-	if c.outDir != "" {
-		if err := os.MkdirAll(c.outDir, 0o755); err != nil {
-			logf("%v", err)
-			return 2
-		}
-	}
-	save := func(name string, b []byte) {
-		if c.outDir == "" {
-			return
-		}
-		if err := os.WriteFile(filepath.Join(c.outDir, name), b, 0o644); err != nil {
-			logf("saving raw output: %v", err)
-		}
-	}
-
-	var (
-		samples []Sample
-		h       = Header{Device: c.device, GIDIndex: c.gidIndex, Iters: c.iters, Rounds: c.rounds, Tools: c.tools, Notes: c.notes,
-			CPUs: c.cpus, PinPerftest: c.pinPerftest, Warmup: c.warmup}
-		failed int
-		port   = c.port
-		mtu    int // the path MTU our side reported, once it has
-		tooBig = map[string]bool{}
-	)
-	start := time.Now()
-rounds:
-	for round := 1; round <= c.rounds; round++ {
-		// -time-limit: stop before a round that would not end in time
-		// (judged by the rounds so far), and judge the rounds done.
-		if elapsed := time.Since(start); c.timeLimit > 0 && round > 1 && elapsed+elapsed/time.Duration(round-1) > c.timeLimit {
-			h.Notes = append(h.Notes, fmt.Sprintf("stopped after %d of %d rounds: the next would end past -time-limit %s", round-1, c.rounds, c.timeLimit))
-			logf("%s", h.Notes[len(h.Notes)-1])
-			break rounds
-		}
-		for _, t := range c.tools {
-			for _, size := range t.sizesFor(c.sizes) {
-				if t.ud && mtu > 0 && size > mtu {
-					// perftest -c UD refuses it as our benchmark does:
-					// not a failure, a size this transport lacks.
-					if key := fmt.Sprintf("%s/%d", t.name, size); !tooBig[key] {
-						tooBig[key] = true
-						h.Notes = append(h.Notes, fmt.Sprintf("%s size %d: not measured: a UD message must fit in one MTU (%d B here)", t.name, size, mtu))
-					}
-					continue
-				}
-				smp := Sample{Round: round, Tool: t.name, Size: size, PerftestFirst: round%2 == 1}
-				tag := fmt.Sprintf("round%d-%ssize%d", round, t.tag(), size)
-				writeLat := t.perftest
-				var errs []error
-				runPT := func() {
-					for try := 1; ; try++ {
-						port = freePort(port)
-						row, raw, err := runPerftest(ctx, c, t, size, port)
-						port++
-						name := tag + "-perftest"
-						if try > 1 {
-							name += fmt.Sprintf("-try%d", try)
-						}
-						save(name+"-server.txt", raw.server)
-						save(name+"-client.txt", raw.client)
-						if errors.Is(err, perftest.ErrNoClock) && try <= c.retries && ctx.Err() == nil {
-							logf("round %d size %d: %s could not estimate the CPU frequency (inf/nan figures); running it again", round, size, writeLat)
-							continue
-						}
-						if err == nil {
-							smp.Perftest, err = figuresOf(rttsFromPerftest(raw.report.Samples, t.halved), c.warmup, t.halved)
-						}
-						if err != nil {
-							errs = append(errs, err)
-							return
-						}
-						smp.PerftestPrinted = perftestFigures(row)
-						smp.PerftestSched = raw.sched
-						if h.PerftestSetup == nil {
-							h.PerftestSetup = setupOf(raw.report.Info, perftestSetupKeys)
-						}
-						return
-					}
-				}
-				runOurs := func() {
-					dir, cleanup, err := c.samplesDir(tag + "-ours-samples")
-					if err == nil {
-						var r *oursRun
-						r, err = runBench(ctx, c, t, size, dir)
-						save(tag+"-bench.txt", r.out)
-						smp.OursSched = r.sched
-						if err == nil {
-							smp.Ours, err = figuresOf(r.rtts, c.warmup, t.halved)
-						}
-						if err == nil {
-							if v, perr := strconv.Atoi(r.result.Config["rdma-mtu"]); perr == nil && mtu == 0 {
-								mtu = v
-							}
-							if h.OursSetup == nil {
-								h.OursSetup = setupOf(r.result.Config, oursSetupKeys)
-							}
-						}
-						cleanup()
-					}
-					if err != nil {
-						errs = append(errs, err)
-					}
-				}
-				if smp.PerftestFirst {
-					runPT()
-					runOurs()
-				} else {
-					runOurs()
-					runPT()
-				}
-				if len(errs) > 0 {
-					smp.Err = errors.Join(errs...)
-					failed++
-					logf("round %d %s size %d: %v", round, t.name, size, smp.Err)
-				}
-				logf("round %d/%d %s size %d: perftest p50 %s p99 %s | ours p50 %s p99 %s | ratio p50 %s p99 %s",
-					round, c.rounds, t.name, size, figure(smp.Perftest, "p50"), figure(smp.Perftest, "p99"),
-					figure(smp.Ours, "p50"), figure(smp.Ours, "p99"), ratio(smp.ratio("p50")), ratio(smp.ratio("p99")))
-				samples = append(samples, smp)
-				if ctx.Err() != nil {
-					logf("interrupted")
-					return 1
-				}
-			}
-		}
-	}
-
-	sums := Summarize(samples, c.tools, c.sizes, DefaultTargets, defaultJudge)
-	var table bytes.Buffer
-	if err := Print(&table, h, sums); err != nil {
-		logf("%v", err)
-		return 1
-	}
-	save("compare.txt", table.Bytes())
-	if _, err := stdout.Write(table.Bytes()); err != nil {
-		logf("%v", err)
-		return 1
-	}
-	if failed > 0 {
-		logf("%d of %d runs (round, tool, size) failed; see the errors above", failed, len(samples))
-		return 1
-	}
-	if c.strict {
-		for _, s := range sums {
-			for _, j := range s.Judgement {
-				if j.Failed() {
-					return 1
-				}
-			}
-		}
-	}
-	return 0
-}
-
-// samplesDir returns the directory for one benchmark run's raw samples:
-// under -out, kept; without -out, a temporary one that cleanup removes.
-func (c *config) samplesDir(name string) (dir string, cleanup func(), err error) {
-	if c.outDir != "" {
-		dir = filepath.Join(c.outDir, name)
-		return dir, func() {}, os.MkdirAll(dir, 0o755)
-	}
-	dir, err = os.MkdirTemp("", "rdmacompare-samples-")
-	return dir, func() { os.RemoveAll(dir) }, err
-}
-
-// dropUnsupported asks each perftest program for its usage and leaves out
-// the tools whose options it lacks: with -tools all, with a note for the
-// report; a tool named in -tools is an error that says what to do.
-func (c *config) dropUnsupported(ctx context.Context) error {
-	if len(c.tools) == 0 {
-		return nil
-	}
-	usage := map[string]string{}
-	var keep []*tool
-	for _, t := range c.tools {
-		var missing []string
-		for _, opt := range t.longOptions() {
-			path := c.perftestPaths[t.perftest]
-			if _, ok := usage[path]; !ok {
-				uctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-				out, _ := exec.CommandContext(uctx, path, "--help").CombinedOutput() // perftest exits non-zero after its usage
-				cancel()
-				usage[path] = string(out)
-			}
-			if !strings.Contains(usage[path], opt) {
-				missing = append(missing, "--"+opt)
-			}
-		}
-		if len(missing) == 0 {
-			keep = append(keep, t)
-			continue
-		}
-		why := fmt.Sprintf("%s here (%s) has no %s", t.perftest, c.perftestPaths[t.perftest], strings.Join(missing, ", "))
-		if !c.toolsAll {
-			return fmt.Errorf("-tools %s: %s; install a perftest that has it, or leave %s out of -tools", t.name, why, t.name)
-		}
-		c.notes = append(c.notes, fmt.Sprintf("%s: not measured: %s", t.name, why))
-	}
-	c.tools = keep
-	return nil
-}
-
-// resolveTools finds the perftest programs on PATH and checks the
-// benchmark binary.
-func (c *config) resolveTools() error {
-	c.perftestPaths = map[string]string{}
-	for _, t := range c.tools {
-		p, err := exec.LookPath(t.perftest)
-		if err != nil {
-			return errNoPerftest(t.perftest)
-		}
-		c.perftestPaths[t.perftest] = p
-	}
-	fi, err := os.Stat(c.bench)
-	if err != nil {
-		return fmt.Errorf("-bench: %w (build it with go test -c -o bin/rdmabench.test .)", err)
-	}
-	if fi.IsDir() || fi.Mode()&0o111 == 0 {
-		return fmt.Errorf("-bench %s: not an executable file", c.bench)
-	}
-	return nil
+	os.Exit(perftestcmp.Run(ctx, c, os.Stdout, os.Stderr))
 }

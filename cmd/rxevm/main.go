@@ -28,6 +28,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/rdmabench/rdmabench/internal/flagvar"
 	"github.com/rdmabench/rdmabench/internal/vm"
 	"github.com/rdmabench/rdmabench/internal/vm/image"
 	"github.com/rdmabench/rdmabench/internal/vm/qmp"
@@ -40,15 +41,9 @@ type config struct {
 	timeoutSet bool
 }
 
-// multiFlag is a repeatable string flag.
-type multiFlag []string
-
-func (m *multiFlag) String() string     { return strings.Join(*m, ",") }
-func (m *multiFlag) Set(s string) error { *m = append(*m, s); return nil }
-
 func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	c := &config{}
-	var includes, env, netem multiFlag
+	var includes, env, netem flagvar.Strings
 	fs := flag.NewFlagSet("rxevm", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.StringVar(&c.Accel, "accel", "auto", "`accelerator`: kvm, tcg, or auto (KVM when /dev/kvm opens, else or if the KVM guest shows no sign of life, TCG)")

@@ -11,6 +11,8 @@ import (
 
 	"golang.org/x/perf/benchmath"
 	"golang.org/x/perf/benchunit"
+
+	"github.com/rdmabench/rdmabench/internal/sticky"
 )
 
 // A GateRule says which change fails a CI job: a metric of Units that got
@@ -169,13 +171,13 @@ func holm(fs []Finding, alpha float64) {
 //
 //	FAIL RDMAWrite/size=2-4 p50-ns: old 10.1µs [10.0µs, 10.2µs] new 10.9µs [10.8µs, 11.0µs]: +7.9% worse, p=0.000 < 0.05, above the 5% threshold
 func (v Verdict) Print(w io.Writer) error {
-	p := &printer{w: w}
+	p := &sticky.Printer{W: w}
 	if n := len(v.Findings); n > 1 {
-		p.f("gate: a metric fails when it is worse by more than %g%% and the U test finds a difference at %g over all %d metrics "+
+		p.Printf("gate: a metric fails when it is worse by more than %g%% and the U test finds a difference at %g over all %d metrics "+
 			"(Holm: the smallest p must be below %.3g, the next below %.3g, ...; medians, %g%% intervals)\n",
 			v.Rule.Threshold*100, v.Rule.Alpha, n, v.Rule.Alpha/float64(n), v.Rule.Alpha/float64(n-1), v.Rule.Confidence*100)
 	} else {
-		p.f("gate: a metric fails when it is worse by more than %g%% and the U test says p < %g (medians, %g%% intervals)\n",
+		p.Printf("gate: a metric fails when it is worse by more than %g%% and the U test says p < %g (medians, %g%% intervals)\n",
 			v.Rule.Threshold*100, v.Rule.Alpha, v.Rule.Confidence*100)
 	}
 	for _, f := range v.Findings {
@@ -186,14 +188,14 @@ func (v Verdict) Print(w io.Writer) error {
 		case !f.Judged:
 			tag = "??  "
 		}
-		p.f("%s %s %s: old %s new %s: %s, %s\n", tag, f.Key.Name, f.Key.Unit,
+		p.Printf("%s %s %s: old %s new %s: %s, %s\n", tag, f.Key.Name, f.Key.Unit,
 			summaryString(f.Old, f.Key.Unit), summaryString(f.New, f.Key.Unit), changeString(f), reason(f, v.Rule))
 		for _, e := range warnings(f) {
-			p.f("     warning: %v\n", e)
+			p.Printf("     warning: %v\n", e)
 		}
 	}
 	for _, k := range v.Missing {
-		p.f("     %s %s: on one side only, not compared\n", k.Name, k.Unit)
+		p.Printf("     %s %s: on one side only, not compared\n", k.Name, k.Unit)
 	}
 	n := 0
 	for _, f := range v.Findings {
@@ -203,13 +205,13 @@ func (v Verdict) Print(w io.Writer) error {
 	}
 	switch err := v.Err(); {
 	case n > 0:
-		p.f("gate: FAIL: %d of %d metrics regressed\n", n, len(v.Findings))
+		p.Printf("gate: FAIL: %d of %d metrics regressed\n", n, len(v.Findings))
 	case err != nil:
-		p.f("gate: CANNOT JUDGE: %v\n", err)
+		p.Printf("gate: CANNOT JUDGE: %v\n", err)
 	default:
-		p.f("gate: pass: no metric of %d regressed\n", len(v.Findings))
+		p.Printf("gate: pass: no metric of %d regressed\n", len(v.Findings))
 	}
-	return p.err
+	return p.Err
 }
 
 func changeString(f Finding) string {
@@ -270,18 +272,6 @@ func tidySuffix(u string) string {
 		return "s"
 	}
 	return " " + u
-}
-
-// printer keeps the first write error.
-type printer struct {
-	w   io.Writer
-	err error
-}
-
-func (p *printer) f(format string, args ...any) {
-	if p.err == nil {
-		_, p.err = fmt.Fprintf(p.w, format, args...)
-	}
 }
 
 // warnings returns a finding's benchmath warnings, each once.

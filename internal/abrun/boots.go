@@ -1,0 +1,281 @@
+package abrun
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/rdmabench/rdmabench/internal/abtest"
+	"github.com/rdmabench/rdmabench/internal/cmdout"
+)
+
+// Boots: the comparison of two VM setups, above all two kernels (rxevm
+// -kernel/-modules), which cannot share a boot. Each side's boots run its
+// binary alone; boots alternate old,new then new,old (ABBA), so that drift
+// of the host falls on both; the boot is the unit of the paired verdict:
+// one value per boot (the median over its runs) and one log ratio per
+// pair of boots, judged by the same sequential rule as the duet's pairs.
+// Boots of one build differ by more than the processes of one boot do
+// (docs/compare-commits.md has the figures), so this resolves less than a
+// duet and needs more time: use it for what a duet cannot reach.
+
+// bootsFile holds one line per boot and metric:
+//
+//	<pair> <side> <unit> <value> <name>
+const bootsFile = "boots.txt"
+
+// BootsMode reports whether the sides run in boots of their own: their
+// VM setups differ, or Boots asks.
+func (o *Comparison) BootsMode() bool { return o.Boots || o.SideVMFlags[0] != o.SideVMFlags[1] }
+
+// bootUnits are the units a boot's value is kept for.
+var bootUnits = []string{"p50-ns", "min-ns"}
+
+// runBoots boots each side's VM in turn, -count pairs at most, and stops
+// when the paired verdict on the gated units decides.
+func runBoots(ctx context.Context, o *Comparison, rxevm string, progress io.Writer) error {
+	s := &o.Spec
+	rule, err := s.Gate.Rule()
+	if err != nil {
+		return err
+	}
+	covered, _ := coveredUnits(rule.Units)
+	if len(covered) == 0 {
+		return fmt.Errorf("a comparison of boots judges p50-ns or min-ns (-metrics): it has %q", s.Gate.Metrics)
+	}
+	seq := s.SequentialRule()
+	bf, err := os.Create(filepath.Join(s.OutDir, bootsFile))
+	if err != nil {
+		return err
+	}
+	defer bf.Close()
+	way := fmt.Sprintf("boots: each side's VM (-old-vmflags %q, -new-vmflags %q) booted in turn, old,new then new,old, %s each boot", o.SideVMFlags[0], o.SideVMFlags[1], bootRunsDesc(s))
+	os.WriteFile(filepath.Join(s.OutDir, "way.txt"), []byte(way+"\n"), 0o644)
+	fmt.Fprintf(progress, "rdmaab: %s\n", way)
+	var recs []bootRec
+	for pair := 1; pair <= s.Pairs; pair++ {
+		start := time.Now()
+		for _, side := range abtest.Order(pair - 1) {
+			out, err := bootOnce(ctx, o, rxevm, side)
+			appendFile(sideFile(s.OutDir, side), out.stdout)
+			appendFile(filepath.Join(s.OutDir, side.String()+".log"), out.stderr)
+			appendFile(filepath.Join(s.OutDir, "order.txt"), fmt.Appendf(nil, "pair %d %s\n", pair, side))
+			if err != nil {
+				return fmt.Errorf("pair %d, %s side's boot: %w", pair, side, err)
+			}
+			rs, err := bootValues(pair, side, out.stdout)
+			if err != nil {
+				return fmt.Errorf("pair %d, %s side: %w", pair, side, err)
+			}
+			for _, r := range rs {
+				fmt.Fprintf(bf, "%d %s %s %g %s\n", r.pair, r.side, r.unit, r.value, r.name)
+			}
+			recs = append(recs, rs...)
+		}
+		d := abtest.Overall(judgeBoots(recs, covered, seq))
+		fmt.Fprintf(progress, "rdmaab: boot pair %d/%d ran in %.1f s: %s\n", pair, s.Pairs, time.Since(start).Seconds(), d)
+		if d != abtest.Undecided {
+			os.WriteFile(filepath.Join(s.OutDir, "stop.txt"), fmt.Appendf(nil, "stopped after %d boot pairs of at most %d (-count): the paired verdict on %s is %s\n", pair, s.Pairs, strings.Join(covered, ","), d), 0o644)
+			return nil
+		}
+	}
+	os.WriteFile(filepath.Join(s.OutDir, "stop.txt"), fmt.Appendf(nil, "ran %d boot pairs (-count %d); the paired verdict on %s: undecided\n", s.Pairs, s.Pairs, strings.Join(covered, ",")), 0o644)
+	return nil
+}
+
+func bootRunsDesc(s *Spec) string {
+	bt := s.Benchtime
+	if bt == "" {
+		bt = "the default benchtime"
+	}
+	return fmt.Sprintf("%d runs of %s", s.BootRuns, bt)
+}
+
+// bootOnce boots one side's VM and runs its binary there, -boot-runs
+// repetitions in one process.
+func bootOnce(ctx context.Context, o *Comparison, rxevm string, side abtest.Side) (runOutput, error) {
+	s := &o.Spec
+	args := append(strings.Fields(o.VMFlags), strings.Fields(o.SideVMFlags[side])...)
+	for _, kv := range s.Env[side] {
+		args = append(args, "-env", kv)
+	}
+	bound := time.Duration(s.BootRuns)*s.RunTimeout + 5*time.Minute
+	args = append(args, "-timeout", bound.String(), "-include", s.Bins[side], s.Bins[side],
+		"-test.run=^$", "-test.bench="+s.Bench, "-test.count="+strconv.Itoa(s.BootRuns))
+	if s.Benchtime != "" {
+		args = append(args, "-test.benchtime="+s.Benchtime)
+	}
+	args = append(args, s.TestArgs...)
+	ctx, cancel := context.WithTimeout(ctx, bound+time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, rxevm, args...)
+	cmd.Dir = s.Dir
+	cmd.Cancel = func() error { return cmd.Process.Signal(os.Interrupt) } // rxevm kills QEMU and cleans up
+	cmd.WaitDelay = 30 * time.Second
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	err := cmd.Run()
+	out := runOutput{stdout.Bytes(), stderr.Bytes()}
+	if err != nil {
+		return out, fmt.Errorf("%s: %w%s", rxevm, err, cmdout.Tail(append(out.stdout, out.stderr...), tailLines))
+	}
+	return out, nil
+}
+
+// A bootRec is one boot's value of one metric: the median over its runs.
+type bootRec struct {
+	pair  int
+	side  abtest.Side
+	unit  string
+	value float64
+	name  string
+}
+
+// bootValues reduces one boot's output to a value per benchmark and unit.
+func bootValues(pair int, side abtest.Side, out []byte) ([]bootRec, error) {
+	rs, err := abtest.ReadResults(bytes.NewReader(out), side.String()+" boot")
+	if err != nil {
+		return nil, err
+	}
+	var recs []bootRec
+	for _, k := range rs.Keys {
+		if !slices.Contains(bootUnits, k.Unit) {
+			continue
+		}
+		v := slices.Clone(rs.Values[k])
+		slices.Sort(v)
+		recs = append(recs, bootRec{pair: pair, side: side, unit: k.Unit, value: v[len(v)/2], name: "Benchmark" + k.Name})
+	}
+	if len(recs) == 0 {
+		return nil, fmt.Errorf("the boot printed no p50-ns or min-ns result%s", cmdout.Tail(out, tailLines))
+	}
+	return recs, nil
+}
+
+func readBootsFile(name string) ([]bootRec, error) {
+	f, err := os.Open(name)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	var recs []bootRec
+	sc := bufio.NewScanner(f)
+	for ln := 1; sc.Scan(); ln++ {
+		fs := strings.Fields(sc.Text())
+		if len(fs) == 0 {
+			continue
+		}
+		bad := fmt.Errorf("%s line %d: %q: want <pair> old|new <unit> <value> <name>", bootsFile, ln, sc.Text())
+		if len(fs) != 5 || (fs[1] != "old" && fs[1] != "new") {
+			return nil, bad
+		}
+		pair, err1 := strconv.Atoi(fs[0])
+		v, err2 := strconv.ParseFloat(fs[3], 64)
+		if err1 != nil || err2 != nil {
+			return nil, bad
+		}
+		side := abtest.Old
+		if fs[1] == "new" {
+			side = abtest.New
+		}
+		recs = append(recs, bootRec{pair: pair, side: side, unit: fs[2], value: v, name: fs[4]})
+	}
+	return recs, sc.Err()
+}
+
+// bootRatios returns, per "name unit" of the covered units, the log ratio
+// new/old of each pair of boots that has both sides.
+func bootRatios(recs []bootRec, units []string) (names []string, lrs [][]float64) {
+	type key struct {
+		pair       int
+		name, unit string
+	}
+	var got [2]map[key]float64
+	got[0], got[1] = map[key]float64{}, map[key]float64{}
+	for _, r := range recs {
+		got[r.side][key{r.pair, r.name, r.unit}] = r.value
+	}
+	byName := map[string][]float64{}
+	maxPair := 0
+	for _, r := range recs {
+		maxPair = max(maxPair, r.pair)
+	}
+	for p := 1; p <= maxPair; p++ {
+		for _, r := range recs {
+			if r.pair != p || r.side != abtest.Old || !slices.Contains(units, r.unit) {
+				continue
+			}
+			k := key{p, r.name, r.unit}
+			n, ok := got[abtest.New][k]
+			if !ok || n <= 0 || r.value <= 0 {
+				continue
+			}
+			name := r.name + " " + r.unit
+			if _, seen := byName[name]; !seen {
+				names = append(names, name)
+			}
+			byName[name] = append(byName[name], math.Log(n/r.value))
+		}
+	}
+	slices.Sort(names)
+	for _, n := range names {
+		lrs = append(lrs, byName[n])
+	}
+	return names, lrs
+}
+
+func judgeBoots(recs []bootRec, units []string, rule abtest.SequentialRule) []abtest.PairedFinding {
+	names, lrs := bootRatios(recs, units)
+	return rule.Decide(names, lrs)
+}
+
+// bootsVerdict prints the paired verdict over the boot pairs and returns
+// the gate's status.
+func bootsVerdict(w io.Writer, recs []bootRec, rule abtest.GateRule, seq abtest.SequentialRule) int {
+	covered, rest := coveredUnits(rule.Units)
+	if len(rest) > 0 {
+		fmt.Fprintf(w, "note: %s not judged: a comparison of boots judges a boot's median p50-ns and min-ns only\n", strings.Join(rest, ","))
+	}
+	seq.Alpha = rule.Alpha
+	fs := judgeBoots(recs, covered, seq)
+	fmt.Fprintf(w, "paired verdict over the boot pairs (%s of each pair's log ratio new/old of the boots' medians; different when p < %.3g over all looks and metrics, Holm; same when the %.1f%% interval lies within ±%g%%):\n",
+		seq.Method, seq.LookAlpha(), 100*(1-seq.LookAlpha()), seq.Threshold*100)
+	names, lrs := bootRatios(recs, covered)
+	code := 0
+	undecided := len(fs) == 0
+	for i, f := range fs {
+		tag := "    "
+		if f.Regressed {
+			tag, code = "FAIL", ExitRegressed
+		}
+		undecided = undecided || f.Decision == abtest.Undecided
+		fmt.Fprintf(w, "%s %s: %s: %s (level %.3g)\n", tag, f.Name, f.Decision, f.Result, f.Alpha)
+		if names[i] == f.Name {
+			var s []string
+			for _, x := range lrs[i] {
+				s = append(s, fmt.Sprintf("%+.1f%%", 100*(math.Exp(x)-1)))
+			}
+			fmt.Fprintf(w, "     per boot pair: %s\n", strings.Join(s, " "))
+		}
+	}
+	switch {
+	case code == ExitRegressed:
+		fmt.Fprintf(w, "paired: FAIL: a metric is worse by more than %g%%\n", rule.Threshold*100)
+	case undecided:
+		fmt.Fprintf(w, "paired: UNDECIDED: more boot pairs (-count) would decide\n")
+		code = ExitFailed
+	default:
+		fmt.Fprintf(w, "paired: pass\n")
+	}
+	return code
+}

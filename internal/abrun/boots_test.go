@@ -1,0 +1,91 @@
+package abrun
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// fakeRxevm writes an rxevm stand-in that logs its command line, applies
+// its -env flags, skips the others (each with its value) and runs the rest.
+func fakeRxevm(t *testing.T, dir string) (bin, log string) {
+	t.Helper()
+	bin, log = filepath.Join(dir, "rxevm"), filepath.Join(dir, "rxevm.log")
+	script := `#!/bin/sh
+echo "$*" >>` + log + `
+while [ $# -gt 0 ]; do
+	case "$1" in
+	-env) export "$2"; shift 2 ;;
+	-*) shift 2 ;;
+	*) break ;;
+	esac
+done
+exec "$@"
+`
+	if err := os.WriteFile(bin, []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return bin, log
+}
+
+// boots is a gated comparison of two VM setups through the fake rxevm, as
+// rdmaab -rxevm RXEVM -gate -boot-runs N -old-vmflags OLD -new-vmflags NEW
+// -out OUT makes it.
+func boots(rxevm, out string, runs int, oldFlags, newFlags string) *Comparison {
+	return &Comparison{Where: "vm", Rxevm: rxevm, Pkg: ".", GateOn: true, SideVMFlags: [2]string{oldFlags, newFlags},
+		Spec: Spec{OutDir: out, BootRuns: runs}}
+}
+
+func TestBootsFindChange(t *testing.T) {
+	old, new, dir := fakes(t)
+	rxevm, log := fakeRxevm(t, dir)
+	out := filepath.Join(dir, "out")
+	code, stdout, stderr := compare(t, boots(rxevm, out, 3, "-env FAKE_SIDE_ENV=kernel-a", "-env FAKE_NEW_FACTOR=1.05 -env FAKE_SIDE_ENV=kernel-b"),
+		"-count", "10", "-metrics", "p50-ns", "-threshold", "1%", old, new)
+	if code != ExitRegressed {
+		t.Fatalf("status %d, want %d\n%s\n%s", code, ExitRegressed, stdout, stderr)
+	}
+	for _, s := range []string{
+		"ran as boots: each side's VM",
+		"FAIL BenchmarkRDMAWrite/size=2-4 p50-ns: different: +5.0",
+		"(signed-rank test, 9 rounds",
+		"stopped after 9 boot pairs of at most 10 (-count)",
+	} {
+		if !strings.Contains(stdout, s) {
+			t.Errorf("stdout lacks %q:\n%s", s, stdout)
+		}
+	}
+	// One boot per side per pair, in ABBA order, each with its own flags
+	// and three repetitions in one process.
+	b, _ := os.ReadFile(log)
+	lines := strings.Split(strings.TrimSpace(string(b)), "\n")
+	if len(lines) != 18 {
+		t.Fatalf("%d boots, want 18:\n%s", len(lines), b)
+	}
+	for i, l := range lines {
+		wantNew := []bool{false, true, true, false}[i%4]
+		if strings.Contains(l, "kernel-b") != wantNew || strings.Contains(l, "kernel-a") == wantNew || !strings.Contains(l, "-test.count=3") {
+			t.Errorf("boot %d: %s", i+1, l)
+		}
+	}
+	sideLog, _ := os.ReadFile(os.Getenv("FAKE_LOG"))
+	if !strings.HasPrefix(string(sideLog), "old kernel-a\nnew kernel-b\nnew kernel-b\nold kernel-a\n") {
+		t.Errorf("the sides' environments: %q", sideLog)
+	}
+	oldTxt, _ := os.ReadFile(filepath.Join(out, "old.txt"))
+	if n := strings.Count(string(oldTxt), "BenchmarkRDMAWrite/size=2-4"); n != 27 {
+		t.Errorf("old.txt holds %d results, want 9 boots x 3", n)
+	}
+}
+
+func TestBootsSameSetupPasses(t *testing.T) {
+	old, _, dir := fakes(t)
+	rxevm, _ := fakeRxevm(t, dir)
+	o := boots(rxevm, filepath.Join(dir, "out"), 1, "", "")
+	o.Boots = true // the same setup on both sides, each in boots of its own
+	code, stdout, stderr := compare(t, o, "-count", "12", "-metrics", "p50-ns", "-threshold", "5%", old, old)
+	if code != 0 || !strings.Contains(stdout, "p50-ns: same") || !strings.Contains(stdout, "paired: pass") {
+		t.Errorf("status %d\n%s\n%s", code, stdout, stderr)
+	}
+}

@@ -1,0 +1,171 @@
+package abrun
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+
+	"github.com/rdmabench/rdmabench/internal/abtest"
+)
+
+// Report prints benchstat old.txt new.txt, the median per-pair ratio of
+// each gated metric with its interval, why the runs stopped, and the gate;
+// with gateOn it returns the gate's exit status.
+func Report(ctx context.Context, stdout, stderr io.Writer, dir string, rule abtest.GateRule, seq abtest.SequentialRule, gateOn bool) int {
+	oldName, newName := sideFile(dir, abtest.Old), sideFile(dir, abtest.New)
+	fmt.Fprintf(stdout, "results: %s %s\n\n", oldName, newName)
+	if err := benchstat(ctx, stdout, oldName, newName); err != nil {
+		fmt.Fprintf(stdout, "(no benchstat table: %v)\n", err)
+	}
+	old, new, err := readSides(oldName, newName)
+	if err != nil {
+		fmt.Fprintf(stderr, "rdmaab: %v\n", err)
+		return ExitFailed
+	}
+	pairs, err := pairsOf(dir)
+	if err != nil {
+		fmt.Fprintf(stderr, "rdmaab: %v\n", err)
+		return ExitFailed
+	}
+	fmt.Fprintf(stdout, "\nper-pair ratios new/old (each pair ran back to back, so drift cancels), median and 95%% interval:\n")
+	for _, iv := range abtest.PairedIntervals(pairs, rule.Units, 0.95) {
+		fmt.Fprintf(stdout, "  %s\n", iv)
+	}
+	if b, err := os.ReadFile(filepath.Join(dir, "way.txt")); err == nil {
+		fmt.Fprintf(stdout, "ran as %s", b)
+	}
+	if b, err := os.ReadFile(filepath.Join(dir, "stop.txt")); err == nil {
+		fmt.Fprintf(stdout, "%s", b)
+	}
+	fmt.Fprintln(stdout)
+	var code int
+	if recs, err := readBootsFile(filepath.Join(dir, bootsFile)); err == nil && len(recs) > 0 {
+		code = bootsVerdict(stdout, recs, rule, seq)
+	} else if bs, err := readBurstsFile(filepath.Join(dir, burstsFile)); err == nil && len(bs) > 0 {
+		code = duetVerdict(stdout, stderr, bs, old, new, rule, seq)
+	} else {
+		code = printVerdict(stdout, stderr, rule.Judge(old, new))
+	}
+	if w := contentionWarning(oldName); w != "" {
+		fmt.Fprintf(stdout, "\nnote: %s\n  %s\n", w, contentionAdvice)
+	}
+	if !gateOn {
+		return 0 // the verdict informs; only -gate makes it the status
+	}
+	return code
+}
+
+// Gate applies rule to two files of benchmark output (rdmaab gate) and
+// returns the gate's exit status. A duet's files (its bursts.txt beside
+// oldName) get the paired verdict by seq.
+func Gate(stdout, stderr io.Writer, oldName, newName string, rule abtest.GateRule, seq abtest.SequentialRule) int {
+	old, new, err := readSides(oldName, newName)
+	if err != nil {
+		fmt.Fprintf(stderr, "rdmaab: %v\n", err)
+		return ExitFailed
+	}
+	if bs, err := readBurstsFile(filepath.Join(filepath.Dir(oldName), burstsFile)); err == nil && len(bs) > 0 {
+		return duetVerdict(stdout, stderr, bs, old, new, rule, seq)
+	}
+	return printVerdict(stdout, stderr, rule.Judge(old, new))
+}
+
+// contentionAdvice is what to do about a host whose CPUs slow each other:
+// there each run's p50 sits at one of two levels, so p50 and p99 move by
+// the luck of the draw, and min, the floor both levels share, is what
+// resolves a change (docs/validation.md).
+const contentionAdvice = "on such a host p50 and p99 follow the slowdown, which switches between two levels, not the code: " +
+	"for a change under ~10% judge min (-metrics min-ns) and run 30 or more pairs (-count 30)"
+
+// contentionWarning returns the first cpu-contention warning in a side's
+// output (a "#" line from hostinfo, which benchstat skips), or "".
+func contentionWarning(name string) string {
+	b, err := os.ReadFile(name)
+	if err != nil {
+		return ""
+	}
+	for line := range strings.Lines(string(b)) {
+		if strings.HasPrefix(line, "# warning (host-cpu-contention)") || strings.HasPrefix(line, "# warning (cpu-contention)") {
+			return strings.TrimSpace(strings.TrimPrefix(line, "# "))
+		}
+	}
+	return ""
+}
+
+// pairsOf rebuilds the pairs from old.txt and new.txt.
+func pairsOf(dir string) ([]abtest.Pair, error) {
+	oldF, err := os.Open(sideFile(dir, abtest.Old))
+	if err != nil {
+		return nil, err
+	}
+	defer oldF.Close()
+	newF, err := os.Open(sideFile(dir, abtest.New))
+	if err != nil {
+		return nil, err
+	}
+	defer newF.Close()
+	return abtest.ReadPairs(oldF, newF)
+}
+
+// benchstat prints benchstat's table of the two files: the benchstat on
+// PATH, else go tool benchstat (this module declares it as a tool).
+func benchstat(ctx context.Context, w io.Writer, oldName, newName string) error {
+	var cmd *exec.Cmd
+	if p, err := exec.LookPath("benchstat"); err == nil {
+		cmd = exec.CommandContext(ctx, p, oldName, newName)
+	} else {
+		cmd = exec.CommandContext(ctx, "go", "tool", "benchstat", oldName, newName)
+	}
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	if err := cmd.Run(); err != nil {
+		return fmt.Errorf("%s: %v: %s (go install golang.org/x/perf/cmd/benchstat@latest)", strings.Join(cmd.Args[:len(cmd.Args)-2], " "), err, strings.TrimSpace(errb.String()))
+	}
+	_, err := w.Write(out.Bytes())
+	return err
+}
+
+// duetVerdict judges a duet: the gated units its turns cover (p50, min) by
+// the paired sequential rule, the others (p99) by the U test over the
+// runs. The two families share alpha in proportion to their metrics
+// (Bonferroni between them, Holm within each).
+func duetVerdict(stdout, stderr io.Writer, bs []burstRec, old, new *abtest.Results, rule abtest.GateRule, seq abtest.SequentialRule) int {
+	covered, rest := coveredUnits(rule.Units)
+	n := float64(len(covered) + len(rest))
+	seq.Alpha = rule.Alpha * float64(len(covered)) / n
+	code := 0
+	if len(covered) > 0 {
+		fs := printPaired(stdout, bs, covered, seq)
+		undecided := len(fs) == 0
+		for _, f := range fs {
+			if f.Regressed {
+				code = ExitRegressed
+			}
+			undecided = undecided || f.Decision == abtest.Undecided
+		}
+		switch {
+		case code == ExitRegressed:
+			fmt.Fprintf(stdout, "paired: FAIL: a metric is worse by more than %g%%\n", rule.Threshold*100)
+		case undecided:
+			fmt.Fprintf(stdout, "paired: UNDECIDED: more pairs (-count) would decide\n")
+			code = ExitFailed
+		default:
+			fmt.Fprintf(stdout, "paired: pass\n")
+		}
+	}
+	if len(rest) > 0 {
+		r := rule
+		r.Units, r.Alpha = rest, rule.Alpha*float64(len(rest))/n
+		fmt.Fprintln(stdout)
+		c := printVerdict(stdout, stderr, r.Judge(old, new))
+		if c == ExitRegressed || code == 0 {
+			code = c
+		}
+	}
+	return code
+}

@@ -1,0 +1,183 @@
+// Package abrun runs an A/B comparison of two builds of the same
+// benchmarks (cmd/rdmaab is its command line) without false alarms from a
+// drifting machine: as a duet, both sides' processes alive at once taking
+// turns in ABBA order, where both binaries can; as interleaved runs
+// otherwise; or, for two VM setups such as two kernels, as boots of their
+// own in ABBA order. It writes the sides' results for benchstat and prints
+// the paired verdict and the gate (internal/abtest holds the statistics).
+package abrun
+
+import (
+	"flag"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/rdmabench/rdmabench/internal/abtest"
+	"github.com/rdmabench/rdmabench/internal/flagvar"
+)
+
+// Exit statuses of a comparison and of the gate (2 is the command's, for
+// bad usage).
+const (
+	ExitRegressed = 1 // the gate found a regression
+	ExitFailed    = 3 // a build or a run failed, or the gate could not judge
+)
+
+// A Spec is what the runner needs: two test binaries, how to run them
+// and when to stop. The host driver passes it to "rdmaab run" inside the
+// VM as flags (Register, Flags), so it holds only what flags can carry.
+type Spec struct {
+	Bins       [2]string // by abtest.Side
+	Env        [2]flagvar.Strings
+	Bench      string
+	Benchtime  string
+	Pairs      int // pairs to run; the maximum with CI
+	CI         float64
+	CIUnits    string
+	RunTimeout time.Duration
+	OutDir     string
+	Dir        string   // working directory of the runs; "" for the current one
+	TestArgs   []string // more test binary flags
+
+	// The duet (duet.go): whether to run one where both binaries can,
+	// the round trips of a turn, the paired test, and the gate's rule
+	// that its sequential verdict applies.
+	Duet bool
+	ASLR bool
+	THP  bool
+	// BootRuns is the repetitions of each boot of a comparison of boots
+	// (boots.go; rdmaab's -boot-runs).
+	BootRuns int
+	Burst    int
+	Method   string
+	Gate     GateSpec
+}
+
+// A GateSpec is the gate's settings, as the compare, gate and run
+// commands take them.
+type GateSpec struct {
+	Metrics   string // units the gate judges, comma-separated
+	Threshold float64
+	Alpha     float64
+}
+
+// Register defines the gate's flags.
+func (g *GateSpec) Register(fs *flag.FlagSet) {
+	g.Threshold = 0.05
+	fs.StringVar(&g.Metrics, "metrics", "p50-ns,p99-ns", "`units` the gate judges, comma-separated (as the benchmark reports them: p50-ns, ns/op, ...)")
+	fs.Var(flagvar.Percent{P: &g.Threshold}, "threshold", "smallest change of a median that fails the gate, `PCT` (5% or 0.05)")
+	fs.Float64Var(&g.Alpha, "alpha", 0.05, "significance level of the U tests, for all gated metrics together (Holm's correction)")
+}
+
+// Rule returns the gate's rule, or what is wrong with the settings.
+func (g *GateSpec) Rule() (abtest.GateRule, error) {
+	r := abtest.DefaultGateRule
+	units, err := abtest.ParseUnits(g.Metrics)
+	if err != nil {
+		return r, fmt.Errorf("-metrics: %w", err)
+	}
+	if g.Alpha <= 0 || g.Alpha >= 1 {
+		return r, fmt.Errorf("-alpha %g: want a level between 0 and 1, like 0.05", g.Alpha)
+	}
+	r.Units, r.Threshold, r.Alpha = units, g.Threshold, g.Alpha
+	return r, nil
+}
+
+// Register defines the flags of the spec shared by the compare command and
+// the runner.
+func (s *Spec) Register(fs *flag.FlagSet) {
+	fs.StringVar(&s.Bench, "bench", ".", "benchmark `regexp` (go test -bench)")
+	fs.StringVar(&s.Benchtime, "benchtime", "", "go test -benchtime per run, e.g. 5000x (fixed iteration counts compare best); empty: go's default")
+	fs.IntVar(&s.Pairs, "count", 10, "interleaved pairs of runs: each side gets this many -count repetitions (with -ci: the most)")
+	fs.Var(flagvar.Percent{P: &s.CI}, "ci", "repeat pairs until the 95% interval of every median new/old ratio of -ci-units is within ±`PCT` (e.g. 2%), at least 6 pairs and at most -count; 0: run exactly -count pairs")
+	fs.StringVar(&s.CIUnits, "ci-units", "p50-ns", "`units` the -ci stop rule watches, comma-separated")
+	fs.DurationVar(&s.RunTimeout, "run-timeout", 10*time.Minute, "kill one run of a test binary after this `duration`")
+	fs.Var(&s.Env[abtest.Old], "old-env", "set `KEY=VALUE` for the old side's runs only; repeatable")
+	fs.Var(&s.Env[abtest.New], "new-env", "set `KEY=VALUE` for the new side's runs only; repeatable")
+	fs.BoolVar(&s.Duet, "duet", true, "run both sides' processes at once, taking turns of -burst round trips (where both binaries can; otherwise interleaved runs)")
+	fs.BoolVar(&s.ASLR, "aslr", true, "let the kernel randomize each process's address layout (false: the same layout for the same binary, as setarch -R)")
+	fs.BoolVar(&s.THP, "thp", false, "let both sides' memory be backed by transparent huge pages (false: PR_SET_THP_DISABLE for every benchmark process; in the soft-RoCE VM, whether a process's memory landed on huge pages gave it a latency offset of its own of up to ±5-8%, which no pairing of turns cancels)")
+	fs.IntVar(&s.Burst, "burst", defaultBurst, "round trips per turn in a duet")
+	fs.StringVar(&s.Method, "paired", "rank", "paired test over the duet pairs: rank (Wilcoxon signed-rank test of the log ratios), sign (sign test) or t (paired t-test)")
+}
+
+// defaultBurst is the round trips of a duet's turn: 200 round trips of 2 B
+// take about 5 ms in the soft-RoCE VM (25 µs each), far shorter than the
+// host's speed changes (hundreds of ms), and the turn's switch costs
+// about 1 ms (docs/compare-commits.md has the measurement).
+const defaultBurst = 200
+
+// Flags returns the command line that Register reads back, for the runner
+// inside the VM.
+func (s *Spec) Flags() []string {
+	a := []string{"-bench", s.Bench, "-benchtime", s.Benchtime, "-count", strconv.Itoa(s.Pairs),
+		"-ci", strconv.FormatFloat(s.CI*100, 'g', -1, 64) + "%", "-ci-units", s.CIUnits,
+		"-run-timeout", s.RunTimeout.String()}
+	for side, env := range s.Env {
+		for _, kv := range env {
+			a = append(a, "-"+abtest.Side(side).String()+"-env", kv)
+		}
+	}
+	a = append(a, "-duet="+strconv.FormatBool(s.Duet), "-aslr="+strconv.FormatBool(s.ASLR), "-thp="+strconv.FormatBool(s.THP), "-burst", strconv.Itoa(s.Burst), "-paired", s.Method,
+		"-metrics", s.Gate.Metrics, "-threshold", strconv.FormatFloat(s.Gate.Threshold*100, 'g', -1, 64)+"%",
+		"-alpha", strconv.FormatFloat(s.Gate.Alpha, 'g', -1, 64))
+	return a
+}
+
+// SequentialRule is the duet's paired rule: the gate's alpha and
+// threshold, a look after every pair of processes.
+func (s *Spec) SequentialRule() abtest.SequentialRule {
+	r := abtest.DefaultSequentialRule
+	r.Method, _ = abtest.ParsePairedMethod(s.Method)
+	r.Alpha, r.Threshold = s.Gate.Alpha, s.Gate.Threshold
+	r.MinRounds, r.MaxLooks = minDuetPairs, max(1, s.Pairs-minDuetPairs+1)
+	return r
+}
+
+// stopRule is the rule the runner applies after each pair.
+func (s *Spec) stopRule() (abtest.StopRule, error) {
+	r := abtest.DefaultStopRule
+	units, err := abtest.ParseUnits(s.CIUnits)
+	if err != nil {
+		return r, fmt.Errorf("-ci-units: %w", err)
+	}
+	r.Units, r.MaxPairs, r.HalfWidth = units, s.Pairs, s.CI
+	if s.CI == 0 {
+		r.MinPairs = s.Pairs // exactly -count pairs; the state is still reported
+		r.HalfWidth = -1
+	}
+	return r, nil
+}
+
+// Check says what is wrong with the spec, naming the flag to change.
+func (s *Spec) Check() error {
+	if s.Pairs < 1 {
+		return fmt.Errorf("-count %d: want at least 1 pair (10 or more for benchstat)", s.Pairs)
+	}
+	if s.CI < 0 || s.CI >= 1 {
+		return fmt.Errorf("-ci %g%%: want a bound like 2%%, or 0 for none", s.CI*100)
+	}
+	if s.CI > 0 && s.Pairs < abtest.DefaultStopRule.MinPairs {
+		return fmt.Errorf("-ci needs -count of at least %d (the fewest pairs with a finite 95%% interval)", abtest.DefaultStopRule.MinPairs)
+	}
+	if s.RunTimeout <= 0 {
+		return fmt.Errorf("-run-timeout %s: want a positive duration", s.RunTimeout)
+	}
+	for _, env := range s.Env {
+		for _, kv := range env {
+			if k, _, ok := strings.Cut(kv, "="); !ok || k == "" {
+				return fmt.Errorf("-old-env/-new-env %q: want KEY=VALUE", kv)
+			}
+		}
+	}
+	if s.Burst < 1 || s.Burst > 4096 {
+		return fmt.Errorf("-burst %d: want round trips per turn between 1 and 4096 (e.g. %d)", s.Burst, defaultBurst)
+	}
+	if _, err := abtest.ParsePairedMethod(s.Method); err != nil {
+		return fmt.Errorf("-paired: %w", err)
+	}
+	_, err := s.stopRule()
+	return err
+}
