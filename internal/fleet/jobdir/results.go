@@ -1,0 +1,94 @@
+package jobdir
+
+import (
+	"bytes"
+	"fmt"
+	"strconv"
+
+	"golang.org/x/perf/benchfmt"
+
+	"github.com/rdmabench/rdmabench/env"
+	"github.com/rdmabench/rdmabench/fleet"
+)
+
+// RunConfig is the configuration that labels every result of a job, the
+// same in every pair file, so that benchstat puts all pairs in one table.
+// The benchmark's own lines (firmware, kernel, CPUs of each node) stay in
+// the raw output, where they may differ from node to node.
+func RunConfig(plan *fleet.Plan, getenv func(string) string) [][2]string {
+	device := getenv(env.VarDevice)
+	if device == "" {
+		device = "default"
+	}
+	job := getenv("SLURM_JOB_ID")
+	if job == "" {
+		job = "none"
+	}
+	return [][2]string{
+		{"rdmabench-mode", "fleet"},
+		{"rdma-device", device},
+		{"rdmabench-fleet-pattern", plan.Pattern},
+		{"rdmabench-fleet-nodes", strconv.Itoa(len(plan.Nodes))},
+		{"slurm-job-id", job},
+	}
+}
+
+// keptConfig are the benchmark's configuration lines kept in pair files:
+// the same on every node of one build.
+var keptConfig = []string{"goos", "goarch", "pkg"}
+
+// RewriteResults turns the benchmark's output into a pair file: every
+// result's name gets /src=SRC/dst=DST after its base name
+// (BenchmarkRDMAWrite/src=n1/dst=n2/size=2-4), and the configuration
+// lines are the job's. It fails when the output has no result.
+func RewriteResults(out []byte, name string, s fleet.Step, config [][2]string) ([]byte, error) {
+	rd := benchfmt.NewReader(bytes.NewReader(out), name)
+	var buf bytes.Buffer
+	w := benchfmt.NewWriter(&buf)
+	n := 0
+	for rd.Scan() {
+		res, ok := rd.Result().(*benchfmt.Result)
+		if !ok {
+			continue // syntax errors: lines that are not results (test logs)
+		}
+		base, parts := res.Name.Parts()
+		name := append([]byte(nil), base...)
+		name = append(name, "/src="+s.Src+"/dst="+s.Dst...)
+		for _, p := range parts {
+			name = append(name, p...)
+		}
+		out := &benchfmt.Result{Name: name, Iters: res.Iters, Values: res.Values}
+		for _, k := range keptConfig {
+			if v := res.GetConfig(k); v != "" {
+				out.Config = append(out.Config, benchfmt.Config{Key: k, Value: []byte(v), File: true})
+			}
+		}
+		for _, kv := range config {
+			out.Config = append(out.Config, benchfmt.Config{Key: kv[0], Value: []byte(kv[1]), File: true})
+		}
+		if err := w.Write(out); err != nil {
+			return nil, err
+		}
+		n++
+	}
+	if err := rd.Err(); err != nil {
+		return nil, err
+	}
+	if n == 0 {
+		return nil, fmt.Errorf("no benchmark results in the output%s", Tail(out))
+	}
+	return buf.Bytes(), nil
+}
+
+// Tail returns the last lines of a program's output for an error, or "".
+func Tail(out []byte) string {
+	out = bytes.TrimRight(out, "\n")
+	if len(out) == 0 {
+		return ""
+	}
+	lines := bytes.Split(out, []byte("\n"))
+	if len(lines) > 6 {
+		lines = lines[len(lines)-6:]
+	}
+	return "; output ends: " + string(bytes.Join(lines, []byte(" | ")))
+}
