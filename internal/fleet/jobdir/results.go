@@ -9,6 +9,7 @@ import (
 
 	"github.com/rdmabench/rdmabench/env"
 	"github.com/rdmabench/rdmabench/fleet"
+	"github.com/rdmabench/rdmabench/internal/benchfile"
 )
 
 // RunConfig is the configuration that labels every result of a job, the
@@ -42,15 +43,10 @@ var keptConfig = []string{"goos", "goarch", "pkg"}
 // (BenchmarkRDMAWrite/src=n1/dst=n2/size=2-4), and the configuration
 // lines are the job's. It fails when the output has no result.
 func RewriteResults(out []byte, name string, s fleet.Step, config [][2]string) ([]byte, error) {
-	rd := benchfmt.NewReader(bytes.NewReader(out), name)
 	var buf bytes.Buffer
 	w := benchfmt.NewWriter(&buf)
-	n := 0
-	for rd.Scan() {
-		res, ok := rd.Result().(*benchfmt.Result)
-		if !ok {
-			continue // syntax errors: lines that are not results (test logs)
-		}
+	// Lines that do not parse are the test's logs: skipped.
+	info, err := benchfile.Read(bytes.NewReader(out), name, benchfile.Skip, func(res *benchfmt.Result) error {
 		base, parts := res.Name.Parts()
 		name := append([]byte(nil), base...)
 		name = append(name, "/src="+s.Src+"/dst="+s.Dst...)
@@ -66,15 +62,12 @@ func RewriteResults(out []byte, name string, s fleet.Step, config [][2]string) (
 		for _, kv := range config {
 			out.Config = append(out.Config, benchfmt.Config{Key: kv[0], Value: []byte(kv[1]), File: true})
 		}
-		if err := w.Write(out); err != nil {
-			return nil, err
-		}
-		n++
-	}
-	if err := rd.Err(); err != nil {
+		return w.Write(out)
+	})
+	if err != nil {
 		return nil, err
 	}
-	if n == 0 {
+	if info.Results == 0 {
 		return nil, fmt.Errorf("no benchmark results in the output%s", Tail(out))
 	}
 	return buf.Bytes(), nil
