@@ -27,6 +27,7 @@ import (
 	"github.com/rdmabench/rdmabench/internal/fleet/control"
 	"github.com/rdmabench/rdmabench/internal/fleet/jobdir"
 	"github.com/rdmabench/rdmabench/internal/fleet/slurm"
+	"github.com/rdmabench/rdmabench/internal/procout"
 	"github.com/rdmabench/rdmabench/internal/syncio"
 )
 
@@ -261,10 +262,10 @@ func (a *Agent) runBench(ctx context.Context, peer string, environ []string) ([]
 		out = append(append(out, "\n# stderr:\n"...), stderr.Bytes()...)
 	}
 	if ctx.Err() != nil {
-		return out, fmt.Errorf("the benchmark passed the pair's deadline (-timeout %v) and was killed%s", a.opts.Timeout, jobdir.Tail(out))
+		return out, fmt.Errorf("the benchmark passed the pair's deadline (-timeout %v) and was killed%s", a.opts.Timeout, procout.OneLine(out, jobdir.ReasonLines))
 	}
 	if err != nil {
-		return out, fmt.Errorf("the benchmark failed (%v)%s", err, jobdir.Tail(out))
+		return out, fmt.Errorf("the benchmark failed (%v)%s", err, procout.OneLine(out, jobdir.ReasonLines))
 	}
 	return out, nil
 }
@@ -341,7 +342,7 @@ func (a *Agent) runDst(ctx context.Context) error {
 		peerErr = errors.New("not listening within the pair's deadline")
 	}
 	if peerErr != nil {
-		peerErr = fmt.Errorf("%s %v%s", a.opts.Peer, peerErr, jobdir.Tail(readFile(logFile.Name())))
+		peerErr = fmt.Errorf("%s %v%s", a.opts.Peer, peerErr, procout.OneLine(readFile(logFile.Name()), jobdir.ReasonLines))
 	}
 
 	var cc control.Authed

@@ -10,6 +10,7 @@ import (
 	"github.com/rdmabench/rdmabench/env"
 	"github.com/rdmabench/rdmabench/fleet"
 	"github.com/rdmabench/rdmabench/internal/benchfile"
+	"github.com/rdmabench/rdmabench/internal/procout"
 )
 
 // RunConfig is the configuration that labels every result of a job, the
@@ -33,6 +34,10 @@ func RunConfig(plan *fleet.Plan, getenv func(string) string) [][2]string {
 		{"slurm-job-id", job},
 	}
 }
+
+// ReasonLines is how many lines of a program's output a failure's reason
+// quotes.
+const ReasonLines = 6
 
 // keptConfig are the benchmark's configuration lines kept in pair files:
 // the same on every node of one build.
@@ -68,20 +73,7 @@ func RewriteResults(out []byte, name string, s fleet.Step, config [][2]string) (
 		return nil, err
 	}
 	if info.Results == 0 {
-		return nil, fmt.Errorf("no benchmark results in the output%s", Tail(out))
+		return nil, fmt.Errorf("no benchmark results in the output%s", procout.OneLine(out, ReasonLines))
 	}
 	return buf.Bytes(), nil
-}
-
-// Tail returns the last lines of a program's output for an error, or "".
-func Tail(out []byte) string {
-	out = bytes.TrimRight(out, "\n")
-	if len(out) == 0 {
-		return ""
-	}
-	lines := bytes.Split(out, []byte("\n"))
-	if len(lines) > 6 {
-		lines = lines[len(lines)-6:]
-	}
-	return "; output ends: " + string(bytes.Join(lines, []byte(" | ")))
 }
