@@ -101,7 +101,7 @@ func New(c Config) (*Agent, error) {
 	if c.Round > len(a.plan.Rounds) {
 		return nil, fmt.Errorf("-round %d: %s has %d rounds", c.Round, planPath, len(a.plan.Rounds))
 	}
-	if a.hosts, err = ReadHosts(a.opts.Hosts); err != nil {
+	if a.hosts, err = readHosts(a.opts.Hosts); err != nil {
 		return nil, err
 	}
 	prefix := fmt.Sprintf("rdmafleet agent %s round %d: ", a.self, c.Round)

@@ -7,9 +7,9 @@ import (
 	"strings"
 )
 
-// ReadHosts reads a file in /etc/hosts format ("address name [alias...]",
+// readHosts reads a file in /etc/hosts format ("address name [alias...]",
 // # comments) into a map from name to address.
-func ReadHosts(path string) (map[string]string, error) {
+func readHosts(path string) (map[string]string, error) {
 	hosts := map[string]string{}
 	if path == "" {
 		return hosts, nil
