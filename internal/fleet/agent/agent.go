@@ -39,7 +39,7 @@ import (
 
 // StopGrace is how long dst waits beyond the pair's deadline for src's
 // "done" (src needs the time to kill its benchmark and record the
-// failure), and how long rdmapeer gets to exit after SIGTERM.
+// failure), and how long rdmapeer gets to exit after SIGINT.
 const StopGrace = 10 * time.Second
 
 // An Agent is one node's part in one round.
