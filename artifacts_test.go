@@ -11,6 +11,7 @@ import (
 	"github.com/rdmabench/rdmabench/artifacts"
 	"github.com/rdmabench/rdmabench/env"
 	"github.com/rdmabench/rdmabench/latency"
+	"github.com/rdmabench/rdmabench/latplot"
 	"github.com/rdmabench/rdmabench/rdmalat"
 	"github.com/rdmabench/rdmabench/testenv"
 )
@@ -110,9 +111,16 @@ func (a *benchArtifacts) record(b *testing.B, size int, rec *latency.Recorder) {
 	if a.sum.OneWay {
 		h = artifacts.Scale(h, 0.5)
 	}
-	res, err := artifacts.Write(b.ArtifactDir(), artifacts.Run{Name: b.Name(), Size: size, Hist: h, NoPlots: *noPlots})
+	res, err := artifacts.Write(b.ArtifactDir(), artifacts.Run{Name: b.Name(), Size: size, Hist: h})
 	if err != nil {
 		b.Fatalf("artifacts: %v", err)
+	}
+	if !*noPlots {
+		plots, err := latplot.WritePlots(b.ArtifactDir(), b.Name(), h)
+		if err != nil {
+			b.Fatalf("artifacts: %v", err)
+		}
+		res.Files = append(res.Files, plots...)
 	}
 	res.Files = append(res.Files, artifacts.LatencyBase+".samples.txt")
 	res.Dir = b.ArtifactDir() // go test names it at random: the summary says which run is where

@@ -3,8 +3,10 @@
 // the raw samples in order, the HDR histogram in HdrHistogram's own
 // encoded form (an interval log, .hlog, that HdrHistogram's Java, C and
 // Python tools and hdrhistogram-go read), its percentile distribution as
-// text (.hgrm, what HdrHistogram's online plotter takes), a JSON summary
-// of every size of a benchmark, and plots (package latplot).
+// text (.hgrm, what HdrHistogram's online plotter takes), and a JSON
+// summary of every size of a benchmark, its statistics as package latency
+// defines them. The plots beside them are package latplot's
+// (latplot.WritePlots), so that reading these files links no plotting.
 //
 // It is pure Go: no cgo, no testing, no RDMA. Values are nanoseconds of
 // the latency the benchmark reports (one-way for ib_write_lat-style

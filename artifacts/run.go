@@ -1,23 +1,16 @@
 package artifacts
 
 import (
-	"fmt"
-	"math"
 	"path/filepath"
-	"strings"
 
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
-	"gonum.org/v1/plot"
-
-	"github.com/rdmabench/rdmabench/latplot"
+	"github.com/rdmabench/rdmabench/latency"
 )
 
-// Base names of the files Write leaves in a run's directory.
-const (
-	LatencyBase   = "latency"   // latency.hlog, latency.hgrm, latency.samples.txt
-	HistogramBase = "histogram" // histogram.png, histogram.svg
-	TailBase      = "tail"      // tail.png, tail.svg
-)
+// LatencyBase is the base name of the files Write leaves in a run's
+// directory: latency.hlog, latency.hgrm, latency.samples.txt. Its plots,
+// which latplot.WritePlots draws, sit beside them.
+const LatencyBase = "latency"
 
 // Run is one run of one benchmark (one size, one -count repetition).
 type Run struct {
@@ -25,18 +18,15 @@ type Run struct {
 	Size    int                     // message size in bytes
 	Hist    *hdrhistogram.Histogram // the reported latency, ns
 	Samples []int64                 // optional: every sample in order, ns
-	// NoPlots leaves the plots out, for WritePlots to draw later from
-	// the HDR log: drawing costs far more than measuring in an emulated
-	// VM, and the host draws them faster.
-	NoPlots bool
 }
 
 // Write leaves r's artifacts in dir (testing.B.ArtifactDir, after the
-// measured loop): latency.hlog and latency.hgrm, latency.samples.txt when
-// r has samples, and, unless r.NoPlots, histogram and tail plots as PNG
-// and SVG. It returns r's Result, with the files' names, for the
-// benchmark's Summary. With samples, Min, Max, Mean, StdDev and Stalls
-// are exact.
+// measured loop): latency.hlog and latency.hgrm, and latency.samples.txt
+// when r has samples. It returns r's Result, with the files' names, for
+// the benchmark's Summary. With samples, Min, Max, Mean, StdDev and
+// Stalls are exact. The plots are latplot.WritePlots', drawn from the
+// same histogram, now or later from the HDR log (drawing costs far more
+// than measuring in an emulated VM, and the host draws them faster).
 func Write(dir string, r Run) (Result, error) {
 	res := ResultOf(r.Name, r.Size, r.Hist)
 	var files []string
@@ -58,73 +48,18 @@ func Write(dir string, r Run) (Result, error) {
 	if err := keep(WriteHgrm(dir, LatencyBase, r.Hist)); err != nil {
 		return res, err
 	}
-	if !r.NoPlots {
-		plots, err := WritePlots(dir, r.Name, r.Hist)
-		files = append(files, plots...)
-		if err != nil {
-			return res, err
-		}
-	}
 	res.Files = files
 	return res, nil
 }
 
-// WritePlots draws the histogram and tail plots of one run (name, its
-// histogram h in ns) into dir as PNG and SVG and returns the files'
-// names; none for an empty histogram.
-func WritePlots(dir, name string, h *hdrhistogram.Histogram) ([]string, error) {
-	if h.TotalCount() == 0 {
-		return nil, nil
-	}
-	title := fmt.Sprintf("%s: %d samples, p50 %.3g us", name, h.TotalCount(), float64(h.ValueAtQuantile(50))/1000)
-	hp, err := latplot.Histogram(title, h, 0)
-	if err != nil {
-		return nil, err
-	}
-	tp, err := latplot.Tail(title, latplot.Series{Label: shortName(name), Hist: h})
-	if err != nil {
-		return nil, err
-	}
-	var files []string
-	for _, pl := range []struct {
-		base string
-		p    *plot.Plot
-	}{{HistogramBase, hp}, {TailBase, tp}} {
-		paths, err := latplot.SaveBoth(pl.p, dir, pl.base)
-		for _, path := range paths {
-			files = append(files, filepath.Base(path))
-		}
-		if err != nil {
-			return files, err
-		}
-	}
-	return files, nil
-}
-
 // exact replaces the histogram's approximations with the samples' exact
-// figures.
+// figures, as latency defines them.
 func exact(res *Result, samples []int64) {
-	lo, hi := samples[0], samples[0]
-	var mean, m2 float64
-	for i, s := range samples {
-		lo, hi = min(lo, s), max(hi, s)
-		d := float64(s) - mean
-		mean += d / float64(i+1)
-		m2 += d * (float64(s) - mean)
+	rec := latency.NewRecorder(false)
+	for _, s := range samples {
+		rec.Record(s)
 	}
-	res.Min, res.Max, res.Mean = float64(lo), float64(hi), mean
-	res.StdDev = 0
-	if len(samples) > 1 {
-		res.StdDev = math.Sqrt(m2 / float64(len(samples)-1))
-	}
-	res.Stalls = StallsOf(samples)
-}
-
-// shortName is the part of a benchmark name after its last "/", the size
-// in "BenchmarkRDMAWrite/size=2".
-func shortName(name string) string {
-	if i := strings.LastIndex(name, "/"); i >= 0 {
-		return name[i+1:]
-	}
-	return name
+	sum := rec.Summary()
+	res.Min, res.Max, res.Mean, res.StdDev = sum.Min, sum.Max, sum.Mean, sum.StdDev
+	res.Stalls = latency.StallsOf(samples)
 }

@@ -12,6 +12,8 @@ import (
 	"golang.org/x/perf/benchfmt"
 	"golang.org/x/perf/benchmath"
 	"golang.org/x/perf/benchunit"
+
+	"github.com/rdmabench/rdmabench/internal/benchfile"
 )
 
 // Confidence is the level of the intervals in the matrix, benchstat's.
@@ -36,39 +38,34 @@ func NewResults() *Results { return &Results{values: map[cellKey][]float64{}} }
 
 // Read adds the results of one benchfmt file.
 func (r *Results) Read(rd io.Reader, fileName string) error {
-	br := benchfmt.NewReader(rd, fileName)
 	first := r.Config == nil
-	for br.Scan() {
-		switch rec := br.Result().(type) {
-		case *benchfmt.SyntaxError:
-			return rec
-		case *benchfmt.Result:
-			bench, src, dst, err := SplitPairName(rec.Name)
-			if err != nil {
-				f, line := rec.Pos()
-				return fmt.Errorf("%s:%d: %w", f, line, err)
-			}
-			if first {
-				for _, c := range rec.Config {
-					if c.File {
-						r.Config = append(r.Config, c.Key+": "+string(c.Value))
-					}
-				}
-				first = false
-			}
-			if !slices.Contains(r.Benches, bench) {
-				r.Benches = append(r.Benches, bench)
-			}
-			for _, v := range rec.Values {
-				if !slices.Contains(r.Units, v.Unit) {
-					r.Units = append(r.Units, v.Unit)
-				}
-				k := cellKey{bench, v.Unit, src, dst}
-				r.values[k] = append(r.values[k], v.Value)
-			}
+	_, err := benchfile.Read(rd, fileName, benchfile.Fail, func(rec *benchfmt.Result) error {
+		bench, src, dst, err := SplitPairName(rec.Name)
+		if err != nil {
+			f, line := rec.Pos()
+			return fmt.Errorf("%s:%d: %w", f, line, err)
 		}
-	}
-	return br.Err()
+		if first {
+			for _, c := range rec.Config {
+				if c.File {
+					r.Config = append(r.Config, c.Key+": "+string(c.Value))
+				}
+			}
+			first = false
+		}
+		if !slices.Contains(r.Benches, bench) {
+			r.Benches = append(r.Benches, bench)
+		}
+		for _, v := range rec.Values {
+			if !slices.Contains(r.Units, v.Unit) {
+				r.Units = append(r.Units, v.Unit)
+			}
+			k := cellKey{bench, v.Unit, src, dst}
+			r.values[k] = append(r.values[k], v.Value)
+		}
+		return nil
+	})
+	return err
 }
 
 // ReadPair adds the results of one pair's file, all or nothing: it adds

@@ -48,6 +48,15 @@ func (p PPM) Name() string {
 	return "p" + trimFloat(p.Float())
 }
 
+// Rank returns the nearest rank of p among n samples sorted ascending,
+// from 1: floor(p/100 * n + 0.5), clamped to [1, n]; 0 when n is 0.
+func (p PPM) Rank(n int64) int64 {
+	if n <= 0 {
+		return 0
+	}
+	return min(max((int64(p)*n+500000)/1000000, 1), n)
+}
+
 // MinCount returns the smallest sample count for which the percentile is
 // reported: Count*(1e6-p) >= 1e6.
 func (p PPM) MinCount() int64 {
@@ -187,26 +196,6 @@ func (r *Recorder) Summary() Summary {
 		s.Warnings = append(s.Warnings, fmt.Sprintf("%d samples above %v left out of the percentiles", r.overflow, histHighest))
 	}
 	return s
-}
-
-// StallFactor defines a stall: a sample slower than StallFactor times the
-// run's median.
-const StallFactor = 10
-
-// CountStalls counts the samples of h above StallFactor times its median,
-// at the histogram's resolution (3 significant digits).
-func CountStalls(h *hdrhistogram.Histogram) int64 {
-	if h.TotalCount() == 0 {
-		return 0
-	}
-	limit := StallFactor * h.ValueAtQuantile(50)
-	var n int64
-	for _, bar := range h.Distribution() {
-		if bar.From > limit {
-			n += bar.Count
-		}
-	}
-	return n
 }
 
 // Percentile returns the value of percentile p and whether it is known.

@@ -7,8 +7,6 @@ import (
 	"context"
 	_ "embed"
 	"fmt"
-	"math/rand/v2"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -17,41 +15,17 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rdmabench/rdmabench/internal/fleet/fakenode"
+	"github.com/rdmabench/rdmabench/internal/fleet/jobdir"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
-
-// freePortBase returns a port base whose first n ports are free now.
-func freePortBase(t *testing.T, n int) int {
-	t.Helper()
-	for try := 0; try < 50; try++ {
-		base := 20000 + 2*rand.IntN(15000)
-		var lns []net.Listener
-		ok := true
-		for p := base; p < base+n && ok; p++ {
-			ln, err := net.Listen("tcp", ":"+strconv.Itoa(p))
-			if err != nil {
-				ok = false
-				break
-			}
-			lns = append(lns, ln)
-		}
-		for _, ln := range lns {
-			ln.Close()
-		}
-		if ok {
-			return base
-		}
-	}
-	t.Fatal("no free port range")
-	return 0
-}
 
 // fleetRun runs rdmafleet run over fake nodes n1..n<nodes>, all on
 // 127.0.0.1, and returns the job directory, the exit status and stderr.
 func fleetRun(t *testing.T, nodes int, env map[string]string, extra ...string) (string, int, string) {
 	t.Helper()
-	bin := fakeBin(t)
+	bin := fakenode.Bin(t)
 	dir := filepath.Join(t.TempDir(), "job")
 	hosts := filepath.Join(t.TempDir(), "hosts")
 	var h strings.Builder
@@ -68,7 +42,7 @@ func fleetRun(t *testing.T, nodes int, env map[string]string, extra ...string) (
 	args := append([]string{
 		"-dir", dir, "-srun", filepath.Join(bin, "srun"), "-agent", filepath.Join(bin, "rdmafleet"),
 		"-bench", filepath.Join(bin, "rdmabench.test"), "-peer", filepath.Join(bin, "rdmapeer"),
-		"-hosts", hosts, "-port-base", strconv.Itoa(freePortBase(t, 2*nodes*nodes)), "-count", "3",
+		"-hosts", hosts, "-port-base", strconv.Itoa(fakenode.FreePortBase(t, 2*nodes*nodes)), "-count", "3",
 	}, extra...)
 	var stdout, stderr bytes.Buffer
 	code := runDriver(context.Background(), args, os.Getenv, &stdout, &stderr)
@@ -81,7 +55,7 @@ func fleetRun(t *testing.T, nodes int, env map[string]string, extra ...string) (
 func TestRunFleet(t *testing.T) {
 	dir, code, _ := fleetRun(t, 4, map[string]string{"FAKE_SLOW": "n4"})
 	require.Equal(t, 0, code)
-	pairs, err := filepath.Glob(filepath.Join(dir, pairsDir, "*.txt"))
+	pairs, err := filepath.Glob(filepath.Join(dir, jobdir.PairsDir, "*.txt"))
 	require.NoError(t, err)
 	assert.Len(t, pairs, 6, "all 6 pairs of 4 nodes")
 	res := readJobFile(t, dir, "pairs/round01-n1-n4.txt")
@@ -122,7 +96,7 @@ func TestRunFleetFailures(t *testing.T) {
 	elapsed := time.Since(start)
 	require.Equal(t, 0, code, "the report is written")
 	for _, ok := range []string{"round01-n2-n3", "round02-n4-n2", "round03-n1-n2"} {
-		assert.FileExists(t, filepath.Join(dir, pairsDir, ok+".txt"))
+		assert.FileExists(t, filepath.Join(dir, jobdir.PairsDir, ok+".txt"))
 	}
 	reasons := map[string]string{
 		"round01-n1-n4": "the benchmark passed the pair's deadline (-timeout 8s) and was killed",
@@ -130,7 +104,7 @@ func TestRunFleetFailures(t *testing.T) {
 		"round03-n3-n4": "rdmapeer went away",
 	}
 	for base, want := range reasons {
-		why, err := readFailed(filepath.Join(dir, pairsDir, base+".failed"))
+		why, err := jobdir.ReadFailed(filepath.Join(dir, jobdir.PairsDir, base+".failed"))
 		require.NoError(t, err, base)
 		assert.Contains(t, why, want, base)
 	}
@@ -148,7 +122,7 @@ func TestRunFleetFailures(t *testing.T) {
 
 // TestRunBadInput: bad input fails before any step runs, exit 2.
 func TestRunBadInput(t *testing.T) {
-	bin := fakeBin(t)
+	bin := fakenode.Bin(t)
 	planFile := filepath.Join(t.TempDir(), "pairs.txt")
 	require.NoError(t, os.WriteFile(planFile, []byte("1 n1 n2\n1 n3 n9\n"), 0o644))
 	common := []string{"-srun", filepath.Join(bin, "srun"), "-bench", filepath.Join(bin, "rdmabench.test"), "-peer", filepath.Join(bin, "rdmapeer")}
@@ -180,9 +154,9 @@ func TestRunBadInput(t *testing.T) {
 
 // TestAgentBadInput: an agent started wrongly says why and exits 2.
 func TestAgentBadInput(t *testing.T) {
-	bin := fakeBin(t)
+	bin := fakenode.Bin(t)
 	dir := t.TempDir()
-	require.NoError(t, os.WriteFile(filepath.Join(dir, planFile), []byte("# pattern: all-pairs\n# nodes: n1 n2\n1 n1 n2\n"), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, jobdir.PlanFile), []byte("# pattern: all-pairs\n# nodes: n1 n2\n1 n1 n2\n"), 0o644))
 	common := []string{"-bench", filepath.Join(bin, "rdmabench.test"), "-peer", filepath.Join(bin, "rdmapeer"), "-dir", dir}
 	for _, tc := range []struct {
 		name string
@@ -210,17 +184,6 @@ func TestAgentBadInput(t *testing.T) {
 	assert.Contains(t, stderr.String(), "sits out this round")
 }
 
-func TestSelfNode(t *testing.T) {
-	env := map[string]string{"SLURM_STEP_NODELIST": "n[1-3],x", "SLURM_PROCID": "3"}
-	n, err := selfNode(func(k string) string { return env[k] })
-	require.NoError(t, err)
-	assert.Equal(t, "x", n)
-	env["SLURMD_NODENAME"] = "n2"
-	n, err = selfNode(func(k string) string { return env[k] })
-	require.NoError(t, err)
-	assert.Equal(t, "n2", n, "SLURMD_NODENAME wins")
-}
-
 // The job script, embedded: inside the VM only testdata is at hand.
 //
 //go:embed rdmafleet.sbatch
@@ -229,13 +192,13 @@ var sbatchScript []byte
 // TestSbatchScript runs rdmafleet.sbatch as sbatch would on the first
 // node, with the fake srun first on PATH: its flags reach rdmafleet run.
 func TestSbatchScript(t *testing.T) {
-	bin := fakeBin(t)
+	bin := fakenode.Bin(t)
 	script := filepath.Join(t.TempDir(), "rdmafleet.sbatch")
 	require.NoError(t, os.WriteFile(script, sbatchScript, 0o755))
 	dir := filepath.Join(t.TempDir(), "job")
 	hosts := filepath.Join(t.TempDir(), "hosts")
 	require.NoError(t, os.WriteFile(hosts, []byte("127.0.0.1 a b c\n"), 0o644))
-	cmd := exec.Command("sh", script, "-hosts", hosts, "-port-base", strconv.Itoa(freePortBase(t, 8)), "-count", "2", "-retest=false")
+	cmd := exec.Command("sh", script, "-hosts", hosts, "-port-base", strconv.Itoa(fakenode.FreePortBase(t, 8)), "-count", "2", "-retest=false")
 	cmd.Env = append(os.Environ(), "PATH="+bin+":"+os.Getenv("PATH"), "SLURM_JOB_ID=77", "SLURM_JOB_NODELIST=a,b,c",
 		"RDMABENCH_FLEET_BIN="+bin, "RDMABENCH_FLEET_DIR="+dir)
 	out, err := cmd.CombinedOutput()
@@ -244,4 +207,23 @@ func TestSbatchScript(t *testing.T) {
 	assert.Contains(t, string(out), "pairs measured: 3, failed: 0")
 	assert.Contains(t, readJobFile(t, dir, "rounds.txt"), "round 3 of 3: 1 pairs, 1 ok", "3 nodes: a bye per round")
 	assert.Contains(t, readJobFile(t, dir, "pairs/round01-b-c.txt"), "slurm-job-id: 77\n")
+}
+
+func readJobFile(t *testing.T, dir, name string) string {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join(dir, name))
+	require.NoError(t, err)
+	return string(data)
+}
+
+// TestReportCommand: rdmafleet report's exit statuses (the report itself
+// is jobreport's, and TestRunFleet's).
+func TestReportCommand(t *testing.T) {
+	var stdout, stderr bytes.Buffer
+	assert.Equal(t, 1, runReport([]string{"-dir", t.TempDir()}, &stdout, &stderr))
+	assert.Contains(t, stderr.String(), "not a directory of rdmafleet run?")
+	assert.Equal(t, 2, runReport([]string{"-dir", t.TempDir(), "-min-ratio", "0.5"}, &stdout, &stderr))
+	assert.Contains(t, stderr.String(), "rdmafleet report: -min-ratio 0.5, -mads 6: want a ratio above 1")
+	assert.Equal(t, 2, runReport([]string{"-dir", t.TempDir(), "extra"}, &stdout, &stderr))
+	assert.Contains(t, stderr.String(), "want -dir JOBDIR and no arguments")
 }

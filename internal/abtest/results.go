@@ -13,11 +13,14 @@ package abtest
 import (
 	"fmt"
 	"io"
+	"maps"
 	"slices"
 	"strings"
 
 	"golang.org/x/perf/benchfmt"
 	"golang.org/x/perf/benchunit"
+
+	"github.com/rdmabench/rdmabench/internal/benchfile"
 )
 
 // A Side is one of the two builds compared.
@@ -70,30 +73,24 @@ func NewResults() *Results {
 // Read adds the results in r (benchmark output, config lines and all) and
 // returns a *benchfmt.SyntaxError for a malformed result line.
 func (rs *Results) Read(r io.Reader, fileName string) error {
-	rd := benchfmt.NewReader(r, fileName)
-	for rd.Scan() {
-		switch rec := rd.Result().(type) {
-		case *benchfmt.SyntaxError:
-			return rec
-		case *benchfmt.UnitMetadata:
-			rs.Units[rec.UnitMetadataKey] = rec
-		case *benchfmt.Result:
-			for _, v := range rec.Values {
-				unit, val := v.Unit, v.Value
-				if v.OrigUnit != "" {
-					// benchfmt tidies "p50-ns" into "p50-sec" but
-					// not a zero value; the original unit is stable.
-					unit, val = v.OrigUnit, v.OrigValue
-				}
-				k := Key{Name: string(rec.Name), Unit: unit}
-				if _, seen := rs.Values[k]; !seen {
-					rs.Keys = append(rs.Keys, k)
-				}
-				rs.Values[k] = append(rs.Values[k], val)
+	info, err := benchfile.Read(r, fileName, benchfile.Fail, func(rec *benchfmt.Result) error {
+		for _, v := range rec.Values {
+			unit, val := v.Unit, v.Value
+			if v.OrigUnit != "" {
+				// benchfmt tidies "p50-ns" into "p50-sec" but
+				// not a zero value; the original unit is stable.
+				unit, val = v.OrigUnit, v.OrigValue
 			}
+			k := Key{Name: string(rec.Name), Unit: unit}
+			if _, seen := rs.Values[k]; !seen {
+				rs.Keys = append(rs.Keys, k)
+			}
+			rs.Values[k] = append(rs.Values[k], val)
 		}
-	}
-	return rd.Err()
+		return nil
+	})
+	maps.Copy(rs.Units, info.Units)
+	return err
 }
 
 // ReadResults reads one side's whole output.

@@ -19,6 +19,7 @@ import (
 	"golang.org/x/perf/benchfmt"
 
 	"github.com/rdmabench/rdmabench/env"
+	"github.com/rdmabench/rdmabench/internal/benchfile"
 	"github.com/rdmabench/rdmabench/internal/cmdout"
 	"github.com/rdmabench/rdmabench/internal/schedstat"
 )
@@ -37,30 +38,25 @@ type BenchResult struct {
 // part). It fails on a malformed result line and when there is no such
 // result (the benchmark skipped or failed).
 func ParseBench(r io.Reader, fileName string, t *Tool, size int) (*BenchResult, error) {
-	rd := benchfmt.NewReader(r, fileName)
 	want := "/size=" + strconv.Itoa(size)
 	name := "Benchmark" + t.bench + want + strings.Join(t.parts, "")
 	var found *BenchResult
-	for rd.Scan() {
-		switch rec := rd.Result().(type) {
-		case *benchfmt.SyntaxError:
-			return nil, rec
-		case *benchfmt.Result:
-			if !nameMatches(rec.Name, t, want) {
-				continue
-			}
-			if found != nil {
-				return nil, fmt.Errorf("%s: more than one result for %s (run with -test.count=1)", fileName, name)
-			}
-			found = &BenchResult{Iters: rec.Iters, Config: map[string]string{}}
-			for _, c := range rec.Config {
-				if c.File {
-					found.Config[c.Key] = string(c.Value)
-				}
+	_, err := benchfile.Read(r, fileName, benchfile.Fail, func(rec *benchfmt.Result) error {
+		if !nameMatches(rec.Name, t, want) {
+			return nil
+		}
+		if found != nil {
+			return fmt.Errorf("%s: more than one result for %s (run with -test.count=1)", fileName, name)
+		}
+		found = &BenchResult{Iters: rec.Iters, Config: map[string]string{}}
+		for _, c := range rec.Config {
+			if c.File {
+				found.Config[c.Key] = string(c.Value)
 			}
 		}
-	}
-	if err := rd.Err(); err != nil {
+		return nil
+	})
+	if err != nil {
 		return nil, err
 	}
 	if found == nil {

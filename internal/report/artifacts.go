@@ -21,6 +21,7 @@ import (
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
 
 	"github.com/rdmabench/rdmabench/artifacts"
+	"github.com/rdmabench/rdmabench/latplot"
 )
 
 // Bench is one benchmark's artifacts: its summary.json and every run.
@@ -130,7 +131,7 @@ func Merged(out string, benches []Bench) (map[string]*hdrhistogram.Histogram, er
 
 // DrawPlots draws the histogram and tail plots of every run that has an
 // HDR log but no plots (make bench leaves them to the host: see
-// artifacts.Run.NoPlots), beside its other files, and adds them to the
+// -rdmabench.noplots), beside its other files, and adds them to the
 // run's files. Runs are drawn on every CPU at once.
 func DrawPlots(out string, benches []Bench) error {
 	type job struct{ b, r int }
@@ -138,7 +139,7 @@ func DrawPlots(out string, benches []Bench) error {
 	for i, b := range benches {
 		for j, r := range b.Runs {
 			_, hasLog := r.File(artifacts.LatencyBase + artifacts.HlogExt)
-			if _, drawn := r.File(artifacts.HistogramBase + ".png"); hasLog && !drawn {
+			if _, drawn := r.File(latplot.HistogramBase + ".png"); hasLog && !drawn {
 				jobs = append(jobs, job{i, j})
 			}
 		}
@@ -158,7 +159,7 @@ func DrawPlots(out string, benches []Bench) error {
 				errs[k] = cmp.Or(err, fmt.Errorf("%s: no histogram in it", logPath))
 				return
 			}
-			files, err := artifacts.WritePlots(filepath.Join(out, filepath.FromSlash(r.RelDir)), r.Name, hs[0])
+			files, err := latplot.WritePlots(filepath.Join(out, filepath.FromSlash(r.RelDir)), r.Name, hs[0])
 			r.Files = append(slices.Clip(r.Files), files...)
 			errs[k] = err
 		}()

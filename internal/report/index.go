@@ -8,6 +8,7 @@ import (
 
 	"github.com/rdmabench/rdmabench/artifacts"
 	"github.com/rdmabench/rdmabench/internal/summary"
+	"github.com/rdmabench/rdmabench/latplot"
 )
 
 // IndexFile is the index page's name in the results directory.
@@ -24,13 +25,13 @@ type Page struct {
 
 // runFiles are the links of each run, in order: label and file base.
 var runFiles = [][2]string{
-	{"histogram", artifacts.HistogramBase + ".png"},
-	{"tail", artifacts.TailBase + ".png"},
+	{"histogram", latplot.HistogramBase + ".png"},
+	{"tail", latplot.TailBase + ".png"},
 	{"samples", artifacts.LatencyBase + artifacts.SamplesExt},
 	{"HDR log", artifacts.LatencyBase + artifacts.HlogExt},
 	{"percentiles", artifacts.LatencyBase + artifacts.HgrmExt},
-	{"histogram.svg", artifacts.HistogramBase + ".svg"},
-	{"tail.svg", artifacts.TailBase + ".svg"},
+	{"histogram.svg", latplot.HistogramBase + ".svg"},
+	{"tail.svg", latplot.TailBase + ".svg"},
 }
 
 type link struct{ Label, Href string }
@@ -53,7 +54,7 @@ var funcs = template.FuncMap{
 			if p, ok := r.Percentiles["p99"]; ok {
 				v.P99 = summary.FormatMicros(p / 1000)
 			}
-			v.Thumb, _ = r.File(artifacts.HistogramBase + ".png")
+			v.Thumb, _ = r.File(latplot.HistogramBase + ".png")
 			for _, f := range runFiles {
 				if href, ok := r.File(f[1]); ok {
 					v.Links = append(v.Links, link{f[0], href})

@@ -14,6 +14,7 @@ import (
 
 	"github.com/rdmabench/rdmabench/artifacts"
 	"github.com/rdmabench/rdmabench/internal/summary"
+	"github.com/rdmabench/rdmabench/latplot"
 )
 
 // fakeRun returns n samples around base ns with a stall every 500.
@@ -54,8 +55,14 @@ func writeResults(t *testing.T) string {
 				// The second benchmark's plots are left to DrawPlots, as make
 				// bench leaves them.
 				noPlots := b.name == "BenchmarkRDMARead"
-				res, err := artifacts.Write(dir, artifacts.Run{Name: name, Size: size, Hist: artifacts.FromSamples(samples), Samples: samples, NoPlots: noPlots})
+				h := artifacts.FromSamples(samples)
+				res, err := artifacts.Write(dir, artifacts.Run{Name: name, Size: size, Hist: h, Samples: samples})
 				require.NoError(t, err)
+				if !noPlots {
+					plots, err := latplot.WritePlots(dir, name, h)
+					require.NoError(t, err)
+					res.Files = append(res.Files, plots...)
+				}
 				res.Dir = fmt.Sprintf("/rxevm/out/_artifacts/%d", dirN) // the guest's path
 				sum.Results = append(sum.Results, res)
 				fmt.Fprintf(&bench, "%s \t1000\t%d ns/op\t%d min-ns\t%d p50-ns\t%d p99-ns\t%d max-ns\t%d stalls\n",

@@ -22,6 +22,8 @@ import (
 	"slices"
 
 	"golang.org/x/perf/benchfmt"
+
+	"github.com/rdmabench/rdmabench/internal/benchfile"
 )
 
 // Run is one result line: one benchmark, one size, one -count repetition.
@@ -73,29 +75,23 @@ func Read(r io.Reader, name string) (*File, error) {
 	if err := sc.Err(); err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
-	br := benchfmt.NewReader(bytes.NewReader(raw), name)
-	var syntax []error
-	for br.Scan() {
-		switch rec := br.Result().(type) {
-		case *benchfmt.SyntaxError:
-			syntax = append(syntax, rec)
-		case *benchfmt.Result:
-			run := Run{Name: rec.Name.String(), Iters: rec.Iters, Config: map[string]string{}, Values: map[string]float64{}}
-			for _, c := range rec.Config {
-				run.Config[c.Key] = string(c.Value)
-			}
-			for _, v := range rec.Values {
-				run.Values[v.Unit] = v.Value
-			}
-			f.Runs = append(f.Runs, run)
+	info, err := benchfile.Read(bytes.NewReader(raw), name, benchfile.Skip, func(rec *benchfmt.Result) error {
+		run := Run{Name: rec.Name.String(), Iters: rec.Iters, Config: map[string]string{}, Values: map[string]float64{}}
+		for _, c := range rec.Config {
+			run.Config[c.Key] = string(c.Value)
 		}
-	}
-	if err := br.Err(); err != nil {
+		for _, v := range rec.Values {
+			run.Values[v.Unit] = v.Value
+		}
+		f.Runs = append(f.Runs, run)
+		return nil
+	})
+	if err != nil {
 		return nil, err
 	}
 	if len(f.Runs) == 0 {
-		if len(syntax) > 0 {
-			return nil, fmt.Errorf("%s: no benchmark results: %w", name, errors.Join(syntax...))
+		if len(info.Skipped) > 0 {
+			return nil, fmt.Errorf("%s: no benchmark results: %w", name, errors.Join(info.Skipped...))
 		}
 		return nil, fmt.Errorf("%s: no benchmark results (want go test -bench output, e.g. make bench's bench.txt)", name)
 	}

@@ -1,4 +1,4 @@
-package main
+package jobreport
 
 import (
 	"bytes"
@@ -15,7 +15,7 @@ import (
 // reason, and leaves the other pair's cell as it was.
 func TestReportMismatchedPairFile(t *testing.T) {
 	dir := copyDir(t, "testdata/job")
-	before, err := collect(dir, reportOptions{metric: "p50-sec"})
+	before, err := collect(dir, DefaultOptions)
 	require.NoError(t, err)
 	cell, ok := before.results.Summary("RDMAWrite/size=2", "p50-sec", "n2", "n3")
 	require.True(t, ok)
@@ -23,12 +23,12 @@ func TestReportMismatchedPairFile(t *testing.T) {
 	rogue := "pkg: github.com/rdmabench/rdmabench\n" + strings.Repeat(
 		"BenchmarkRDMAWrite/src=n2/dst=n3/size=2-4 5000 5260 ns/op 5260 p50-ns\n", 10)
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "pairs", "round03-n1-n2.txt"), []byte(rogue), 0o644))
-	var stdout, stderr bytes.Buffer
-	require.Equal(t, 0, runReport([]string{"-dir", dir}, &stdout, &stderr), stderr.String())
+	var stdout bytes.Buffer
+	require.NoError(t, Write(dir, DefaultOptions, &stdout))
 	assert.Contains(t, stdout.String(), "failed: round 3 n1 n2: bad result file: "+
 		filepath.Join(dir, "pairs", "round03-n1-n2.txt")+": holds results of n2 -> n3, not of n1 -> n2\n")
 	assert.NotContains(t, stdout.String(), "n2 n3 5.26us")
-	after, err := collect(dir, reportOptions{metric: "p50-sec"})
+	after, err := collect(dir, DefaultOptions)
 	require.NoError(t, err)
 	got, ok := after.results.Summary("RDMAWrite/size=2", "p50-sec", "n2", "n3")
 	require.True(t, ok)
@@ -55,8 +55,8 @@ func TestReportMalformedPairFiles(t *testing.T) {
 			} else {
 				require.NoError(t, os.WriteFile(p, []byte(tc.text), 0o644))
 			}
-			var stdout, stderr bytes.Buffer
-			require.Equal(t, 0, runReport([]string{"-dir", dir}, &stdout, &stderr), stderr.String())
+			var stdout bytes.Buffer
+			require.NoError(t, Write(dir, DefaultOptions, &stdout))
 			assert.Contains(t, stdout.String(), tc.want)
 			assert.Contains(t, stdout.String(), "pairs measured: 5, failed: 1")
 			assert.FileExists(t, filepath.Join(dir, "matrix.txt"))
@@ -68,15 +68,11 @@ func TestReportMalformedPairFiles(t *testing.T) {
 // directory on a shared file system.
 func TestReportFileModes(t *testing.T) {
 	dir := copyDir(t, "testdata/job")
-	var stdout, stderr bytes.Buffer
-	require.Equal(t, 0, runReport([]string{"-dir", dir}, &stdout, &stderr), stderr.String())
+	var stdout bytes.Buffer
+	require.NoError(t, Write(dir, DefaultOptions, &stdout))
 	for _, name := range []string{"matrix.txt", "outliers.txt"} {
 		fi, err := os.Stat(filepath.Join(dir, name))
 		require.NoError(t, err)
 		assert.Equal(t, os.FileMode(0o644), fi.Mode().Perm(), name)
 	}
-	require.NoError(t, writeAtomic(filepath.Join(dir, "pairs", "x.txt"), []byte("x")))
-	fi, err := os.Stat(filepath.Join(dir, "pairs", "x.txt"))
-	require.NoError(t, err)
-	assert.Equal(t, os.FileMode(0o644), fi.Mode().Perm(), "pair files")
 }

@@ -1,4 +1,4 @@
-package main
+package control
 
 import (
 	"bufio"
@@ -10,18 +10,23 @@ import (
 	"time"
 )
 
-// A ctlConn is src's control connection, past its auth.
-type ctlConn struct {
-	conn     net.Conn
-	r        *bufio.Reader
-	srcNonce string
+// AuthTimeout bounds a control connection's hello and auth, so that a
+// silent stranger holds dst's accept loop for no longer.
+const AuthTimeout = 5 * time.Second
+
+// An Authed is src's control connection, past its auth.
+type Authed struct {
+	Conn     net.Conn
+	R        *bufio.Reader
+	SrcNonce string
 }
 
-// acceptSrc accepts control connections until ln closes and hands the
+// Accept accepts control connections until ln closes and hands the
 // first that comes from src's address and answers hello with this job's
 // token, round and pair to authed; every other is refused, logged and
 // closed, and the wait goes on.
-func (a *agent) acceptSrc(ln net.Listener, c ctl, srcIPs []netip.Addr, dstNonce string, authed chan<- ctlConn) {
+// logf says why each stranger was refused.
+func (s Session) Accept(ln net.Listener, srcIPs []netip.Addr, dstNonce string, logf func(format string, args ...any), authed chan<- Authed) {
 	var wg sync.WaitGroup
 	var mu sync.Mutex
 	shaking := map[net.Conn]bool{} // in their hello and auth
@@ -41,7 +46,7 @@ func (a *agent) acceptSrc(ln net.Listener, c ctl, srcIPs []netip.Addr, dstNonce 
 		}
 		ip := remoteIP(conn)
 		if !slices.Contains(srcIPs, ip) {
-			a.logf("%s %s: refused a control connection from %s: not %s's address", a.step.Src, a.step.Dst, conn.RemoteAddr(), a.step.Src)
+			logf("%s %s: refused a control connection from %s: not %s's address", s.Step.Src, s.Step.Dst, conn.RemoteAddr(), s.Step.Src)
 			conn.Close()
 			continue
 		}
@@ -49,32 +54,32 @@ func (a *agent) acceptSrc(ln net.Listener, c ctl, srcIPs []netip.Addr, dstNonce 
 		shaking[conn] = true
 		mu.Unlock()
 		wg.Go(func() {
-			conn.SetDeadline(time.Now().Add(ctlAuthTimeout))
-			r := newCtlReader(conn)
-			srcNonce, err := c.dstHello(conn, r, dstNonce)
+			conn.SetDeadline(time.Now().Add(AuthTimeout))
+			r := NewReader(conn)
+			srcNonce, err := s.DstHello(conn, r, dstNonce)
 			mu.Lock()
 			delete(shaking, conn)
 			mu.Unlock()
 			if err != nil {
-				a.logf("%s %s: refused a control connection from %s: %v", a.step.Src, a.step.Dst, conn.RemoteAddr(), err)
+				logf("%s %s: refused a control connection from %s: %v", s.Step.Src, s.Step.Dst, conn.RemoteAddr(), err)
 				conn.Close()
 				return
 			}
 			taken := false
 			once.Do(func() {
 				taken = true
-				authed <- ctlConn{conn: conn, r: r, srcNonce: srcNonce}
+				authed <- Authed{Conn: conn, R: r, SrcNonce: srcNonce}
 			})
 			if !taken {
-				a.logf("%s %s: refused a second control connection from %s", a.step.Src, a.step.Dst, conn.RemoteAddr())
+				logf("%s %s: refused a second control connection from %s", s.Step.Src, s.Step.Dst, conn.RemoteAddr())
 				conn.Close()
 			}
 		})
 	}
 }
 
-// lookupIPs resolves a node's address (an IP or a name).
-func lookupIPs(ctx context.Context, host string) ([]netip.Addr, error) {
+// LookupIPs resolves a node's address (an IP or a name).
+func LookupIPs(ctx context.Context, host string) ([]netip.Addr, error) {
 	if ip, err := netip.ParseAddr(host); err == nil {
 		return []netip.Addr{ip.Unmap()}, nil
 	}

@@ -1,19 +1,20 @@
-package main
+// Package slurm reads what a fleet job needs from Slurm's environment:
+// the allocation's nodes and the node a task runs on.
+package slurm
 
 import (
-	"bufio"
 	"errors"
 	"fmt"
-	"os"
+	"path/filepath"
 	"strconv"
-	"strings"
+	"time"
 
 	"github.com/rdmabench/rdmabench/fleet"
 )
 
-// jobNodes returns the allocation's nodes: SLURM_JOB_NODELIST (or the
+// JobNodes returns the allocation's nodes: SLURM_JOB_NODELIST (or the
 // older SLURM_NODELIST) expanded, unless list is given.
-func jobNodes(list string, getenv func(string) string) ([]string, error) {
+func JobNodes(list string, getenv func(string) string) ([]string, error) {
 	from := "-nodes"
 	if list == "" {
 		from, list = "SLURM_JOB_NODELIST", getenv("SLURM_JOB_NODELIST")
@@ -31,10 +32,10 @@ func jobNodes(list string, getenv func(string) string) ([]string, error) {
 	return nodes, nil
 }
 
-// selfNode returns the node this task runs on, as Slurm names it:
+// SelfNode returns the node this task runs on, as Slurm names it:
 // SLURMD_NODENAME, else the SLURM_PROCID-th node of SLURM_STEP_NODELIST
 // (one task per node, in node-list order).
-func selfNode(getenv func(string) string) (string, error) {
+func SelfNode(getenv func(string) string) (string, error) {
 	if n := getenv("SLURMD_NODENAME"); n != "" {
 		return n, nil
 	}
@@ -53,31 +54,21 @@ func selfNode(getenv func(string) string) (string, error) {
 	return nodes[i], nil
 }
 
-// readHosts reads a file in /etc/hosts format ("address name [alias...]",
-// # comments) into a map from name to address.
-func readHosts(path string) (map[string]string, error) {
-	hosts := map[string]string{}
-	if path == "" {
-		return hosts, nil
-	}
-	f, err := os.Open(path)
+// JobSeed is the job's number (SLURM_JOB_ID), which seeds a sample of
+// rounds so that a job's plan can be made again; 1 outside a job.
+func JobSeed(getenv func(string) string) uint64 {
+	seed, err := strconv.ParseUint(getenv("SLURM_JOB_ID"), 10, 64)
 	if err != nil {
-		return nil, fmt.Errorf("-hosts: %w", err)
+		return 1
 	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	for line := 1; sc.Scan(); line++ {
-		text, _, _ := strings.Cut(sc.Text(), "#")
-		f := strings.Fields(text)
-		if len(f) == 0 {
-			continue
-		}
-		if len(f) < 2 {
-			return nil, fmt.Errorf("%s:%d: %q: want \"address name...\" as in /etc/hosts", path, line, text)
-		}
-		for _, name := range f[1:] {
-			hosts[name] = f[0]
-		}
+	return seed
+}
+
+// JobDir is a job's default directory: rdmafleet-JOBID in the directory
+// the job was submitted from, or rdmafleet-DATE-TIME (now) outside a job.
+func JobDir(getenv func(string) string, now time.Time) string {
+	if job := getenv("SLURM_JOB_ID"); job != "" {
+		return filepath.Join(getenv("SLURM_SUBMIT_DIR"), "rdmafleet-"+job)
 	}
-	return hosts, sc.Err()
+	return "rdmafleet-" + now.Format("20060102-150405")
 }

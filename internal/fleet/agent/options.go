@@ -1,0 +1,55 @@
+package agent
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"time"
+)
+
+// Options say how one pair is measured; rdmafleet run passes them on to
+// every agent.
+type Options struct {
+	Bench     string // the benchmark binary (go test -c -o rdmabench.test .)
+	Peer      string // rdmapeer
+	Benchmark string // -test.bench
+	Benchtime string // -test.benchtime
+	Count     int    // -test.count
+	PortBase  int
+	Timeout   time.Duration // the pair's deadline, from the start of the agents
+	Hosts     string        // /etc/hosts-format file: node name -> address
+}
+
+// PortSpan bounds the ports a job uses: two per pair, at most this many
+// pairs apart before they are reused.
+const PortSpan = 500
+
+// Check says what is wrong with o, naming the flag to change.
+func (o *Options) Check() error {
+	for _, bin := range []struct{ flag, path string }{{"-bench", o.Bench}, {"-peer", o.Peer}} {
+		st, err := os.Stat(bin.path)
+		if err != nil {
+			return fmt.Errorf("%s %s: %w (build it, or name it with %s)", bin.flag, bin.path, errors.Unwrap(err), bin.flag)
+		}
+		if st.IsDir() || st.Mode()&0o111 == 0 {
+			return fmt.Errorf("%s %s: not an executable file", bin.flag, bin.path)
+		}
+	}
+	if o.Count < 1 {
+		return fmt.Errorf("-count %d: want at least 1", o.Count)
+	}
+	if o.PortBase < 1024 || o.PortBase+2*PortSpan > 65535 {
+		return fmt.Errorf("-port-base %d: want 1024 to %d", o.PortBase, 65535-2*PortSpan)
+	}
+	if o.Timeout < time.Second {
+		return fmt.Errorf("-timeout %v: want at least 1s", o.Timeout)
+	}
+	return nil
+}
+
+// Ports returns the rdmapeer port and the agents' control port of the
+// index-th pair of a plan.
+func (o *Options) Ports(index int) (peer, control int) {
+	p := o.PortBase + 2*(index%PortSpan)
+	return p, p + 1
+}

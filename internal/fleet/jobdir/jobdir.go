@@ -1,0 +1,106 @@
+// Package jobdir is the layout of a fleet job's directory, which every
+// node sees on a shared filesystem: the plan, one result or failure file
+// per pair and round, the programs' raw output, and the report. Files are
+// written under a temporary name and renamed, so that a reader on another
+// node never sees half of one.
+package jobdir
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/rdmabench/rdmabench/fleet"
+)
+
+// The job directory's layout: one file per pair and round.
+const (
+	PairsDir   = "pairs"      // benchfmt results (.txt) or a failure (.failed)
+	RawDir     = "raw"        // the benchmark's and rdmapeer's own output
+	PlanFile   = "plan.txt"   // the plan, "<round> <src> <dst>" per line
+	RoundsFile = "rounds.txt" // how long each round took
+	RetestDir  = "retest"     // a retest's own job directory, inside the first
+)
+
+// PairBase names a step's files: round01-n1-n2.
+func PairBase(s fleet.Step) string {
+	return fmt.Sprintf("round%02d-%s-%s", s.Round, s.Src, s.Dst)
+}
+
+// ResultPath is the step's result file, benchfmt.
+func ResultPath(dir string, s fleet.Step) string {
+	return filepath.Join(dir, PairsDir, PairBase(s)+".txt")
+}
+
+// FailedPath is the step's failure file, written when it has no result.
+func FailedPath(dir string, s fleet.Step) string {
+	return filepath.Join(dir, PairsDir, PairBase(s)+".failed")
+}
+
+// RawPath is the step's raw output of one program ("bench.out", "peer.log").
+func RawPath(dir string, s fleet.Step, what string) string {
+	return filepath.Join(dir, RawDir, PairBase(s)+"."+what)
+}
+
+// ReadPlan reads a plan file.
+func ReadPlan(path string) (*fleet.Plan, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return fleet.ReadPlan(f, path)
+}
+
+// WriteAtomic writes a file under a temporary name and renames it, so
+// that a reader on the shared filesystem never sees half of it. It is
+// readable by all (0644), like every other file of the job directory.
+func WriteAtomic(path string, data []byte) error {
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return err
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
+	if err != nil {
+		return err
+	}
+	_, err = tmp.Write(data)
+	if cerr := tmp.Chmod(0o644); err == nil {
+		err = cerr
+	}
+	if cerr := tmp.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(tmp.Name(), path)
+	}
+	if err != nil {
+		os.Remove(tmp.Name())
+	}
+	return err
+}
+
+// RecordFailed writes the step's failure file, unless its result is
+// already there (the agents of both ends may both try).
+func RecordFailed(dir string, s fleet.Step, reason string) error {
+	if _, err := os.Stat(ResultPath(dir, s)); err == nil {
+		return nil
+	}
+	reason = strings.Join(strings.Fields(reason), " ")
+	text := fmt.Sprintf("round: %d\nsrc: %s\ndst: %s\nreason: %s\n", s.Round, s.Src, s.Dst, reason)
+	return WriteAtomic(FailedPath(dir, s), []byte(text))
+}
+
+// ReadFailed returns the reason in a failure file.
+func ReadFailed(path string) (string, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return "", err
+	}
+	for line := range strings.SplitSeq(string(data), "\n") {
+		if r, ok := strings.CutPrefix(line, "reason: "); ok {
+			return r, nil
+		}
+	}
+	return "", fmt.Errorf("%s: no \"reason:\" line", path)
+}

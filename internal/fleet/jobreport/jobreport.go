@@ -1,0 +1,211 @@
+// Package jobreport writes a fleet job's report from its directory: the
+// latency matrix in benchstat's form (matrix.txt), the outliers and failed
+// pairs with the nodes in most of them (outliers.txt), the retest's
+// verdict on each flagged pair, and a heat map (heatmap.png, .svg).
+package jobreport
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/rdmabench/rdmabench/fleet"
+	"github.com/rdmabench/rdmabench/fleet/heatmap"
+	"github.com/rdmabench/rdmabench/internal/fleet/jobdir"
+)
+
+// Options choose the figure outliers and the heat map are judged on.
+type Options struct {
+	Metric     string // a tidied unit: p50-sec, sec/op, p99-sec, ...
+	Bench      string // a benchmark without the pair, "RDMAWrite/size=2"; "": the first
+	Thresholds fleet.Thresholds
+}
+
+// DefaultOptions judge the median of the first benchmark with fleet's
+// default thresholds.
+var DefaultOptions = Options{Metric: "p50-sec", Thresholds: fleet.DefaultThresholds}
+
+// Check says what is wrong with o, naming the flags to change.
+func (o *Options) Check() error {
+	if o.Thresholds.MinRatio <= 1 || o.Thresholds.MADs <= 0 {
+		return fmt.Errorf("-min-ratio %g, -mads %g: want a ratio above 1 and a positive count", o.Thresholds.MinRatio, o.Thresholds.MADs)
+	}
+	return nil
+}
+
+// collected is what one plan's run left in its directory.
+type collected struct {
+	plan     *fleet.Plan
+	results  *fleet.Results
+	bench    string
+	measures []fleet.Measure
+}
+
+// collect reads dir's plan and pair files. A planned pair with neither a
+// result nor a failure file counts as failed, and so does one whose file
+// is malformed or holds another pair's results (with the reason); only a
+// missing or unreadable plan fails the whole report.
+func collect(dir string, o Options) (*collected, error) {
+	path := filepath.Join(dir, jobdir.PlanFile)
+	plan, err := jobdir.ReadPlan(path)
+	if pe := (*fs.PathError)(nil); errors.As(err, &pe) { // not there, or unreadable
+		return nil, fmt.Errorf("%w (not a directory of rdmafleet run?)", err)
+	}
+	if err != nil {
+		return nil, err
+	}
+	c := &collected{plan: plan, results: fleet.NewResults()}
+	failed := map[int]string{}
+	for _, s := range plan.Steps() {
+		data, err := os.ReadFile(jobdir.ResultPath(dir, s))
+		if err == nil {
+			if err := c.results.ReadPair(bytes.NewReader(data), jobdir.ResultPath(dir, s), s.Src, s.Dst); err != nil {
+				failed[s.Index] = "bad result file: " + oneLine(err.Error())
+			}
+			continue
+		}
+		if !errors.Is(err, os.ErrNotExist) {
+			failed[s.Index] = "unreadable result file: " + oneLine(err.Error())
+			continue
+		}
+		why, err := jobdir.ReadFailed(jobdir.FailedPath(dir, s))
+		switch {
+		case err == nil:
+			failed[s.Index] = why
+		case errors.Is(err, os.ErrNotExist):
+			failed[s.Index] = "no result and no failure file (still running, or the job was stopped)"
+		default:
+			failed[s.Index] = "bad failure file: " + oneLine(err.Error())
+		}
+	}
+	c.bench = o.Bench
+	if c.bench == "" && len(c.results.Benches) > 0 {
+		c.bench = c.results.Benches[0]
+	}
+	for _, s := range plan.Steps() {
+		m := fleet.Measure{Pair: s.Pair, Round: s.Round}
+		if why, ok := failed[s.Index]; ok {
+			m.Failed = why
+		} else if sum, ok := c.results.Summary(c.bench, o.Metric, s.Src, s.Dst); ok {
+			m.Value = sum.Center
+		} else {
+			m.Failed = fmt.Sprintf("no %s result for %s in %s", o.Metric, c.bench, jobdir.ResultPath(dir, s))
+		}
+		c.measures = append(c.measures, m)
+	}
+	return c, nil
+}
+
+// oneLine keeps a reason on one line of outliers.txt.
+func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
+
+// Analyse judges the pairs of dir.
+func Analyse(dir string, o Options) (fleet.Analysis, error) {
+	c, err := collect(dir, o)
+	if err != nil {
+		return fleet.Analysis{}, err
+	}
+	return fleet.Analyse(c.measures, o.Thresholds), nil
+}
+
+// Write writes matrix.txt, outliers.txt and the heat map into dir,
+// and outliers.txt to stdout.
+func Write(dir string, o Options, stdout io.Writer) error {
+	c, err := collect(dir, o)
+	if err != nil {
+		return err
+	}
+	var m bytes.Buffer
+	fmt.Fprintf(&m, "# rdmafleet: the median of each pair's results ± its 95%% confidence interval, as\n")
+	fmt.Fprintf(&m, "# benchstat -filter /size:S -row /src -col /dst pairs/*.txt prints them; rows run the benchmark.\n")
+	if err := c.results.WriteMatrix(&m, c.plan.Nodes); err != nil {
+		return err
+	}
+	if err := jobdir.WriteAtomic(filepath.Join(dir, "matrix.txt"), m.Bytes()); err != nil {
+		return err
+	}
+
+	a := fleet.Analyse(c.measures, o.Thresholds)
+	var b strings.Builder
+	fmt.Fprintf(&b, "judged on: %s %s, %d nodes, plan %s\n", c.bench, o.Metric, len(c.plan.Nodes), c.plan.Pattern)
+	a.Format(&b)
+	if re, err := collect(filepath.Join(dir, jobdir.RetestDir), o); err == nil {
+		formatRetest(&b, a, re)
+	} else if !errors.Is(err, os.ErrNotExist) {
+		return err
+	}
+	if err := jobdir.WriteAtomic(filepath.Join(dir, "outliers.txt"), []byte(b.String())); err != nil {
+		return err
+	}
+	io.WriteString(stdout, b.String())
+
+	if a.Measured == 0 {
+		return nil // nothing to draw; outliers.txt says why
+	}
+	grid := heatGrid(c.results, c.bench, o.Metric, c.plan.Nodes)
+	p, err := heatmap.New(fmt.Sprintf("%s %s, job %s", c.bench, strings.TrimSuffix(o.Metric, "-sec"), jobOf(c.results)), "us", c.plan.Nodes, grid)
+	if err != nil {
+		return err
+	}
+	side := heatmap.Size(len(c.plan.Nodes))
+	for _, name := range []string{"heatmap.png", "heatmap.svg"} {
+		if err := p.Save(side, side, filepath.Join(dir, name)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// heatGrid returns the heat map's cells in microseconds, each pair shown
+// both ways, so that a node's row (and column) holds all its pairs.
+func heatGrid(r *fleet.Results, bench, metric string, nodes []string) [][]float64 {
+	grid := r.Centers(bench, metric, nodes)
+	for i := range grid {
+		for j := range grid[i] {
+			grid[i][j] *= 1e6 // seconds -> microseconds
+		}
+	}
+	for i := range grid {
+		for j := range grid[i] {
+			if math.IsNaN(grid[i][j]) {
+				grid[i][j] = grid[j][i]
+			}
+		}
+	}
+	return grid
+}
+
+func jobOf(r *fleet.Results) string {
+	for _, c := range r.Config {
+		if v, ok := strings.CutPrefix(c, "slurm-job-id: "); ok {
+			return v
+		}
+	}
+	return "none"
+}
+
+// formatRetest says, for each retested pair, whether it is still above
+// the first run's limits.
+func formatRetest(b *strings.Builder, first fleet.Analysis, re *collected) {
+	fmt.Fprintf(b, "retest (%d pairs in %d rounds, against the limits above):\n", len(re.measures), len(re.plan.Rounds))
+	confirmed := 0
+	for _, m := range re.measures {
+		switch {
+		case m.Failed != "":
+			confirmed++
+			fmt.Fprintf(b, "retest: %s %s failed again: %s\n", m.Src, m.Dst, m.Failed)
+		case m.Value > first.MinLimit || m.Value > first.MADLimit:
+			confirmed++
+			fmt.Fprintf(b, "retest: %s %s %.2fus: still slow (confirmed)\n", m.Src, m.Dst, m.Value*1e6)
+		default:
+			fmt.Fprintf(b, "retest: %s %s %.2fus: within the limits now (not confirmed)\n", m.Src, m.Dst, m.Value*1e6)
+		}
+	}
+	fmt.Fprintf(b, "confirmed: %d of %d\n", confirmed, len(re.measures))
+}
