@@ -1,7 +1,6 @@
 package qemu
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -11,6 +10,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/rdmabench/rdmabench/internal/syncio"
 
 	"github.com/rdmabench/rdmabench/internal/vm/guest"
 	"github.com/rdmabench/rdmabench/internal/vm/qmp"
@@ -123,7 +124,7 @@ func (v *VM) Boot(ctx context.Context, bound time.Duration, stdout io.Writer, co
 		conW.Close()
 		return 0, err
 	}
-	qout := &lockedBuffer{b: new(bytes.Buffer)}
+	qout := &syncio.Buffer{}
 	cmd := exec.Command(v.Qemu, v.Args()...)
 	cmd.ExtraFiles = []*os.File{conW, outW}
 	if v.NetFile != nil {
@@ -237,24 +238,6 @@ func (v *VM) Prefix() string {
 		return ""
 	}
 	return v.Name + ": "
-}
-
-// lockedBuffer is a bytes.Buffer safe for QEMU's stdout and stderr copiers.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  *bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
 }
 
 // KVMUsable reports whether /dev/kvm can be opened for reading and writing.
