@@ -31,4 +31,3 @@ func errRet(op string, rc int) error {
 	}
 	return &Error{Op: op, Err: rdmacore.Errno(rc)}
 }
-
