@@ -97,7 +97,12 @@ go build -o bin/rxevm ./cmd/rxevm && go build -o bin/rdmaab ./cmd/rdmaab && go b
 # Both builds from one temporary worktree of HEAD: a.test as it is, b.test
 # with the delay patched into rb_write_ping's loop.
 WT=$(mktemp -d)/wt
-trap 'git worktree remove --force "$WT" >/dev/null 2>&1; git worktree prune' EXIT
+# NOISE_PID, LOAD_PID: the co-tenant and the load sampler running now,
+# ended with the script however it ends (killed included), as the
+# worktree is removed.
+NOISE_PID="" LOAD_PID=""
+trap 'kill $NOISE_PID $LOAD_PID 2>/dev/null; git worktree remove --force "$WT" >/dev/null 2>&1; git worktree prune' EXIT
+trap 'exit 130' INT TERM
 git worktree add --detach --quiet "$WT" HEAD || exit 1
 (cd "$WT" && go test -c -o "$PWD/../a.test" .) && cp "$WT/../a.test" "$D/a.test" || exit 1
 # b.test: the same source with RB_EXTRA_DELAY_NS defined, which adds the
@@ -125,6 +130,7 @@ EOS
 	chmod +x "$dir/trials.sh"
 	loadlog "$dir/load.log" &
 	local lp=$!
+	LOAD_PID=$lp
 	local start=$SECONDS
 	RDMABENCH_SIZES=$SIZES bin/rxevm $VMFLAGS -boot-timeout "$BOOT_TIMEOUT" -timeout 6h -out "$dir" \
 		-include "$RDMAAB" -include "$A" -include "$B" "$dir/trials.sh" | tee "$dir/guest.log"
@@ -198,9 +204,11 @@ EOS
 	if [ "$NOISE" = 1 ]; then
 		bin/rdmanoise -seed "$NOISE_SEED" -cpu "$NOISE_CPU" >"$dir/noise.txt" &
 		np=$!
+		NOISE_PID=$np
 	fi
 	loadlog "$dir/load.log" &
 	local lp=$!
+	LOAD_PID=$lp
 	local start=$SECONDS
 	RDMABENCH_SIZES=2 bin/rxevm $VMFLAGS -boot-timeout "$BOOT_TIMEOUT" -timeout 6h -out "$dir" \
 		-include "$RDMAAB" -include "$A" -include "$B" "$dir/trials.sh" | tee "$dir/guest.log"
