@@ -82,9 +82,10 @@ func runBoots(ctx context.Context, o *Comparison, rxevm string, progress io.Writ
 			}
 			recs = append(recs, rs...)
 		}
-		d := abtest.Overall(judgeBoots(recs, covered, seq))
+		fs := judgeBoots(recs, covered, seq)
+		d := abtest.Overall(fs)
 		fmt.Fprintf(progress, "rdmaab: boot pair %d/%d ran in %.1f s: %s\n", pair, s.Pairs, time.Since(start).Seconds(), d)
-		if d != abtest.Undecided {
+		if out, _ := seq.Gate(fs); out != abtest.GateUndecided && pair < s.Pairs {
 			os.WriteFile(filepath.Join(s.OutDir, "stop.txt"), fmt.Appendf(nil, "stopped after %d boot pairs of at most %d (-count): the paired verdict on %s is %s\n", pair, s.Pairs, strings.Join(covered, ","), d), 0o644)
 			return nil
 		}
@@ -248,34 +249,13 @@ func bootsVerdict(w io.Writer, recs []bootRec, rule abtest.GateRule, seq abtest.
 	}
 	seq.Alpha = rule.Alpha
 	fs := judgeBoots(recs, covered, seq)
-	fmt.Fprintf(w, "paired verdict over the boot pairs (%s of each pair's log ratio new/old of the boots' medians; different when p < %.3g over all looks and metrics, Holm; same when the %.1f%% interval lies within ±%g%%):\n",
-		seq.Method, seq.LookAlpha(), 100*(1-seq.LookAlpha()), seq.Threshold*100)
 	names, lrs := bootRatios(recs, covered)
-	code := 0
-	undecided := len(fs) == 0
-	for i, f := range fs {
-		tag := "    "
-		if f.Regressed {
-			tag, code = "FAIL", ExitRegressed
-		}
-		undecided = undecided || f.Decision == abtest.Undecided
-		fmt.Fprintf(w, "%s %s: %s: %s (level %.3g)\n", tag, f.Name, f.Decision, f.Result, f.Alpha)
-		if names[i] == f.Name {
-			var s []string
-			for _, x := range lrs[i] {
-				s = append(s, fmt.Sprintf("%+.1f%%", 100*(math.Exp(x)-1)))
+	printFindings(w, seq, fs, "boot pairs", "each pair's log ratio new/old of the boots' medians", "per boot pair",
+		func(name string) []float64 {
+			if i := slices.Index(names, name); i >= 0 {
+				return lrs[i]
 			}
-			fmt.Fprintf(w, "     per boot pair: %s\n", strings.Join(s, " "))
-		}
-	}
-	switch {
-	case code == ExitRegressed:
-		fmt.Fprintf(w, "paired: FAIL: a metric is worse by more than %g%%\n", rule.Threshold*100)
-	case undecided:
-		fmt.Fprintf(w, "paired: UNDECIDED: more boot pairs (-count) would decide\n")
-		code = ExitFailed
-	default:
-		fmt.Fprintf(w, "paired: pass\n")
-	}
-	return code
+			return nil
+		})
+	return pairedStatus(w, seq, fs)
 }

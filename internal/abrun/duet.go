@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/rdmabench/rdmabench/internal/abtest"
@@ -113,6 +114,9 @@ func runDuetPair(ctx context.Context, s *Spec, pair int, procs [2]*duetProc, bur
 		p := procs[side]
 		p.wanting = false
 		holder = int(side)
+		if s.Freeze {
+			p.cmd.Process.Signal(syscall.SIGCONT)
+		}
 		if _, err := p.conn.Write([]byte("go " + strconv.Itoa(s.Burst) + "\n")); err != nil && convErr == nil {
 			convErr = fmt.Errorf("%s side: giving the turn: %w", side, err)
 		}
@@ -162,6 +166,9 @@ func runDuetPair(ctx context.Context, s *Spec, pair int, procs [2]*duetProc, bur
 					continue
 				}
 				p.wanting, p.wantSince = true, time.Now()
+				if s.Freeze {
+					p.cmd.Process.Signal(syscall.SIGSTOP)
+				}
 			case "done":
 				if holder != int(ev.side) {
 					convErr = fmt.Errorf("%s side handed back a turn it did not hold", ev.side)
@@ -290,7 +297,7 @@ func runDuet(ctx context.Context, s *Spec, progress io.Writer) error {
 		start := time.Now()
 		cur := next
 		next = [2]*duetProc{}
-		if i+1 < s.Pairs {
+		if s.Overlap && i+1 < s.Pairs {
 			if next, err = startDuetPair(ctx, s, i+2); err != nil {
 				killDuetPair(cur)
 				return err
@@ -326,9 +333,16 @@ func runDuet(ctx context.Context, s *Spec, progress io.Writer) error {
 		d := abtest.Overall(fs)
 		fmt.Fprintf(progress, "rdmaab: duet pair %d/%d ran in %.1f s: %s\n", i+1, s.Pairs, time.Since(start).Seconds(), d)
 		msg = fmt.Sprintf("ran %d duet pairs (-count %d); the paired verdict on %s: %s", i+1, s.Pairs, strings.Join(covered, ","), d)
-		if canStop && d != abtest.Undecided {
+		// Stop once the gate is settled: a metric decided "different"
+		// while another is still open does not settle it.
+		if out, _ := rule.Gate(fs); canStop && out != abtest.GateUndecided && i+1 < s.Pairs {
 			msg = fmt.Sprintf("stopped after %d duet pairs of at most %d (-count): the paired verdict on %s is %s", i+1, s.Pairs, strings.Join(covered, ","), d)
 			break
+		}
+		if !s.Overlap && i+1 < s.Pairs {
+			if next, err = startDuetPair(ctx, s, i+2); err != nil {
+				return err
+			}
 		}
 	}
 	return os.WriteFile(filepath.Join(s.OutDir, "stop.txt"), []byte(msg+"\n"), 0o644)

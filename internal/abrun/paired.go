@@ -178,21 +178,44 @@ func pairMedians(bs []burstRec, name string, units []string) []float64 {
 // findings.
 func printPaired(w io.Writer, bs []burstRec, units []string, rule abtest.SequentialRule) []abtest.PairedFinding {
 	fs := judgeBursts(bs, units, rule)
-	fmt.Fprintf(w, "paired verdict over the duet pairs (%s of each pair's median log ratio new/old over its turns; different when p < %.3g over all looks and metrics, Holm; same when the %.1f%% interval lies within ±%g%%):\n",
-		rule.Method, rule.LookAlpha(), 100*(1-rule.LookAlpha()), rule.Threshold*100)
+	printFindings(w, rule, fs, "duet pairs", "each pair's median log ratio new/old over its turns", "per duet pair (median of its turns)",
+		func(name string) []float64 { return pairMedians(bs, name, units) })
+	return fs
+}
+
+// printFindings prints a paired verdict's findings over units (duet
+// pairs, boot pairs), each with its per-unit values.
+func printFindings(w io.Writer, rule abtest.SequentialRule, fs []abtest.PairedFinding, units, what, perLabel string, values func(name string) []float64) {
+	fmt.Fprintf(w, "paired verdict over the %s (%s of %s; different when p < %.3g at any look, the level that holds the false alarms over all looks to %g, Holm across metrics; same when the %.1f%% interval lies within ±%g%%):\n",
+		units, rule.Method, what, rule.LookAlpha(), rule.Alpha, 100*(1-rule.LookAlpha()), rule.Threshold*100)
 	for _, f := range fs {
 		tag := "    "
 		if f.Regressed {
 			tag = "FAIL"
 		}
 		fmt.Fprintf(w, "%s %s: %s: %s (level %.3g)\n", tag, f.Name, f.Decision, f.Result, f.Alpha)
-		if pm := pairMedians(bs, f.Name, units); len(pm) > 0 {
+		if vs := values(f.Name); len(vs) > 0 {
 			var s []string
-			for _, x := range pm {
+			for _, x := range vs {
 				s = append(s, fmt.Sprintf("%+.1f%%", 100*(math.Exp(x)-1)))
 			}
-			fmt.Fprintf(w, "     per duet pair (median of its turns): %s\n", strings.Join(s, " "))
+			fmt.Fprintf(w, "     %s: %s\n", perLabel, strings.Join(s, " "))
 		}
 	}
-	return fs
+}
+
+// pairedStatus prints the paired gate's verdict (abtest's Gate) and
+// returns the exit status it stands for.
+func pairedStatus(w io.Writer, rule abtest.SequentialRule, fs []abtest.PairedFinding) int {
+	out, why := rule.Gate(fs)
+	switch out {
+	case abtest.GateFail:
+		fmt.Fprintf(w, "paired: FAIL: %s\n", why)
+		return ExitRegressed
+	case abtest.GateUndecided:
+		fmt.Fprintf(w, "paired: UNDECIDED: %s\n", why)
+		return ExitFailed
+	}
+	fmt.Fprintf(w, "paired: pass: %s\n", why)
+	return 0
 }

@@ -141,22 +141,7 @@ func duetVerdict(stdout, stderr io.Writer, bs []burstRec, old, new *abtest.Resul
 	code := 0
 	if len(covered) > 0 {
 		fs := printPaired(stdout, bs, covered, seq)
-		undecided := len(fs) == 0
-		for _, f := range fs {
-			if f.Regressed {
-				code = ExitRegressed
-			}
-			undecided = undecided || f.Decision == abtest.Undecided
-		}
-		switch {
-		case code == ExitRegressed:
-			fmt.Fprintf(stdout, "paired: FAIL: a metric is worse by more than %g%%\n", rule.Threshold*100)
-		case undecided:
-			fmt.Fprintf(stdout, "paired: UNDECIDED: more pairs (-count) would decide\n")
-			code = ExitFailed
-		default:
-			fmt.Fprintf(stdout, "paired: pass\n")
-		}
+		code = pairedStatus(stdout, seq, fs)
 	}
 	if len(rest) > 0 {
 		r := rule

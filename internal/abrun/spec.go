@@ -47,6 +47,10 @@ type Spec struct {
 	Duet bool
 	ASLR bool
 	THP  bool
+	// Freeze stops a duet side's process (SIGSTOP) while it waits for
+	// the turn, so nothing of it runs during the other's burst; Overlap
+	// starts the next pair's processes while the current pair runs.
+	Freeze, Overlap bool
 	// BootRuns is the repetitions of each boot of a comparison of boots
 	// (boots.go; rdmaab's -boot-runs).
 	BootRuns int
@@ -99,6 +103,8 @@ func (s *Spec) Register(fs *flag.FlagSet) {
 	fs.BoolVar(&s.Duet, "duet", true, "run both sides' processes at once, taking turns of -burst round trips (where both binaries can; otherwise interleaved runs)")
 	fs.BoolVar(&s.ASLR, "aslr", true, "let the kernel randomize each process's address layout (false: the same layout for the same binary, as setarch -R)")
 	fs.BoolVar(&s.THP, "thp", false, "let both sides' memory be backed by transparent huge pages (false: PR_SET_THP_DISABLE for every benchmark process; in the soft-RoCE VM, whether a process's memory landed on huge pages gave it a latency offset of its own of up to ±5-8%, which no pairing of turns cancels)")
+	fs.BoolVar(&s.Freeze, "freeze", false, "stop (SIGSTOP) a duet side's process while it waits for the turn, so that none of its threads runs during the other side's burst")
+	fs.BoolVar(&s.Overlap, "overlap", true, "start the next duet pair's processes while the current pair runs")
 	fs.IntVar(&s.Burst, "burst", defaultBurst, "round trips per turn in a duet")
 	fs.StringVar(&s.Method, "paired", "rank", "paired test over the duet pairs: rank (Wilcoxon signed-rank test of the log ratios), sign (sign test) or t (paired t-test)")
 }
@@ -120,7 +126,7 @@ func (s *Spec) Flags() []string {
 			a = append(a, "-"+abtest.Side(side).String()+"-env", kv)
 		}
 	}
-	a = append(a, "-duet="+strconv.FormatBool(s.Duet), "-aslr="+strconv.FormatBool(s.ASLR), "-thp="+strconv.FormatBool(s.THP), "-burst", strconv.Itoa(s.Burst), "-paired", s.Method,
+	a = append(a, "-duet="+strconv.FormatBool(s.Duet), "-aslr="+strconv.FormatBool(s.ASLR), "-thp="+strconv.FormatBool(s.THP), "-freeze="+strconv.FormatBool(s.Freeze), "-overlap="+strconv.FormatBool(s.Overlap), "-burst", strconv.Itoa(s.Burst), "-paired", s.Method,
 		"-metrics", s.Gate.Metrics, "-threshold", strconv.FormatFloat(s.Gate.Threshold*100, 'g', -1, 64)+"%",
 		"-alpha", strconv.FormatFloat(s.Gate.Alpha, 'g', -1, 64))
 	return a

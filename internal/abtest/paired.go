@@ -170,112 +170,16 @@ func tQuantile(dof, q float64) float64 {
 	return (lo + hi) / 2
 }
 
-// A Decision is what a sequential paired rule concludes at one look.
-type Decision int
-
-const (
-	Undecided Decision = iota // more rounds needed
-	Different                 // the sides differ (p below the look's level)
-	Same                      // the interval lies within ±Threshold
-)
-
-func (d Decision) String() string {
-	switch d {
-	case Different:
-		return "different"
-	case Same:
-		return "same"
-	}
-	return "undecided"
-}
-
-// A SequentialRule judges paired rounds as they accumulate, in the manner
-// of Chromium's Pinpoint: different when the test's p-value is below the
-// look's level, same when the interval of the ratio lies within
-// ±Threshold, otherwise undecided, and the caller adds rounds until it
-// decides or MaxLooks is reached. Looking again and again at growing data
-// raises the chance of a false alarm; each look is held to
-// Alpha/MaxLooks (Bonferroni over the looks), which keeps the chance of
-// any false "different" over all looks at most Alpha whatever the
-// dependence between looks.
-type SequentialRule struct {
-	Method    PairedMethod
-	Alpha     float64 // false "different" over all looks and all metrics judged together
-	Threshold float64 // smallest change that matters: 0.01 for 1%
-	MaxLooks  int
-	MinRounds int // rounds before any decision
-}
-
-// DefaultSequentialRule: sign test, alpha 0.05, 1% threshold, up to 10
-// looks, decisions after 20 rounds.
-var DefaultSequentialRule = SequentialRule{Method: SignTest, Alpha: 0.05, Threshold: 0.01, MaxLooks: 10, MinRounds: 20}
-
-// LookAlpha is the level one look holds the whole family of metrics to.
-func (r SequentialRule) LookAlpha() float64 { return r.Alpha / float64(max(1, r.MaxLooks)) }
-
-// A PairedFinding is one metric's paired judgement at one look.
-type PairedFinding struct {
-	Name     string // what was compared, e.g. "RDMAWrite/size=2 p50"
-	Result   PairedResult
-	Alpha    float64 // Holm's level for this metric at this look
-	Decision Decision
-	// Regressed: different, and worse (new above old: lower is better)
-	// by more than the threshold.
-	Regressed bool
-}
-
-// Decide judges each metric's log ratios at one look: the metrics' p-values
-// are held to Holm's step-down levels of LookAlpha (so the family's chance
-// of a false "different" at this look is at most LookAlpha), and the
-// intervals, for "same", are taken at 1-LookAlpha. Lower is better for
-// every metric (latencies).
-func (r SequentialRule) Decide(names []string, logRatios [][]float64) []PairedFinding {
-	la := r.LookAlpha()
-	fs := make([]PairedFinding, len(names))
-	ps := make([]float64, len(names))
-	for i := range names {
-		fs[i].Name = names[i]
-		fs[i].Result = ComparePaired(r.Method, logRatios[i], 1-la)
-		ps[i] = fs[i].Result.P
-	}
-	levels, sig := HolmLevels(ps, la)
-	for i := range fs {
-		f := &fs[i]
-		f.Alpha = levels[i]
-		res := f.Result
-		switch {
-		case res.N < r.MinRounds:
-			f.Decision = Undecided
-		case sig[i]:
-			f.Decision = Different
-		case res.Lo >= 1/(1+r.Threshold) && res.Hi <= 1+r.Threshold:
-			f.Decision = Same
-		}
-		f.Regressed = f.Decision == Different && res.Change() > r.Threshold
-	}
-	return fs
-}
-
-// Overall is the family's decision: different if any metric regressed or
-// changed, same if every metric is the same, otherwise undecided.
-func Overall(fs []PairedFinding) Decision {
-	same := len(fs) > 0
-	for _, f := range fs {
-		if f.Decision == Different {
-			return Different
-		}
-		same = same && f.Decision == Same
-	}
-	if same {
-		return Same
-	}
-	return Undecided
-}
-
 // HolmLevels holds p-values to Holm's step-down levels of alpha: in order
 // of p, the k-th smallest (from 0) of m is held to alpha/(m-k), and once
 // one fails every larger one fails. NaN counts as 1.
 func HolmLevels(ps []float64, alpha float64) (levels []float64, significant []bool) {
+	return holmLevels(ps, alpha, func(a float64) float64 { return a })
+}
+
+// holmLevels is Holm's step-down with each share of alpha turned into a
+// p-value's level by level (the identity for a single look).
+func holmLevels(ps []float64, alpha float64, level func(float64) float64) (levels []float64, significant []bool) {
 	order := make([]int, len(ps))
 	for i := range order {
 		order[i] = i
@@ -290,7 +194,7 @@ func HolmLevels(ps []float64, alpha float64) (levels []float64, significant []bo
 	levels, significant = make([]float64, len(ps)), make([]bool, len(ps))
 	rejecting := true
 	for rank, i := range order {
-		levels[i] = alpha / float64(len(ps)-rank)
+		levels[i] = level(alpha / float64(len(ps)-rank))
 		significant[i] = rejecting && p(i) < levels[i]
 		rejecting = significant[i]
 	}

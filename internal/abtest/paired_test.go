@@ -110,15 +110,24 @@ func TestDecide(t *testing.T) {
 	}
 }
 
-func TestLookAlphaSplitsAcrossLooks(t *testing.T) {
-	r := SequentialRule{Method: SignTest, Alpha: 0.05, Threshold: 0.01, MaxLooks: 10, MinRounds: 1}
-	if la := r.LookAlpha(); !near(la, 0.005, 1e-15) {
-		t.Fatalf("LookAlpha %g", la)
+func TestLookLevelSpendsAlphaOverLooks(t *testing.T) {
+	one := SequentialRule{Method: SignTest, Alpha: 0.05, MaxLooks: 1, MinRounds: 8}
+	if la := one.LookAlpha(); la != 0.05 {
+		t.Errorf("one look: level %g, want alpha", la)
 	}
-	// 8 of 8 up: p = 0.0078, significant at 0.05 but not at 0.005.
+	r := SequentialRule{Method: SignTest, Alpha: 0.05, Threshold: 0.01, MaxLooks: 10, MinRounds: 1}
+	la := r.LookAlpha()
+	if la < 0.005 || la >= 0.05 {
+		t.Fatalf("10 looks: level %g, want between Bonferroni's 0.005 and 0.05", la)
+	}
+	// 8 of 8 up (p = 0.0078) is held to that level; 5 of 5 (p = 0.0625)
+	// is not significant at any look of alpha 0.05.
 	fs := r.Decide([]string{"x"}, [][]float64{{.1, .1, .1, .1, .1, .1, .1, .1}})
-	if fs[0].Decision == Different {
-		t.Errorf("p=%g was judged different at look level %g", fs[0].Result.P, r.LookAlpha())
+	if got := fs[0].Decision == Different; got != (0.0078125 < la) {
+		t.Errorf("p=%g at level %g: decision %v", fs[0].Result.P, la, fs[0].Decision)
+	}
+	if fs := r.Decide([]string{"x"}, [][]float64{{.1, .1, .1, .1, .1}}); fs[0].Decision == Different {
+		t.Errorf("5 of 5 up judged different at level %g", la)
 	}
 }
 
