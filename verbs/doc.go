@@ -14,9 +14,11 @@
 // objects open in the process, for leak checks in tests.
 //
 // Errors are *[Error] values carrying the libibverbs call and the errno. They
-// match [os.ErrNotExist] (ENOENT, ENODEV), [os.ErrPermission] (EPERM, EACCES)
-// and [errors.ErrUnsupported] (ENOSYS, EOPNOTSUPP) through errors.Is, besides
-// the errno itself and the package's sentinels [ErrQPState] and [ErrInUse].
+// match [os.ErrNotExist] (ENOENT, ENODEV, EADDRNOTAVAIL), [os.ErrPermission]
+// (EPERM, EACCES) and [errors.ErrUnsupported] (ENOSYS, EOPNOTSUPP) through
+// errors.Is, besides the errno itself and the package's sentinels
+// [ErrQPState] and [ErrInUse] (also EBUSY); a passed deadline matches
+// [os.ErrDeadlineExceeded] and [context.DeadlineExceeded].
 //
 // The hot paths ([QP.PostSend], [QP.PostRecv], [CQ.Poll]) are one cgo call
 // each and allocate nothing. Registered memory ([PD.AllocMR]) is mmap'd
