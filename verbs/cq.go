@@ -51,10 +51,6 @@ func (c *Context) CreateCompChannel() (*CompChannel, error) {
 	return ch, nil
 }
 
-// Fd returns the channel's non-blocking file descriptor, readable when an
-// event is pending.
-func (ch *CompChannel) Fd() int { return ch.fd }
-
 // Close destroys the channel (ibv_destroy_comp_channel). It fails with
 // ErrInUse while CQs attached to it are open. Idempotent and nil-safe.
 func (ch *CompChannel) Close() error {
@@ -111,7 +107,6 @@ type CQ struct {
 	object
 	ctx *Context
 	ch  *CompChannel
-	cqe int
 }
 
 // CreateCQ creates a completion queue of at least cqe entries, attached to
@@ -136,12 +131,12 @@ func (c *Context) CreateCQ(cqe int, ch *CompChannel) (*CQ, error) {
 	if err := addChildren(op, parents...); err != nil {
 		return nil, err
 	}
-	cp, n, err := ibvCreateCQ(p, cqe, chp)
+	cp, err := ibvCreateCQ(p, cqe, chp)
 	if err != nil {
 		childrenGone(parents...)
 		return nil, err
 	}
-	cq := &CQ{ctx: c, ch: ch, cqe: n}
+	cq := &CQ{ctx: c, ch: ch}
 	track(cq, &cq.object, kindCQ, cp, ibvDestroyCQ, parents...)
 	if ch != nil {
 		ch.mu.Lock()
@@ -150,9 +145,6 @@ func (c *Context) CreateCQ(cqe int, ch *CompChannel) (*CQ, error) {
 	}
 	return cq, nil
 }
-
-// Size returns the number of entries the CQ actually has.
-func (cq *CQ) Size() int { return cq.cqe }
 
 // Poll fills wc with up to len(wc) completions and returns how many it
 // found (ibv_poll_cq). It is one cgo call and allocates nothing. Each

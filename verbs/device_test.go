@@ -96,9 +96,9 @@ func TestEachDevice(t *testing.T) {
 				assert.Equal(t, PortActive, pa.State)
 				assert.Equal(t, 1, best.Index, "rxe's best GID is the IPv4-mapped one")
 				assert.Equal(t, GIDTypeRoCEv2, best.Type)
-				assert.True(t, best.IsIPv4())
+				assert.True(t, best.isIPv4())
 				want := map[string]string{"rxe0": "192.168.77.1", "rxe1": "192.168.77.2"}[d.Name]
-				assert.True(t, best.IP().Equal(net.ParseIP(want)), "best GID %v, want %v", best, want)
+				assert.True(t, best.ip().Equal(net.ParseIP(want)), "best GID %v, want %v", best, want)
 				assert.True(t, gids[0].IsLinkLocal(), "index 0 is the link-local GID")
 			}
 		})

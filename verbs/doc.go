@@ -14,9 +14,11 @@
 // objects open in the process, for leak checks in tests.
 //
 // Errors are *[Error] values carrying the libibverbs call and the errno. They
-// match [os.ErrNotExist] (ENOENT, ENODEV), [os.ErrPermission] (EPERM, EACCES)
-// and [errors.ErrUnsupported] (ENOSYS, EOPNOTSUPP) through errors.Is, besides
-// the errno itself and the package's sentinels [ErrQPState] and [ErrInUse].
+// match [os.ErrNotExist] (ENOENT, ENODEV, EADDRNOTAVAIL), [os.ErrPermission]
+// (EPERM, EACCES) and [errors.ErrUnsupported] (ENOSYS, EOPNOTSUPP) through
+// errors.Is, besides the errno itself and the package's sentinels
+// [ErrQPState] and [ErrInUse] (also EBUSY); a passed deadline matches
+// [os.ErrDeadlineExceeded] and [context.DeadlineExceeded].
 //
 // The hot paths ([QP.PostSend], [QP.PostRecv], [CQ.Poll]) are one cgo call
 // each and allocate nothing. Registered memory ([PD.AllocMR]) is mmap'd
@@ -26,4 +28,16 @@
 // The package needs cgo and libibverbs (Debian: libibverbs-dev). Without cgo,
 // or off Linux, it still builds, and every constructor fails with an error
 // matching [errors.ErrUnsupported].
+//
+// What is exported is what a program needs to drive a device through these
+// objects: their constructors, the QP transitions, the data path (post,
+// poll, notify, wait), the accessors a caller or its peer needs, the error
+// type and its sentinels. Attribute, work request and completion structs
+// are exported with all their fields, and each enumeration with all its
+// named values, whether this module reads them or not: they mirror
+// libibverbs' structs and enums, and a caller compares what a device
+// reports against them. A helper only this package calls stays
+// unexported, and an accessor nothing calls is left out. No C type or
+// pointer is exported: the module's other cgo packages reach the C
+// structs through internal/rdmacore.
 package verbs

@@ -34,10 +34,10 @@ type GID struct {
 	Type  GIDType
 }
 
-// IP returns the GID as a 16-byte IP address. For RoCE it is the address of
+// ip returns the GID as a 16-byte IP address. For RoCE it is the address of
 // the network device the GID comes from (an IPv4 address appears
 // IPv4-mapped, ::ffff:a.b.c.d).
-func (g GID) IP() net.IP {
+func (g GID) ip() net.IP {
 	ip := make(net.IP, 16)
 	copy(ip, g.Raw[:])
 	return ip
@@ -46,8 +46,8 @@ func (g GID) IP() net.IP {
 // IsZero reports whether the GID is all zeros (an empty table entry).
 func (g GID) IsZero() bool { return g.Raw == [16]byte{} }
 
-// IsIPv4 reports whether the GID is an IPv4-mapped address.
-func (g GID) IsIPv4() bool { return g.IP().To4() != nil }
+// isIPv4 reports whether the GID is an IPv4-mapped address.
+func (g GID) isIPv4() bool { return g.ip().To4() != nil }
 
 // IsLinkLocal reports whether the GID is an IPv6 link-local address
 // (fe80::/10), as the default GID of an InfiniBand or RoCE port is.
@@ -55,14 +55,14 @@ func (g GID) IsLinkLocal() bool { return g.Raw[0] == 0xfe && g.Raw[1]&0xc0 == 0x
 
 // String returns the GID as an IP address: "fe80::1" or "192.168.77.1" for
 // an IPv4-mapped one.
-func (g GID) String() string { return g.IP().String() }
+func (g GID) String() string { return g.ip().String() }
 
 // rank orders GIDs for BestGID; higher is better.
 func (g GID) rank() int {
 	switch {
 	case g.IsZero():
 		return 0
-	case g.Type == GIDTypeRoCEv2 && g.IsIPv4():
+	case g.Type == GIDTypeRoCEv2 && g.isIPv4():
 		return 6
 	case g.Type == GIDTypeRoCEv2 && !g.IsLinkLocal():
 		return 5

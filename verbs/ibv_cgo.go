@@ -277,13 +277,13 @@ func ibvAckCQEvents(cq unsafe.Pointer, n int) {
 	C.ibv_ack_cq_events((*C.struct_ibv_cq)(cq), C.uint(n))
 }
 
-// ibvCreateCQ mirrors ibv_create_cq; it returns the CQ and its actual size.
-func ibvCreateCQ(ctx unsafe.Pointer, cqe int, ch unsafe.Pointer) (unsafe.Pointer, int, error) {
+// ibvCreateCQ mirrors ibv_create_cq.
+func ibvCreateCQ(ctx unsafe.Pointer, cqe int, ch unsafe.Pointer) (unsafe.Pointer, error) {
 	cq, err := C.ibv_create_cq((*C.struct_ibv_context)(ctx), C.int(cqe), nil, (*C.struct_ibv_comp_channel)(ch), 0)
 	if cq == nil {
-		return nil, 0, errnoOf("ibv_create_cq", err)
+		return nil, errnoOf("ibv_create_cq", err)
 	}
-	return unsafe.Pointer(cq), int(cq.cqe), nil
+	return unsafe.Pointer(cq), nil
 }
 
 // ibvDestroyCQ mirrors ibv_destroy_cq.

@@ -36,8 +36,8 @@ func ibvCreateCompChannel(unsafe.Pointer) (unsafe.Pointer, int, error) {
 func ibvDestroyCompChannel(unsafe.Pointer) error           { return errUnsupported }
 func ibvGetCQEvent(unsafe.Pointer) (unsafe.Pointer, error) { return nil, errUnsupported }
 func ibvAckCQEvents(unsafe.Pointer, int)                   {}
-func ibvCreateCQ(unsafe.Pointer, int, unsafe.Pointer) (unsafe.Pointer, int, error) {
-	return nil, 0, errUnsupported
+func ibvCreateCQ(unsafe.Pointer, int, unsafe.Pointer) (unsafe.Pointer, error) {
+	return nil, errUnsupported
 }
 func ibvDestroyCQ(unsafe.Pointer) error                       { return errUnsupported }
 func ibvReqNotifyCQ(unsafe.Pointer, bool) error               { return errUnsupported }

@@ -61,7 +61,6 @@ type MR struct {
 	pd         *PD
 	mem        []byte
 	lkey, rkey uint32
-	access     Access
 }
 
 // AllocMR maps size bytes of zeroed anonymous memory (mmap with
@@ -94,7 +93,7 @@ func (pd *PD) AllocMR(size int, access Access) (*MR, error) {
 		_ = munmap(mem)
 		return nil, err
 	}
-	mr := &MR{pd: pd, mem: mem, lkey: lkey, rkey: rkey, access: access}
+	mr := &MR{pd: pd, mem: mem, lkey: lkey, rkey: rkey}
 	destroy := func(p unsafe.Pointer) error {
 		if err := ibvDeregMR(p); err != nil {
 			return err
@@ -121,9 +120,6 @@ func (mr *MR) LKey() uint32 { return mr.lkey }
 
 // RKey returns the remote key, for the peer's RDMA operations.
 func (mr *MR) RKey() uint32 { return mr.rkey }
-
-// Access returns the region's access flags.
-func (mr *MR) Access() Access { return mr.access }
 
 // SGE returns a scatter/gather entry for length bytes at offset in the
 // region.

@@ -166,12 +166,6 @@ func (qp *QP) QueryState() (QPState, error) {
 // MaxInlineData returns the inline size the device granted at creation.
 func (qp *QP) MaxInlineData() uint32 { return qp.caps.MaxInlineData }
 
-// MaxSendWR and MaxRecvWR return the queue depths the device granted.
-func (qp *QP) MaxSendWR() uint32 { return qp.caps.MaxSendWR }
-
-// MaxRecvWR returns the receive queue depth the device granted.
-func (qp *QP) MaxRecvWR() uint32 { return qp.caps.MaxRecvWR }
-
 // PD returns the protection domain the QP was created in.
 func (qp *QP) PD() *PD { return qp.pd }
 
@@ -344,18 +338,6 @@ func (qp *QP) ToRTS(a RTSAttr) error {
 		m.maxRdAtomic = orDefault(a.MaxRdAtomic, 1)
 	}
 	return qp.modify(&m, "RTR->RTS")
-}
-
-// ToReset moves the QP back to RESET from any state (ibv_modify_qp),
-// dropping outstanding work requests without completions.
-func (qp *QP) ToReset() error {
-	return qp.modify(&qpModify{mask: maskState, state: QPReset}, "->RESET")
-}
-
-// ToError moves the QP to ERR (ibv_modify_qp): outstanding work requests
-// complete with WCWRFlushErr.
-func (qp *QP) ToError() error {
-	return qp.modify(&qpModify{mask: maskState, state: QPErr}, "->ERR")
 }
 
 func orDefault(v, def uint8) uint8 {

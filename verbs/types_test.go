@@ -113,14 +113,14 @@ func gid(t *testing.T, index int, typ GIDType, ip string) GID {
 
 func TestGIDClassification(t *testing.T) {
 	g := gid(t, 1, GIDTypeRoCEv2, "192.168.77.1")
-	assert.True(t, g.IsIPv4())
+	assert.True(t, g.isIPv4())
 	assert.False(t, g.IsLinkLocal())
 	assert.Equal(t, "192.168.77.1", g.String())
 	assert.Equal(t, [16]byte{10: 0xff, 11: 0xff, 12: 192, 13: 168, 14: 77, 15: 1}, g.Raw)
 
 	ll := gid(t, 0, GIDTypeRoCEv2, "fe80::1")
 	assert.True(t, ll.IsLinkLocal())
-	assert.False(t, ll.IsIPv4())
+	assert.False(t, ll.isIPv4())
 	assert.False(t, ll.IsZero())
 	assert.True(t, GID{}.IsZero())
 }
