@@ -141,12 +141,14 @@ bench: build $(OUT)
 # perftest's ib_write_lat and BenchmarkRDMAWrite side by side, interleaved,
 # in one VM boot: the table in $(OUT)/compare.txt, every raw output under
 # $(OUT)/compare/. COMPAREFLAGS: extra rdmacompare flags (-rounds, -sizes,
-# -iters, -strict).
+# -iters, -strict; -peer $(CURDIR)/bin/rdmapeer runs our responder as a
+# process of its own, as perftest's server is).
 COMPAREFLAGS ?=
 compare: build $(OUT)
 	$(GO) test -c -o bin/rdmabench.test .
 	$(GO) build -o bin/rdmacompare ./cmd/rdmacompare
-	set -o pipefail; $(RXEVM) $(VMFLAGS) -out $(OUT)/compare -include bin/rdmabench.test bin/rdmacompare -bench $(CURDIR)/bin/rdmabench.test $(COMPAREFLAGS) | tee $(OUT)/compare.txt
+	$(GO) build -o bin/rdmapeer ./cmd/rdmapeer
+	set -o pipefail; $(RXEVM) $(VMFLAGS) -out $(OUT)/compare -include bin/rdmabench.test -include bin/rdmapeer bin/rdmacompare -bench $(CURDIR)/bin/rdmabench.test $(COMPAREFLAGS) | tee $(OUT)/compare.txt
 
 clean:
 	rm -rf bin $(OUT)

@@ -92,6 +92,7 @@ func parseFlags(args []string, stderr io.Writer) (*perftestcmp.Config, error) {
 	fs.StringVar(&c.ServerAddr, "server-addr", "127.0.0.1", "`address` the ib_write_lat client reaches its server at (perftest's TCP exchange only)")
 	fs.IntVar(&c.Port, "port", 18515, "first TCP `port` for ib_write_lat; each pair takes the next free one")
 	fs.StringVar(&c.OutDir, "out", os.Getenv("RXEVM_OUT"), "`dir`ectory for the raw outputs and the table (default $RXEVM_OUT; none when empty)")
+	fs.StringVar(&c.PeerBin, "peer", "", "run our responder as a process of its own, this `rdmapeer` binary pinned to the responder's CPU (as perftest's server is), instead of a thread of the benchmark's process")
 	fs.BoolVar(&c.Strict, "strict", false, "exit with status 1 when a target is missed")
 	fs.IntVar(&c.Retries, "retries", 2, "run ib_write_lat again up to `N` times when it could not estimate the CPU frequency (inf/nan figures)")
 	fs.Usage = func() {

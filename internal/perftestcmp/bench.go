@@ -146,6 +146,9 @@ func runBench(ctx context.Context, c *Config, t *Tool, size int, samplesDir stri
 		env.VarCPUs+"="+c.cpusEnv(),
 	)
 	cmd.Env = append(cmd.Env, t.env...)
+	if c.peer != nil {
+		cmd.Env = append(cmd.Env, env.VarPeer+"="+c.peer.addr)
+	}
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	cmd.WaitDelay = 5 * time.Second

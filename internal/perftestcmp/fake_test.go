@@ -32,6 +32,8 @@ func TestMain(m *testing.M) {
 		os.Exit(fakePerftest(name, os.Args[1:]))
 	case "fake.test":
 		os.Exit(fakeBench(os.Args[1:]))
+	case "rdmapeer":
+		os.Exit(fakePeer(os.Args[1:]))
 	}
 	goleak.VerifyTestMain(m) // fails the run when a test leaves a goroutine behind
 }
@@ -182,6 +184,9 @@ func fakeBench(args []string) int {
 		tag += " " + tr
 	}
 	fakeLog("ours %s %d", tag, size)
+	if peer := os.Getenv("RDMABENCH_PEER"); peer != "" {
+		fakeLog("ours with RDMABENCH_PEER=%s", peer)
+	}
 	fakeCPULog("ours with RDMABENCH_CPUS=%s RDMABENCH_WARMUP=%s", os.Getenv("RDMABENCH_CPUS"), os.Getenv("RDMABENCH_WARMUP"))
 	// Ours: 4% slower at p50 and 20% at p99 than the fake perftest, in ns.
 	typ := (10 + float64(size)/1000) * 1000
@@ -226,7 +231,7 @@ func fakeConfig(t *testing.T) *Config {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, name := range []string{"ib_write_lat", "ib_read_lat", "ib_send_lat", "ib_atomic_lat", "fake.test"} {
+	for _, name := range []string{"ib_write_lat", "ib_read_lat", "ib_send_lat", "ib_atomic_lat", "fake.test", "rdmapeer"} {
 		if err := os.Symlink(self, filepath.Join(dir, name)); err != nil {
 			t.Fatal(err)
 		}
@@ -356,4 +361,23 @@ func TestRunRetriesNoClock(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(c.OutDir, "round1-size2-perftest-try2-client.txt")); err != nil {
 		t.Errorf("second try's raw output: %v", err)
 	}
+}
+
+// fakePeer listens where -listen says, logs its pid and command line, and
+// serves nothing until it is killed, as rdmapeer -idle none would wait.
+func fakePeer(args []string) int {
+	listen := ""
+	for i, a := range args {
+		if a == "-listen" && i+1 < len(args) {
+			listen = args[i+1]
+		}
+	}
+	ln, err := net.Listen("tcp", listen)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	defer ln.Close()
+	fakeLog("peer pid %d %s", os.Getpid(), strings.Join(args, " "))
+	select {}
 }

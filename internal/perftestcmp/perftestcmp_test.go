@@ -4,11 +4,14 @@ import (
 	"bytes"
 	"errors"
 	"flag"
+	"fmt"
 	"io"
 	"math"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/rdmabench/rdmabench/internal/schedstat"
@@ -408,6 +411,47 @@ func TestPrintGolden(t *testing.T) {
 	}
 	if !bytes.Equal(buf.Bytes(), want) {
 		t.Errorf("Print output differs from %s (go test -update rewrites it):\n--- got\n%s\n--- want\n%s", golden, buf.Bytes(), want)
+	}
+}
+
+// -peer: our responder runs as rdmapeer, started once, pinned to the
+// responder's CPU, reached by every benchmark run as RDMABENCH_PEER, and
+// ended with the comparison.
+func TestRunWithPeerProcess(t *testing.T) {
+	c := fakeConfig(t)
+	c.PeerBin = filepath.Join(filepath.Dir(c.Bench), "rdmapeer")
+	var stdout, stderr bytes.Buffer
+	if code := Run(t.Context(), c, &stdout, &stderr); code != 0 {
+		t.Fatalf("status %d; stderr:\n%s", code, stderr.String())
+	}
+	log, err := os.ReadFile(os.Getenv("FAKE_LOG"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var pid int
+	var peerArgs string
+	for line := range strings.Lines(string(log)) {
+		if rest, ok := strings.CutPrefix(line, "peer pid "); ok {
+			pidStr, a, _ := strings.Cut(strings.TrimSpace(rest), " ")
+			pid, _ = strconv.Atoi(pidStr)
+			peerArgs = a
+		}
+	}
+	wantArgs := fmt.Sprintf("-listen 127.0.0.1:28515 -cpu %d -device rxe7 -gid-index 3 -allow 127.0.0.1 -idle none", c.CPUs[1])
+	if peerArgs != wantArgs {
+		t.Errorf("rdmapeer ran with %q, want %q", peerArgs, wantArgs)
+	}
+	if n := strings.Count(string(log), "ours with RDMABENCH_PEER=127.0.0.1:28515\n"); n != 4 {
+		t.Errorf("%d benchmark runs reached the peer, want 4 (2 rounds x 2 sizes):\n%s", n, log)
+	}
+	if !strings.Contains(stdout.String(), "ours ran as two processes") {
+		t.Errorf("the report does not say how ours ran:\n%s", stdout.String())
+	}
+	if pid == 0 {
+		t.Fatal("the fake peer logged no pid")
+	}
+	if err := syscall.Kill(pid, 0); err != syscall.ESRCH {
+		t.Errorf("rdmapeer (pid %d) outlived the comparison: kill 0: %v", pid, err)
 	}
 }
 

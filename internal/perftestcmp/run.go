@@ -43,9 +43,11 @@ type Config struct {
 	PinPerftest bool          // perftest on CPUs too (else unpinned)
 	Warmup      int           // samples dropped from the start of each side's run
 	TimeLimit   time.Duration // 0: run every round
+	PeerBin     string        // rdmapeer: our responder in a process of its own; empty: loopback in one process
 
 	notes         []string          // what was left out, for the report
 	perftestPaths map[string]string // program -> path, resolved from PATH
+	peer          *peerProc         // with PeerBin, while Run runs
 }
 
 // cpusEnv is RDMABENCH_CPUS for the benchmark: initiator, responder.
@@ -92,6 +94,16 @@ func Run(ctx context.Context, c *Config, stdout, stderr io.Writer) int {
 		}
 	}
 
+	if c.PeerBin != "" {
+		p, err := startPeer(ctx, c)
+		if err != nil {
+			logf("%v", err)
+			return 2
+		}
+		c.peer = p
+		defer func() { save("rdmapeer.txt", p.stop()) }()
+	}
+
 	var (
 		samples []Sample
 		h       = Header{Device: c.Device, GIDIndex: c.GIDIndex, Iters: c.Iters, Rounds: c.Rounds, Tools: c.Tools, Notes: c.notes,
@@ -101,6 +113,9 @@ func Run(ctx context.Context, c *Config, stdout, stderr io.Writer) int {
 		mtu    int // the path MTU our side reported, once it has
 		tooBig = map[string]bool{}
 	)
+	if c.peer != nil {
+		h.Notes = append(h.Notes, fmt.Sprintf("ours ran as two processes, as perftest does: the benchmark's initiator on CPU %d and rdmapeer's responder on CPU %d (-peer)", c.CPUs[0], c.CPUs[1]))
+	}
 	start := time.Now()
 rounds:
 	for round := 1; round <= c.Rounds; round++ {
