@@ -173,13 +173,13 @@ test-fleet: build $(OUT)
 # "-ci 2% -count 30", "-pkg ./rdmalat". make validate-ab runs the
 # validation (A/A, A/B, drift across boots; STEPS="duet-aa duet-ab" NOISE=1 for the duet) into
 # $(OUT)/validate-ab/figures.txt (about 35 minutes on a quiet 2-CPU host).
-# The defaults, 60 duet pairs of 2000 round trips, stopping when decided:
+# The defaults, 80 duet pairs of 2000 round trips, stopping when decided:
 # in the soft-RoCE VM each process carries a latency offset of its own
 # (sd ~3%), so the number of processes decides, not the round trips (about
 # 1.5 s a pair on a quiet 2-CPU host).
 OLD          ?= main
 NEW          ?= HEAD
-AB_COUNT     ?= 60
+AB_COUNT     ?= 80
 AB_BENCHTIME ?= 2000x
 AB_FLAGS     ?=
 .PHONY: compare-commits validate-ab

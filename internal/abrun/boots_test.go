@@ -49,8 +49,8 @@ func TestBootsFindChange(t *testing.T) {
 	for _, s := range []string{
 		"ran as boots: each side's VM",
 		"FAIL BenchmarkRDMAWrite/size=2-4 p50-ns: different: +5.0",
-		"(signed-rank test, 7 rounds",
-		"stopped after 7 boot pairs of at most 10 (-count)",
+		"(signed-rank test, 9 rounds",
+		"stopped after 9 boot pairs of at most 10 (-count)",
 	} {
 		if !strings.Contains(stdout, s) {
 			t.Errorf("stdout lacks %q:\n%s", s, stdout)
@@ -60,8 +60,8 @@ func TestBootsFindChange(t *testing.T) {
 	// and three repetitions in one process.
 	b, _ := os.ReadFile(log)
 	lines := strings.Split(strings.TrimSpace(string(b)), "\n")
-	if len(lines) != 14 {
-		t.Fatalf("%d boots, want 14:\n%s", len(lines), b)
+	if len(lines) != 18 {
+		t.Fatalf("%d boots, want 18:\n%s", len(lines), b)
 	}
 	for i, l := range lines {
 		wantNew := []bool{false, true, true, false}[i%4]
@@ -74,8 +74,8 @@ func TestBootsFindChange(t *testing.T) {
 		t.Errorf("the sides' environments: %q", sideLog)
 	}
 	oldTxt, _ := os.ReadFile(filepath.Join(out, "old.txt"))
-	if n := strings.Count(string(oldTxt), "BenchmarkRDMAWrite/size=2-4"); n != 21 {
-		t.Errorf("old.txt holds %d results, want 7 boots x 3", n)
+	if n := strings.Count(string(oldTxt), "BenchmarkRDMAWrite/size=2-4"); n != 27 {
+		t.Errorf("old.txt holds %d results, want 9 boots x 3", n)
 	}
 }
 

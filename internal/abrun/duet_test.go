@@ -120,8 +120,8 @@ func TestDuetFindsSmallChange(t *testing.T) {
 
 // The default paired test ranks the pairs: with every pair at +3% it
 // decides as soon as the smallest p-value n pairs can give is below the
-// looks' flat level (2/2^7 = 0.0156 < 0.027 for looks 3-10 at -count 10;
-// 2/2^6 = 0.031 is not below it).
+// looks' flat level at alpha 0.01 (2/2^9 = 0.0039 < 0.0078 for looks 3-10
+// at -count 10; 2/2^8 = 0.0078 is not below it).
 func TestDuetSignedRankFindsSmallChange(t *testing.T) {
 	old, new, dir := fakes(t)
 	t.Setenv("FAKE_NEW_FACTOR", "1.03")
@@ -132,8 +132,8 @@ func TestDuetSignedRankFindsSmallChange(t *testing.T) {
 		t.Fatalf("status %d, want %d\n%s\n%s", code, ExitRegressed, stdout, stderr)
 	}
 	for _, s := range []string{
-		"FAIL BenchmarkRDMAWrite/size=2 p50-ns: different: +3.00% [+3.00%, +3.00%] (signed-rank test, 7 rounds, p=0.0156)",
-		"stopped after 7 duet pairs of at most 10 (-count)",
+		"FAIL BenchmarkRDMAWrite/size=2 p50-ns: different: +3.00% [+3.00%, +3.00%] (signed-rank test, 9 rounds, p=0.00391)",
+		"stopped after 9 duet pairs of at most 10 (-count)",
 		"transparent huge pages off for both sides",
 	} {
 		if !strings.Contains(stdout, s) {
