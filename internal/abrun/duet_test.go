@@ -89,7 +89,7 @@ func TestDuetFindsSmallChange(t *testing.T) {
 	t.Setenv("FAKE_NEW_FACTOR", "1.03")
 	t.Setenv("FAKE_BURSTS", "30")
 	out := filepath.Join(dir, "out")
-	code, stdout, stderr := compare(t, local(out, true), "-count", "4", "-burst", "150", "-paired", "t", "-metrics", "p50-ns,min-ns", "-threshold", "1%", old, new)
+	code, stdout, stderr := compare(t, local(out, true), "-count", "4", "-burst", "150", "-seed", "7", "-paired", "t", "-metrics", "p50-ns,min-ns", "-threshold", "1%", old, new)
 	if code != ExitRegressed {
 		t.Fatalf("status %d, want %d\n%s\n%s", code, ExitRegressed, stdout, stderr)
 	}
@@ -111,6 +111,12 @@ func TestDuetFindsSmallChange(t *testing.T) {
 	want := []string{"new", "old", "old", "new", "new", "old", "old", "new"}
 	if len(sides) != 60 || !slices.Equal(sides[:8], want) {
 		t.Errorf("turns of pair 1: %v, want 60 starting %v", sides, want)
+	}
+	order, _ := os.ReadFile(filepath.Join(out, "order.txt"))
+	o1, o3 := startOrder(7, 1), startOrder(7, 3)
+	wantOrder := fmt.Sprintf("seed 7 (-seed: the pairs' start order)\npair 1 duet, %s started first\npair 2 duet, %s started first\npair 3 duet, %s started first\n", o1[0], o1[1], o3[0])
+	if string(order) != wantOrder {
+		t.Errorf("order.txt:\n%s\nwant:\n%s", order, wantOrder)
 	}
 	oldTxt, _ := os.ReadFile(filepath.Join(out, "old.txt"))
 	if n := strings.Count(string(oldTxt), "BenchmarkRDMAWrite/size=2-4"); n != 3 {
@@ -205,6 +211,44 @@ func TestDuetFallsBackForOldBinaries(t *testing.T) {
 	}
 	if order, _ := os.ReadFile(filepath.Join(out, "order.txt")); string(order) != "pair 1 old\npair 1 new\npair 2 new\npair 2 old\n" {
 		t.Errorf("order.txt:\n%s", order)
+	}
+}
+
+// The start order is balanced in blocks of two pairs, reproducible from
+// its seed, and not a fixed alternation.
+func TestStartOrder(t *testing.T) {
+	const pairs = 80
+	var seq [2][pairs]abtest.Side
+	for k, seed := range []uint64{1, 2} {
+		for p := 1; p <= pairs; p++ {
+			o := startOrder(seed, p)
+			if o[0] == o[1] {
+				t.Fatalf("seed %d pair %d: %v starts one side twice", seed, p, o)
+			}
+			if o != startOrder(seed, p) {
+				t.Fatalf("seed %d pair %d: not reproducible", seed, p)
+			}
+			seq[k][p-1] = o[0]
+			if p%2 == 0 && seq[k][p-2] == o[0] {
+				t.Errorf("seed %d pairs %d-%d: %v started first in both", seed, p-1, p, o[0])
+			}
+		}
+	}
+	if seq[0] == seq[1] {
+		t.Error("seeds 1 and 2 give the same start order")
+	}
+	// Under a fixed alternation pair p and p+2 always start alike; here
+	// about half of them do.
+	for k := range seq {
+		alike := 0
+		for p := 0; p+2 < pairs; p++ {
+			if seq[k][p] == seq[k][p+2] {
+				alike++
+			}
+		}
+		if alike < 20 || alike > 58 {
+			t.Errorf("seed %d: pairs p and p+2 started alike %d times of %d, want about half", k+1, alike, pairs-2)
+		}
 	}
 }
 

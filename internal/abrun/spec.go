@@ -51,6 +51,9 @@ type Spec struct {
 	// the turn, so nothing of it runs during the other's burst; Overlap
 	// starts the next pair's processes while the current pair runs.
 	Freeze, Overlap bool
+	// Seed draws which side of each duet pair starts first (0: from the
+	// clock; order.txt records the seed used).
+	Seed uint64
 	// BootRuns is the repetitions of each boot of a comparison of boots
 	// (boots.go; rdmaab's -boot-runs).
 	BootRuns int
@@ -113,6 +116,7 @@ func (s *Spec) Register(fs *flag.FlagSet) {
 	fs.BoolVar(&s.THP, "thp", false, "let both sides' memory be backed by transparent huge pages (false: PR_SET_THP_DISABLE for every benchmark process; in the soft-RoCE VM, whether a process's memory landed on huge pages gave it a latency offset of its own of up to ±5-8%, which no pairing of turns cancels)")
 	fs.BoolVar(&s.Freeze, "freeze", false, "stop (SIGSTOP) a duet side's process while it waits for the turn, so that none of its threads runs during the other side's burst")
 	fs.BoolVar(&s.Overlap, "overlap", true, "start the next duet pair's processes while the current pair runs")
+	fs.Uint64Var(&s.Seed, "seed", 0, "`seed` of the duet pairs' start order, random and balanced in blocks of two (0: from the clock; order.txt records it)")
 	fs.IntVar(&s.Burst, "burst", defaultBurst, "round trips per turn in a duet")
 	fs.StringVar(&s.Method, "paired", "rank", "paired test over the duet pairs: rank (Wilcoxon signed-rank test of the log ratios), sign (sign test) or t (paired t-test)")
 }
@@ -134,7 +138,7 @@ func (s *Spec) Flags() []string {
 			a = append(a, "-"+abtest.Side(side).String()+"-env", kv)
 		}
 	}
-	a = append(a, "-duet="+strconv.FormatBool(s.Duet), "-aslr="+strconv.FormatBool(s.ASLR), "-thp="+strconv.FormatBool(s.THP), "-freeze="+strconv.FormatBool(s.Freeze), "-overlap="+strconv.FormatBool(s.Overlap), "-burst", strconv.Itoa(s.Burst), "-paired", s.Method,
+	a = append(a, "-duet="+strconv.FormatBool(s.Duet), "-aslr="+strconv.FormatBool(s.ASLR), "-thp="+strconv.FormatBool(s.THP), "-freeze="+strconv.FormatBool(s.Freeze), "-overlap="+strconv.FormatBool(s.Overlap), "-burst", strconv.Itoa(s.Burst), "-seed", strconv.FormatUint(s.Seed, 10), "-paired", s.Method,
 		"-metrics", s.Gate.Metrics, "-threshold", strconv.FormatFloat(s.Gate.Threshold*100, 'g', -1, 64)+"%",
 		"-alpha", strconv.FormatFloat(s.Gate.Alpha, 'g', -1, 64))
 	return a
