@@ -303,6 +303,14 @@ func TestRunWithFakes(t *testing.T) {
 			t.Errorf("raw output: %v", err)
 		}
 	}
+	// Each run's samples in the directory of its name, none beside it
+	// (an empty one was once left for every run).
+	if fs, _ := filepath.Glob(filepath.Join(c.OutDir, "round2-size4096-ours-samples", "*.txt")); len(fs) != 1 {
+		t.Errorf("round2-size4096-ours-samples holds %v, want one samples file", fs)
+	}
+	if extra, _ := filepath.Glob(filepath.Join(c.OutDir, "*-ours-samples-*")); len(extra) != 0 {
+		t.Errorf("fresh directories beside the named ones: %v", extra)
+	}
 }
 
 // TestTimeLimit: with a limit the rounds so far say cannot be kept, the

@@ -250,8 +250,9 @@ rounds:
 // under -out, kept; without -out, a temporary one that cleanup removes.
 func (c *Config) samplesDir(name string) (dir string, cleanup func(), err error) {
 	if c.OutDir != "" {
-		dir = filepath.Join(c.OutDir, name)
-		return dir, func() {}, os.MkdirAll(dir, 0o755)
+		// Not created here: runBench's freshDir makes it, or a fresh
+		// sibling when an earlier run left one of that name.
+		return filepath.Join(c.OutDir, name), func() {}, nil
 	}
 	dir, err = os.MkdirTemp("", "rdmacompare-samples-")
 	return dir, func() { os.RemoveAll(dir) }, err
