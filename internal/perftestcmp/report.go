@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/rdmabench/rdmabench/internal/sticky"
+	"github.com/rdmabench/rdmabench/latency"
 )
 
 // A Header describes the comparison for the top of the report.
@@ -64,6 +65,7 @@ func Print(w io.Writer, h Header, sums []SizeSummary) error {
 	}
 	p.Printf("CPUs: our initiator on %d and responder on %d, %s; warm-up: first %d samples of each run dropped on both sides\n", h.CPUs[0], h.CPUs[1], pin, h.Warmup)
 	p.Printf("microseconds; both sides' figures from their raw samples by one definition (latency.Recorder); median over the rounds [min..max];\n")
+	p.Printf("stalls = samples above %d times their run's median, a count per run (perftest prints none)\n", latency.StallFactor)
 	p.Printf("ratio = ours/perftest per round, its median [min..max]; printed = perftest's own table (drops its 2 largest samples), for reference\n")
 	if len(h.PerftestSetup) > 0 {
 		p.Printf("perftest setup: %s\n", strings.Join(h.PerftestSetup, ", "))
@@ -80,9 +82,9 @@ func Print(w io.Writer, h Header, sums []SizeSummary) error {
 			"", "perftest", "range", "ours", "range", "ratio", "range", "printed", "")
 		for _, r := range s.Rows {
 			p.Printf("  %-6s %9s  %-21s %9s  %-21s %8s  %-17s  %-9s %9s\n",
-				r.Metric.name, median(r.Perftest), spreadRange(r.Perftest),
-				median(r.Ours), spreadRange(r.Ours),
-				medianRatio(r.Paired), ratioRange(r.Paired), r.Metric.label, median(r.Printed))
+				r.Metric.name, median(r.Metric, r.Perftest), spreadRange(r.Metric, r.Perftest),
+				median(r.Metric, r.Ours), spreadRange(r.Metric, r.Ours),
+				medianRatio(r.Paired), ratioRange(r.Paired), r.Metric.label, median(r.Metric, r.Printed))
 		}
 		p.Printf("  per round: p50 and p99 of each side, their ratios, scheduler migrations/preemptions/preemptions of pinned threads (perftest's client | our process)\n")
 		p.Printf("  %5s %-8s %9s %9s | %9s %9s | %7s %7s | %s\n", "round", "first", "pt p50", "pt p99", "ours p50", "ours p99", "p50", "p99", "sched")
@@ -121,18 +123,18 @@ func completeRounds(samples []Sample) int {
 	return n
 }
 
-func median(s Spread) string {
+func median(m metric, s Spread) string {
 	if s.N == 0 {
 		return "-"
 	}
-	return fmt.Sprintf("%.2f", s.Median)
+	return m.format(s.Median)
 }
 
-func spreadRange(s Spread) string {
+func spreadRange(m metric, s Spread) string {
 	if s.N == 0 {
 		return "-"
 	}
-	return fmt.Sprintf("[%.2f..%.2f]", s.Min, s.Max)
+	return "[" + m.format(s.Min) + ".." + m.format(s.Max) + "]"
 }
 
 func medianRatio(s Spread) string {

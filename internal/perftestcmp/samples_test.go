@@ -36,7 +36,7 @@ func TestFiguresOf(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := Figures{"min": 1.0, "max": 1.0495, "mean": 1.02475, "p50": 1.0245, "p90": 1.0445, "p99": 1.0495}
+	want := Figures{"min": 1.0, "max": 1.0495, "mean": 1.02475, "p50": 1.0245, "p90": 1.0445, "p99": 1.0495, "stalls": 0}
 	for k, w := range want {
 		if math.Abs(f[k]-w) > 1e-9 {
 			t.Errorf("%s = %v, want %v", k, f[k], w)
@@ -45,9 +45,10 @@ func TestFiguresOf(t *testing.T) {
 	if _, ok := f["p99.9"]; ok {
 		t.Error("p99.9 from 100 samples")
 	}
-	// Without the warm-up dropped, the 1 ms samples are the max.
-	if f, _ = figuresOf(rtts, 0, true); f["max"] != 500 {
-		t.Errorf("warm-up 0: max %v, want 500 us", f["max"])
+	// Without the warm-up dropped, the 1 ms samples are the max, and
+	// stalls: above 10 times the median.
+	if f, _ = figuresOf(rtts, 0, true); f["max"] != 500 || f["stalls"] != 5 {
+		t.Errorf("warm-up 0: max %v, want 500 us; stalls %v, want 5", f["max"], f["stalls"])
 	}
 	if _, err := figuresOf(rtts, 105, true); err == nil {
 		t.Error("-warmup dropping every sample: no error")
