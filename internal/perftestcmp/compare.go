@@ -45,13 +45,14 @@ var metrics = []metric{
 	// stalls: samples slower than latency.StallFactor times the run's
 	// median (latency.Summary.Stalls), counted alike on both sides. On
 	// the soft-RoCE VM the p99 of a 4 KiB ping-pong is set by how many
-	// such stalls (over 1 ms) a run of 5000 has, near the 1% a p99 looks
-	// past (docs/compare.md), so the count says what a p99 ratio means.
+	// such stalls a run of 5000 has, near the 1% a p99 looks past
+	// (docs/compare.md), so the count says what a p99 ratio means.
 	// perftest prints no such column.
 	{"stalls", "", "-", true},
 }
 
-// Figures holds one run's statistics by metric name, in microseconds. A
+// Figures holds one run's statistics by metric name, in microseconds
+// (stalls: a count). A
 // statistic the run did not report (p99.9 with under 1000 samples) is
 // absent.
 type Figures map[string]float64
