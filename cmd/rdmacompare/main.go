@@ -40,8 +40,10 @@
 // target, missed when it lies wholly outside, undecided otherwise (more
 // -rounds). Every run is killed after -timeout; a perftest run whose CPU
 // frequency estimate failed (inf/nan figures) is repeated, up to -retries
-// times. Each round also shows what the scheduler did to perftest's client
-// and to our process (migrations/preemptions, from /proc/PID/task/*/sched).
+// times. With -sched each round also shows what the scheduler did to
+// perftest's client and to our process (migrations/preemptions, from
+// /proc/PID/task/*/sched); off by default, since reading it perturbs the
+// runs.
 //
 // Every raw output (both perftest sides, the benchmark, its samples) and
 // the table go under -out, by default $RXEVM_OUT (which rxevm -out brings
@@ -93,6 +95,7 @@ func parseFlags(args []string, stderr io.Writer) (*perftestcmp.Config, error) {
 	fs.IntVar(&c.Port, "port", 18515, "first TCP `port` for ib_write_lat; each pair takes the next free one")
 	fs.StringVar(&c.OutDir, "out", os.Getenv("RXEVM_OUT"), "`dir`ectory for the raw outputs and the table (default $RXEVM_OUT; none when empty)")
 	fs.StringVar(&c.PeerBin, "peer", "", "run our responder as a process of its own, this `rdmapeer` binary pinned to the responder's CPU (as perftest's server is), instead of a thread of the benchmark's process")
+	fs.BoolVar(&c.Sched, "sched", false, "read both sides' scheduler statistics (migrations/preemptions) from /proc every 100 ms and show them per round; the reads perturb the runs they watch, so leave it off for figures")
 	fs.BoolVar(&c.Strict, "strict", false, "exit with status 1 when a target is missed")
 	fs.IntVar(&c.Retries, "retries", 2, "run ib_write_lat again up to `N` times when it could not estimate the CPU frequency (inf/nan figures)")
 	fs.Usage = func() {

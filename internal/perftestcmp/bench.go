@@ -153,7 +153,7 @@ func runBench(ctx context.Context, c *Config, t *Tool, size int, samplesDir stri
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	cmd.WaitDelay = 5 * time.Second
 	if err = cmd.Start(); err == nil {
-		stop := schedstat.Watch(cmd.Process.Pid, schedInterval)
+		stop := c.watchSched(cmd.Process.Pid)
 		err = cmd.Wait()
 		run.sched = stop()
 	}
@@ -181,6 +181,19 @@ func runBench(ctx context.Context, c *Config, t *Tool, size int, samplesDir stri
 
 // schedInterval is how often a run's scheduler statistics are read.
 const schedInterval = 100 * time.Millisecond
+
+// watchSched reads pid's scheduler statistics until stop when c.Sched
+// asks for them. Off by default because the reader is not free: in the
+// VM its reads of every thread's /proc files took host CPU from the
+// polling vCPUs and raised our 4 KiB p99 4-8x (docs/compare.md), and
+// it reads ten threads of ours for one of perftest's client, so it
+// weighs on the two sides unequally.
+func (c *Config) watchSched(pid int) (stop func() schedstat.Stats) {
+	if !c.Sched {
+		return func() schedstat.Stats { return schedstat.Stats{} }
+	}
+	return schedstat.Watch(pid, schedInterval)
+}
 
 // tailLines is how much of a failed program's output an error quotes.
 const tailLines = 8

@@ -86,7 +86,7 @@ func Print(w io.Writer, h Header, sums []SizeSummary) error {
 				median(r.Metric, r.Ours), spreadRange(r.Metric, r.Ours),
 				medianRatio(r.Paired), ratioRange(r.Paired), r.Metric.label, median(r.Metric, r.Printed))
 		}
-		p.Printf("  per round: p50 and p99 of each side, their ratios, scheduler migrations/preemptions/preemptions of pinned threads (perftest's client | our process)\n")
+		p.Printf("  per round: p50 and p99 of each side, their ratios, scheduler migrations/preemptions/preemptions of pinned threads (perftest's client | our process; -sched, else -)\n")
 		p.Printf("  %5s %-8s %9s %9s | %9s %9s | %7s %7s | %s\n", "round", "first", "pt p50", "pt p99", "ours p50", "ours p99", "p50", "p99", "sched")
 		for _, smp := range s.Samples {
 			first := "ours"

@@ -44,6 +44,7 @@ type Config struct {
 	Warmup      int           // samples dropped from the start of each side's run
 	TimeLimit   time.Duration // 0: run every round
 	PeerBin     string        // rdmapeer: our responder in a process of its own; empty: loopback in one process
+	Sched       bool          // read both sides' scheduler statistics during the runs (it perturbs them)
 
 	notes         []string          // what was left out, for the report
 	perftestPaths map[string]string // program -> path, resolved from PATH

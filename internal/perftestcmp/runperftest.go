@@ -94,7 +94,7 @@ func runPerftest(ctx context.Context, c *Config, t *Tool, size, port int) (perft
 	cli.WaitDelay = 5 * time.Second
 	cliRunErr := startPinned(cli, c.perftestCPU(0))
 	if cliRunErr == nil {
-		stop := schedstat.Watch(cli.Process.Pid, schedInterval)
+		stop := c.watchSched(cli.Process.Pid)
 		cliRunErr = cli.Wait()
 		run.sched = stop()
 	}
