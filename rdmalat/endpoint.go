@@ -121,6 +121,7 @@ type Endpoint struct {
 	ah              *verbs.AH // UD: the peer's address, once connected
 	lay             layout
 	rxDepth, posted int // receives kept posted, and posted now
+	repostBelow     int // loops.Config.RepostBelow
 	psn             uint32
 	remote          *PeerInfo
 	cm              *rdmacm.Conn // with CM, once connected (cm.go)
@@ -291,7 +292,7 @@ func NewEndpoint(cfg EndpointConfig) (_ *Endpoint, err error) {
 func (e *Endpoint) createCQs() (err error) {
 	recv := e.cfg.Op.Receives()
 	if recv {
-		e.rxDepth = min(loops.DefaultRxDepth, max(e.devAttr.MaxQPWR, 1))
+		e.rxDepth, e.repostBelow = loops.RecvPlan(e.cfg.Transport, e.devAttr.MaxQPWR, e.devAttr.MaxCQE)
 	}
 	if e.cfg.Events {
 		if e.sendCh, err = e.ctx.CreateCompChannel(); err != nil {

@@ -49,7 +49,7 @@ func (e *Endpoint) loopConfig(remote PeerInfo, size int, timeout time.Duration) 
 	}
 	if e.cfg.Op.Receives() {
 		c.RecvCQ, c.RecvChannel = e.recvCQ, e.recvCh
-		c.RxDepth, c.Posted = e.rxDepth, e.posted
+		c.RxDepth, c.Posted, c.RepostBelow = e.rxDepth, e.posted, e.repostBelow
 	}
 	if e.cfg.Transport == spec.UD {
 		c.AH, c.RemoteQPN = e.ah, remote.QPN

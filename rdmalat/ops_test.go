@@ -14,6 +14,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/rdmabench/rdmabench/env"
+	"github.com/rdmabench/rdmabench/internal/loops"
 	"github.com/rdmabench/rdmabench/internal/spec"
 	"github.com/rdmabench/rdmabench/latency"
 	"github.com/rdmabench/rdmabench/rdmalat"
@@ -376,5 +377,31 @@ func BenchmarkOperations(b *testing.B) {
 		if err := p.Close(); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+// On UD and UC the receives are pre-posted as perftest does and none is
+// reposted while plenty remain; on RC each is reposted as it completes.
+// A run longer than the pre-posted receives goes back to reposting
+// each, and the next run on the same pair finds them topped up again.
+func TestReceivesPrepostedAsPerftest(t *testing.T) {
+	for _, v := range []variant{{spec.Send, spec.UD, false}, {spec.Send, spec.UC, false}, {spec.Send, spec.RC, false}} {
+		t.Run(v.String(), func(t *testing.T) {
+			p := newPair(t, v, "", 64)
+			runSamples(t, p, 2, 0, 100)
+			posted := rdmalat.ReceivesPosted(p.Local)
+			if v.tr == spec.RC {
+				assert.Equal(t, loops.DefaultRxDepth, posted, "RC reposts each receive")
+				return
+			}
+			assert.Less(t, posted, loops.PrepostMax-100, "a receive was reposted")
+			assert.Greater(t, posted, loops.PrepostMax-200, "receives missing after 100 round trips")
+			const n = loops.PrepostMax + 600
+			for run := 0; run < 2; run++ {
+				rec, _ := runSamples(t, p, 2, 0, n)
+				assert.Equal(t, int64(n+1), rec.Summary().Count, "run %d", run)
+				assert.GreaterOrEqual(t, rdmalat.ReceivesPosted(p.Local), loops.DefaultRxDepth-1, "run %d", run)
+			}
+		})
 	}
 }

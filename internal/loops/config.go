@@ -44,6 +44,29 @@ const UDQKey = 0x11111111
 // iteration count when that is smaller).
 const DefaultRxDepth = 512
 
+// PrepostMax is how many receives perftest pre-posts at most on UD and
+// UC, where it posts one for every iteration and reposts none.
+const PrepostMax = 16000
+
+// RecvPlan returns how many receives a side over transport t keeps
+// posted and the RepostBelow that goes with it, on a device that allows
+// maxWR work requests per queue and maxCQE entries per CQ. On RC, as
+// perftest: DefaultRxDepth, each reposted as it completes. On UD and UC,
+// as perftest: up to PrepostMax pre-posted, none reposted while
+// DefaultRxDepth or more remain, so that a run of up to about 15000 round
+// trips posts no receive while it measures.
+func RecvPlan(t spec.Transport, maxWR, maxCQE int) (depth, repostBelow int) {
+	depth = max(min(DefaultRxDepth, maxWR, maxCQE), 1)
+	if t != spec.UD && t != spec.UC {
+		return depth, 0
+	}
+	full := min(PrepostMax, maxWR, maxCQE)
+	if full < 2*DefaultRxDepth {
+		return depth, 0 // too few to gain anything: repost each, as RC
+	}
+	return full, DefaultRxDepth
+}
+
 // Config describes one side's loop over a connected queue pair. Offsets
 // are into MR, which both halves of the side's buffer live in.
 type Config struct {
@@ -83,7 +106,12 @@ type Config struct {
 	// RxDepth receives are kept posted; Posted were posted already (they
 	// stay on the queue pair from one loop to the next).
 	RxDepth, Posted int
-	Timeout         time.Duration
+	// RepostBelow 0 reposts each receive as it completes (perftest's
+	// RC); above 0 the loop reposts nothing while RepostBelow or more
+	// are posted (perftest's UD and UC pre-post every iteration's receive
+	// and repost none), and one per receive below that.
+	RepostBelow int
+	Timeout     time.Duration
 }
 
 func (c *Config) check() error {
@@ -113,6 +141,9 @@ func (c *Config) check() error {
 	}
 	if c.Op.Receives() && (c.RxDepth < 1 || c.Posted < 0 || c.Posted > c.RxDepth) {
 		return fmt.Errorf("loops: rx depth %d with %d posted", c.RxDepth, c.Posted)
+	}
+	if c.RepostBelow < 0 || c.RepostBelow > c.RxDepth {
+		return fmt.Errorf("loops: repost below %d with rx depth %d: want 0 (repost each receive) up to the depth", c.RepostBelow, c.RxDepth)
 	}
 	if c.Timeout <= 0 {
 		return fmt.Errorf("loops: timeout %v: want a positive duration", c.Timeout)

@@ -25,3 +25,24 @@ func TestConfigRefuses(t *testing.T) {
 		assert.ErrorContains(t, err, tc.want, "%+v", tc.cfg)
 	}
 }
+
+// RC reposts each receive as perftest does; UD and UC pre-post as many as
+// perftest does and repost none until few are left.
+func TestRecvPlan(t *testing.T) {
+	for _, tc := range []struct {
+		tr                 spec.Transport
+		maxWR, maxCQE      int
+		depth, repostBelow int
+	}{
+		{spec.RC, 16384, 32767, 512, 0},       // rxe
+		{spec.UD, 16384, 32767, 16000, 512},   // rxe
+		{spec.UC, 32768, 4194303, 16000, 512}, // mlx5
+		{spec.UD, 4096, 65535, 4096, 512},     // a small queue: what it allows
+		{spec.UD, 16384, 1000, 512, 0},        // too small a CQ to pre-post: as RC
+		{spec.RC, 100, 32767, 100, 0},
+		{spec.RC, 0, 0, 1, 0},
+	} {
+		d, r := RecvPlan(tc.tr, tc.maxWR, tc.maxCQE)
+		assert.Equal(t, [2]int{tc.depth, tc.repostBelow}, [2]int{d, r}, "%v maxWR %d maxCQE %d", tc.tr, tc.maxWR, tc.maxCQE)
+	}
+}

@@ -80,6 +80,7 @@ func New(cfg Config) (*Loop, error) {
 	p.raddr, p.rkey = C.uint64_t(cfg.RemoteAddr), C.uint32_t(cfg.RKey)
 	if cfg.Op.Receives() {
 		p.rx_depth, p.posted = C.int32_t(cfg.RxDepth), C.int32_t(cfg.Posted)
+		p.repost_below = C.int32_t(cfg.RepostBelow)
 	}
 	p.idle_ns = C.int64_t(cfg.Timeout.Nanoseconds())
 	lp := &Loop{l: (*C.rb_loop)(C.calloc(1, C.size_t(unsafe.Sizeof(C.rb_loop{})))), cfg: cfg, parkFD: -1}

@@ -71,6 +71,7 @@ typedef struct rb_loop {
 	int32_t be;                            // atomics: the device returns old values big-endian
 	int32_t posted;                        // receives outstanding on the QP
 	int32_t rx_depth;                      // receives kept posted
+	int32_t repost_below;                  // 0: repost after each receive; else repost only while fewer are posted
 	int32_t stop;                          // raised by Go (atomically): RB_STOP_PARK, RB_STOP_FINISH or RB_STOP_NOW
 	int32_t parked;                        // 1 while a responder sleeps in rb_park
 	int32_t park_fd;                       // eventfd a parked responder reads; -1: none
@@ -214,7 +215,11 @@ static inline int rb_repost(rb_loop *l) {
 // rb_take_recv waits for the peer's next message, checks that it carries
 // the counter want (as immediate data, or in its last payload byte) and,
 // on UD, that it came from the peer's QP; then reposts the receive, as
-// perftest does right after each receive completion.
+// perftest does right after each receive completion on RC. On UD and UC
+// perftest pre-posts a receive for every iteration (up to 16000) and
+// reposts none: with repost_below set the loop does the same until fewer
+// than repost_below are left, then reposts one per receive again (a
+// loop longer than the pre-posted receives; the next loop tops them up).
 static inline int rb_take_recv(rb_loop *l, uint32_t want) {
 	struct ibv_wc wc;
 	int rc = rb_wait_wc(l, l->rcq, l->rch, &wc, RB_TIMEOUT_PEER, RB_STOP_PARK);
@@ -241,6 +246,8 @@ static inline int rb_take_recv(rb_loop *l, uint32_t want) {
 		l->want = l->src_qpn;
 		return RB_SOURCE;
 	}
+	if (l->posted >= l->repost_below && l->repost_below)
+		return RB_OK;
 	return rb_repost(l);
 }
 
@@ -282,7 +289,7 @@ typedef struct {
 	uint32_t rkey;
 	struct ibv_ah *ah;      // UD
 	uint32_t rqpn, qkey;    // UD
-	int32_t rx_depth, posted;
+	int32_t rx_depth, posted, repost_below;
 	int64_t idle_ns;
 } rb_params;
 

@@ -17,6 +17,7 @@ void rb_setup(rb_loop *l, const rb_params *p) {
 	}
 	l->rx_depth = p->rx_depth;
 	l->posted = p->posted;
+	l->repost_below = p->repost_below;
 	l->idle_ns = p->idle_ns;
 	l->sge.addr = (uintptr_t)(p->base + p->send_off);
 	l->sge.length = p->size;
