@@ -158,12 +158,16 @@ exec "$@"
 // node4's agent is killed (its pair fails within the pair's deadline, the
 // other pair of the round still reports).
 //
-// The outlier is judged on min-sec with a 5x ratio, not p50 at 2.1x: on
+// The outlier is judged on min-sec with a 3x ratio, not p50 at 2.1x: on
 // this bed (2 emulated cores shared with other VMs) pairs without a delay
 // measured a median p50 of 0.56-3.0 ms in one job, so three of them
-// passed 2.1x the fastest, while their min stayed at 0.29-0.68 ms and the
-// pairs of a node delayed by 5 ms had a min of 2.85-3.84 ms. (A 10 ms
-// delay made node3's pairs pass the 2-minute deadline.)
+// passed 2.1x the fastest, while their min stayed at 0.29-0.98 ms and the
+// pairs of a node delayed by 5 ms had a min of 2.85-3.84 ms. The delay
+// adds a fixed 2.5 ms to a one-way min, so its ratio to the fastest pair
+// falls as the bed slows: 4.8x in a run of 2026-12-02 (fastest 743 µs,
+// node3's pairs 3534-3674 µs), which a 5x limit missed. 3x keeps a margin
+// on both sides: undelayed pairs spread up to 2.3x of the fastest. (A
+// 10 ms delay made node3's pairs pass the 2-minute deadline.)
 func TestFleetOnSlurm(t *testing.T) {
 	mustHaveBed(t)
 	bin := buildBinaries(t)
@@ -177,7 +181,7 @@ func TestFleetOnSlurm(t *testing.T) {
 		"-env", "RDMABENCH_SIZES=2,4096", "-env", "RDMABENCH_WARMUP=100",
 		"testdata/fleet.sh", bin, sbatch,
 		"-count", "3", "-benchtime", "200x", "-timeout", pairTimeout.String(),
-		"-metric", "min-sec", "-min-ratio", "5")
+		"-metric", "min-sec", "-min-ratio", "3")
 	t.Logf("whole test bed run: %s", took.Round(time.Second))
 
 	host, _ := os.ReadFile(filepath.Join(out, "hostnames.txt"))
