@@ -4,6 +4,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"strconv"
 	"strings"
 	"sync"
 
@@ -39,6 +40,9 @@ func Measure(b B, p *Pair, size, warmup int, raw io.Writer) *latency.Recorder {
 	}
 	defer run.Close()
 	run.SetLabel(b.Name())
+	if n := FixedIterations(); n > 0 {
+		run.Expect(n)
+	}
 	b.ReportAllocs()
 	for b.Loop() {
 		rtt, err := run.Next()
@@ -59,6 +63,26 @@ func Measure(b B, p *Pair, size, warmup int, raw io.Writer) *latency.Recorder {
 	latency.Report(b, s)
 	logWarnings(b, s.Warnings)
 	return rec
+}
+
+// FixedIterations returns N when the test binary runs its benchmarks
+// with -test.benchtime=Nx, and 0 otherwise (a duration, or not under go
+// test). With a fixed count, testing's b.Loop runs exactly N iterations
+// in one call of the benchmark function, so Measure can tell its Run.
+func FixedIterations() int {
+	f := flag.Lookup("test.benchtime")
+	if f == nil {
+		return 0
+	}
+	s, ok := strings.CutSuffix(f.Value.String(), "x")
+	if !ok {
+		return 0
+	}
+	n, err := strconv.Atoi(s)
+	if err != nil || n <= 0 {
+		return 0
+	}
+	return n
 }
 
 // B is the part of *testing.B that Measure uses. It is an interface so

@@ -405,3 +405,26 @@ func TestReceivesPrepostedAsPerftest(t *testing.T) {
 		})
 	}
 }
+
+// A run told its length runs it in one C call: one lead round trip, not
+// one per chunk (16, 32, ... 4096) as without it.
+func TestExpectedRunIsOneCall(t *testing.T) {
+	p := newPair(t, variant{spec.Write, spec.RC, false}, "", 64)
+	for _, expect := range []bool{false, true} {
+		run, err := p.Start(2, 10)
+		require.NoError(t, err)
+		if expect {
+			run.Expect(3000)
+		}
+		for range 3000 {
+			_, err := run.Next()
+			require.NoError(t, err)
+		}
+		want := uint64(10 + 3000 + 1)
+		if !expect {
+			want = 10 + 16 + 32 + 64 + 128 + 256 + 512 + 1024 + 2048 + 8 // 8 chunks with their leads
+		}
+		assert.Equal(t, want, run.RoundTrips(), "Expect %v", expect)
+		require.NoError(t, run.Close())
+	}
+}
