@@ -40,7 +40,7 @@ func Measure(b B, p *Pair, size, warmup int, raw io.Writer) *latency.Recorder {
 	}
 	defer run.Close()
 	run.SetLabel(b.Name())
-	if n := FixedIterations(); n > 0 {
+	if n := fixedIterations(); n > 0 {
 		run.Expect(n)
 	}
 	b.ReportAllocs()
@@ -65,11 +65,11 @@ func Measure(b B, p *Pair, size, warmup int, raw io.Writer) *latency.Recorder {
 	return rec
 }
 
-// FixedIterations returns N when the test binary runs its benchmarks
+// fixedIterations returns N when the test binary runs its benchmarks
 // with -test.benchtime=Nx, and 0 otherwise (a duration, or not under go
 // test). With a fixed count, testing's b.Loop runs exactly N iterations
 // in one call of the benchmark function, so Measure can tell its Run.
-func FixedIterations() int {
+func fixedIterations() int {
 	f := flag.Lookup("test.benchtime")
 	if f == nil {
 		return 0

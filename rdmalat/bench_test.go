@@ -78,7 +78,7 @@ func TestQuietScheduler(t *testing.T) {
 	}
 }
 
-// FixedIterations reads N from -test.benchtime=Nx and nothing else.
+// fixedIterations reads N from -test.benchtime=Nx and nothing else.
 func TestFixedIterations(t *testing.T) {
 	f := flag.Lookup("test.benchtime")
 	require.NotNil(t, f, "testing registers -test.benchtime")
@@ -86,6 +86,6 @@ func TestFixedIterations(t *testing.T) {
 	t.Cleanup(func() { f.Value.Set(saved) })
 	for v, want := range map[string]int{"5000x": 5000, "1x": 1, "1s": 0, "100ms": 0} {
 		require.NoError(t, f.Value.Set(v))
-		assert.Equal(t, want, FixedIterations(), "-benchtime %s", v)
+		assert.Equal(t, want, fixedIterations(), "-benchtime %s", v)
 	}
 }

@@ -220,8 +220,8 @@ func (r *Run) Next() (int64, error) {
 // like perftest's one loop, has no seams: each return from C to Go wakes
 // the runtime's sysmon, which then polls for a while on a CPU that does
 // not measure, and in the soft-RoCE VM that took host time from the
-// polling vCPUs: a 5000-sample 2 B write run had about 17 more stalls
-// and a p99 1.3x perftest's, against 1.01x in one call (docs/compare.md).
+// polling vCPUs: a 5000-sample 2 B write run had about 19 more stalls
+// and a p99 1.33x perftest's, against 1.01x in one call (docs/compare.md).
 // Call it before the first Next; it allocates the samples' buffer, 8
 // bytes a sample. Under a conductor, whose bursts set the chunks, it does
 // nothing.
