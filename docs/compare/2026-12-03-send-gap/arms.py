@@ -3,22 +3,12 @@
 us as each side reports) of every arm; each arm's paired log ratio to REF.
 perftest arms (names ending in pt or ptmt) are read from -U output, ours
 from RDMABENCH_SAMPLES_DIR files."""
-import glob, math, os, re, sys, statistics as st
+import math, os, re, sys, statistics as st
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import runs
+from runs import pct
 d, tool, ref, arms = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4:]
-def pct(xs, q):
-    s = sorted(xs); k = max(1, math.ceil(q * len(s))); return s[k - 1]
-def load(arm, i):
-    name = f"{d}/{tool}{arm}{i}"
-    if os.path.isdir(name):
-        f = glob.glob(name + "/*.txt")
-        return [float(x) / 1000 for x in open(f[0])] if len(f) == 1 else None
-    v, on = [], False
-    for line in open(name + ".txt"):
-        if line.startswith("#, usec"): on = True; continue
-        m = re.match(r"^(\d+), ([\d.]+)$", line.strip())
-        if on and m: v.append(float(m.group(2)))
-        elif on and v: break
-    return v or None
+def load(arm, i): return runs.load(d, tool, arm, i)
 rounds = sorted(int(m.group(1)) for f in os.listdir(d) if (m := re.match(rf"{tool}{ref}(\d+)\.txt$", f)))
 rows = []
 for i in rounds:

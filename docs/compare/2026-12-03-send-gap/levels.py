@@ -3,23 +3,12 @@
 levels; per run, the share of samples below CUT us (the fast level) and
 their median. Paired ratios of that median in rounds where both sides
 spent at least MINFRAC (default 0.2) of their samples at the fast level."""
-import math, os, statistics as st, sys
-import glob, re
+import math, os, re, statistics as st, sys
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import runs
+from runs import pct
 d, tool, cut, ref, arms = sys.argv[1], sys.argv[2], float(sys.argv[3]), sys.argv[4], sys.argv[5:]
-def pct(xs, q):
-    s = sorted(xs); k = max(1, math.ceil(q * len(s))); return s[k - 1]
-def load(arm, i):
-    name = f"{d}/{tool}{arm}{i}"
-    if os.path.isdir(name):
-        f = glob.glob(name + "/*.txt")
-        return [float(x) / 1000 for x in open(f[0])] if len(f) == 1 else None
-    v, on = [], False
-    for line in open(name + ".txt"):
-        if line.startswith("#, usec"): on = True; continue
-        m = re.match(r"^(\d+), ([\d.]+)$", line.strip())
-        if on and m: v.append(float(m.group(2)))
-        elif on and v: break
-    return v or None
+def load(arm, i): return runs.load(d, tool, arm, i)
 minfrac = float(os.environ.get("MINFRAC", "0.2"))
 rounds = sorted(int(m.group(1)) for f in os.listdir(d) if (m := re.match(rf"{tool}{ref}(\d+)\.txt$", f)))
 def fast(v):
