@@ -5,7 +5,6 @@ package rdmalat_test
 import (
 	"encoding/binary"
 	"errors"
-	"flag"
 	"fmt"
 	"runtime"
 	"testing"
@@ -436,11 +435,7 @@ func TestExpectedRunIsOneCall(t *testing.T) {
 // not in chunks of up to 4096, and runs few round trips past its stop.
 func TestTimedRunIsFewCalls(t *testing.T) {
 	p := newPair(t, variant{spec.Write, spec.RC, false}, "", 64)
-	f := flag.Lookup("test.benchtime")
-	require.NotNil(t, f, "testing registers -test.benchtime")
-	saved := f.Value.String()
-	t.Cleanup(func() { f.Value.Set(saved) })
-	require.NoError(t, f.Value.Set("300ms")) // testing.Benchmark's too
+	rdmalat.SetBenchtime(t, "300ms") // testing.Benchmark's too
 	var calls, asked int
 	var rts uint64
 	var errs []error
@@ -450,7 +445,7 @@ func TestTimedRunIsFewCalls(t *testing.T) {
 			errs = append(errs, err)
 			return
 		}
-		run.ExpectFor(300 * time.Millisecond)
+		run.ExpectFor(300*time.Millisecond, b.Elapsed)
 		asked = 0
 		for b.Loop() {
 			if v, err := run.Next(); err != nil || v <= 0 {
