@@ -41,10 +41,10 @@ func Measure(b B, p *Pair, size, warmup int, raw io.Writer) *latency.Recorder {
 	}
 	defer run.Close()
 	run.SetLabel(b.Name())
-	if n, d := benchtime(); n > 0 {
+	if n := fixedIterations(); n > 0 {
 		run.Expect(n)
-	} else if d > 0 {
-		run.ExpectFor(d, b.Elapsed)
+	} else if d := benchDuration(); d > 0 {
+		run.ExpectFor(d)
 	}
 	b.ReportAllocs()
 	for b.Loop() {
@@ -68,27 +68,39 @@ func Measure(b B, p *Pair, size, warmup int, raw io.Writer) *latency.Recorder {
 	return rec
 }
 
-// benchtime reads -test.benchtime: n for a fixed count (Nx), d for a
-// duration (testing's default is 1s), both 0 when the flag is absent (not
-// under go test) or unreadable. With a fixed count, testing's b.Loop runs
-// exactly n iterations in one call of the benchmark function; with a
-// duration it stops at the first of its checks after d.
-func benchtime() (n int, d time.Duration) {
+// fixedIterations returns N when the test binary runs its benchmarks
+// with -test.benchtime=Nx, and 0 otherwise (a duration, or not under go
+// test). With a fixed count, testing's b.Loop runs exactly N iterations
+// in one call of the benchmark function, so Measure can tell its Run.
+func fixedIterations() int {
 	f := flag.Lookup("test.benchtime")
 	if f == nil {
-		return 0, 0
+		return 0
 	}
-	v := f.Value.String()
-	if s, ok := strings.CutSuffix(v, "x"); ok {
-		if n, err := strconv.Atoi(s); err == nil && n > 0 {
-			return n, 0
-		}
-		return 0, 0
+	s, ok := strings.CutSuffix(f.Value.String(), "x")
+	if !ok {
+		return 0
 	}
-	if d, err := time.ParseDuration(v); err == nil && d > 0 {
-		return 0, d
+	n, err := strconv.Atoi(s)
+	if err != nil || n <= 0 {
+		return 0
 	}
-	return 0, 0
+	return n
+}
+
+// benchDuration returns d when the test binary runs its benchmarks with
+// -test.benchtime=d (testing's default is 1s), and 0 otherwise (a count,
+// or not under go test).
+func benchDuration() time.Duration {
+	f := flag.Lookup("test.benchtime")
+	if f == nil || strings.HasSuffix(f.Value.String(), "x") {
+		return 0
+	}
+	d, err := time.ParseDuration(f.Value.String())
+	if err != nil || d <= 0 {
+		return 0
+	}
+	return d
 }
 
 // B is the part of *testing.B that Measure uses. It is an interface so
@@ -102,7 +114,6 @@ type B interface {
 	ReportMetric(n float64, unit string)
 	Name() string
 	Logf(format string, args ...any)
-	Elapsed() time.Duration
 }
 
 // warned holds the benchmarks whose summary warnings were logged: a

@@ -79,17 +79,26 @@ func TestQuietScheduler(t *testing.T) {
 	}
 }
 
-// benchtime reads N from -test.benchtime=Nx, d from -test.benchtime=d.
-func TestBenchtime(t *testing.T) {
+// fixedIterations reads N from -test.benchtime=Nx and nothing else.
+func TestFixedIterations(t *testing.T) {
+	f := flag.Lookup("test.benchtime")
+	require.NotNil(t, f, "testing registers -test.benchtime")
+	saved := f.Value.String()
+	t.Cleanup(func() { f.Value.Set(saved) })
 	for v, want := range map[string]int{"5000x": 5000, "1x": 1, "1s": 0, "100ms": 0} {
-		SetBenchtime(t, v)
-		n, _ := benchtime()
-		assert.Equal(t, want, n, "-benchtime %s", v)
+		require.NoError(t, f.Value.Set(v))
+		assert.Equal(t, want, fixedIterations(), "-benchtime %s", v)
 	}
+}
+
+func TestBenchDuration(t *testing.T) {
+	f := flag.Lookup("test.benchtime")
+	require.NotNil(t, f, "testing registers -test.benchtime")
+	saved := f.Value.String()
+	t.Cleanup(func() { f.Value.Set(saved) })
 	for v, want := range map[string]time.Duration{"1s": time.Second, "100ms": 100 * time.Millisecond, "5000x": 0, "1x": 0} {
-		SetBenchtime(t, v)
-		_, d := benchtime()
-		assert.Equal(t, want, d, "-benchtime %s", v)
+		require.NoError(t, f.Value.Set(v))
+		assert.Equal(t, want, benchDuration(), "-benchtime %s", v)
 	}
 }
 
@@ -101,12 +110,15 @@ func TestBenchtime(t *testing.T) {
 // milliseconds early on (a loaded host) makes b.Loop check more often.
 func TestTimedRunFollowsBLoop(t *testing.T) {
 	const rtt = 10 * time.Microsecond
-	SetBenchtime(t, "200ms") // testing.Benchmark's too
-	_, d := benchtime()
+	f := flag.Lookup("test.benchtime")
+	require.NotNil(t, f, "testing registers -test.benchtime")
+	saved := f.Value.String()
+	t.Cleanup(func() { f.Value.Set(saved) })
+	require.NoError(t, f.Value.Set("200ms")) // testing.Benchmark's too
 	var calls, ran, asked int
 	testing.Benchmark(func(b *testing.B) {
 		r := &Run{buf: make([]int64, maxChunk+1)}
-		r.ExpectFor(d, b.Elapsed)
+		r.ExpectFor(benchDuration())
 		calls, ran, asked = 0, 0, 0
 		left := 0
 		for b.Loop() {

@@ -34,18 +34,16 @@ func (r *Run) Expect(n int) {
 // run mirrors that (loopTarget) and makes each C call end where b.Loop
 // will check, or just past: four or five calls for a run of a second,
 // where chunks of up to 4096 made about twenty in the soft-RoCE VM, with
-// 1/256 of the round trips run past b.Loop's stop (the margin below). Where b.Loop
+// about 1/200 of the round trips run past b.Loop's stop. Where b.Loop
 // asks past the mirror's stop (another Go version), the run goes on in
 // chunks growing from 16. Call it before the first Next; it allocates
 // the samples' buffer, for d at one round trip a microsecond (at most
-// 2^20). elapsed is b.Loop's own clock (testing.B's Elapsed), so that
-// both predict from the same time; nil: the time since the first Next. A
-// fixed count (Expect) wins; under a conductor it does nothing.
-func (r *Run) ExpectFor(d time.Duration, elapsed func() time.Duration) {
+// 2^20). A fixed count (Expect) wins; under a conductor it does nothing.
+func (r *Run) ExpectFor(d time.Duration) {
 	if r.turns != nil || d <= 0 || r.n != 0 || r.expect > 0 {
 		return
 	}
-	r.budget, r.elapsed = d, elapsed
+	r.budget = d
 	r.reserve(int(min(d/time.Microsecond, expectMax)))
 }
 
@@ -71,27 +69,23 @@ func (r *Run) nextChunk() int {
 		r.expect -= n
 		return n
 	case r.budget > 0:
+		// Timed from the first Next, just after b.Loop starts its timer.
 		// The target mirrors b.Loop's exactly (its next one scales with
 		// it, up to 100 times); each call runs a little past it, 1/256
-		// and one, since the clock read here lags b.Loop's own reading
+		// and one, since the time read here lags b.Loop's by nanoseconds
 		// and can round a prediction one short. b.Loop then checks within
-		// the call, and both predict from nearly the same elapsed time.
-		end := func() int { return r.target + r.target/256 + 1 }
+		// the call, and both predict from the same elapsed time.
 		if r.ran == 0 {
-			r.target = 1
-			if r.elapsed == nil {
-				start := time.Now()
-				r.elapsed = func() time.Duration { return time.Since(start) }
-			}
-		} else if r.ran >= end() {
-			next, past := loopTarget(r.budget, r.elapsed(), r.target)
+			r.began, r.target = time.Now(), 1
+		} else if r.ran >= r.target+r.target/256+1 {
+			next, past := loopTarget(r.budget, time.Since(r.began), r.target)
 			if past { // b.Loop should have stopped: it asks for more
 				r.budget, r.chunk = 0, firstChunk/2
 				return r.nextChunk()
 			}
 			r.target = next
 		}
-		return min(end()-r.ran, len(r.buf)-1)
+		return max(1, min(r.target+r.target/256+1-r.ran, len(r.buf)-1))
 	default:
 		return min(2*r.chunk, maxChunk)
 	}

@@ -3,9 +3,7 @@ package rdmalat
 import (
 	"encoding/binary"
 	"errors"
-	"flag"
 	"fmt"
-	"testing"
 	"time"
 
 	"github.com/rdmabench/rdmabench/verbs"
@@ -72,18 +70,3 @@ var DialCM = (*Endpoint).dialCM
 
 // Calls returns the C calls (chunks) a run has made, warm-up excluded.
 func Calls(r *Run) int { return r.calls }
-
-// SetBenchtime sets -test.benchtime (which testing.Benchmark also reads)
-// to v for the rest of t, and puts it back after.
-func SetBenchtime(t *testing.T, v string) {
-	t.Helper()
-	f := flag.Lookup("test.benchtime")
-	if f == nil {
-		t.Fatal("testing registers -test.benchtime")
-	}
-	saved := f.Value.String()
-	t.Cleanup(func() { f.Value.Set(saved) })
-	if err := f.Value.Set(v); err != nil {
-		t.Fatal(err)
-	}
-}

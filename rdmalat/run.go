@@ -74,15 +74,15 @@ type Run struct {
 	others  func() // gives the process's other threads their CPUs back
 	quiet   func() // restores GOMAXPROCS
 	buf     []int64
-	chunk   int                  // round trips in the current chunk
-	i, n    int                  // next sample and end of the current chunk in buf
-	total   uint64               // round trips run, warm-up included
-	expect  int                  // samples still expected (Expect) and not yet run
-	budget  time.Duration        // the run's benchtime (ExpectFor); 0: none
-	elapsed func() time.Duration // b.Loop's clock (ExpectFor)
-	target  int                  // b.Loop's next checkpoint as ExpectFor mirrors it
-	ran     int                  // samples run in chunks so far
-	calls   int                  // chunks run (C calls), warm-up excluded
+	chunk   int           // round trips in the current chunk
+	i, n    int           // next sample and end of the current chunk in buf
+	total   uint64        // round trips run, warm-up included
+	expect  int           // samples still expected (Expect) and not yet run
+	budget  time.Duration // the run's benchtime (ExpectFor); 0: none
+	began   time.Time     // when its first chunk started (ExpectFor)
+	target  int           // b.Loop's next checkpoint as ExpectFor mirrors it
+	ran     int           // samples run in chunks so far
+	calls   int           // chunks run (C calls), warm-up excluded
 	err     error
 	cause   atomic.Pointer[error] // why the responder aborted the loop
 
