@@ -7,7 +7,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"time"
 
 	"github.com/rdmabench/rdmabench/latency"
 )
@@ -43,8 +42,6 @@ func Measure(b B, p *Pair, size, warmup int, raw io.Writer) *latency.Recorder {
 	run.SetLabel(b.Name())
 	if n := fixedIterations(); n > 0 {
 		run.Expect(n)
-	} else if d := benchDuration(); d > 0 {
-		run.ExpectFor(d)
 	}
 	b.ReportAllocs()
 	for b.Loop() {
@@ -86,21 +83,6 @@ func fixedIterations() int {
 		return 0
 	}
 	return n
-}
-
-// benchDuration returns d when the test binary runs its benchmarks with
-// -test.benchtime=d (testing's default is 1s), and 0 otherwise (a count,
-// or not under go test).
-func benchDuration() time.Duration {
-	f := flag.Lookup("test.benchtime")
-	if f == nil || strings.HasSuffix(f.Value.String(), "x") {
-		return 0
-	}
-	d, err := time.ParseDuration(f.Value.String())
-	if err != nil || d <= 0 {
-		return 0
-	}
-	return d
 }
 
 // B is the part of *testing.B that Measure uses. It is an interface so

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"runtime"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -88,75 +87,5 @@ func TestFixedIterations(t *testing.T) {
 	for v, want := range map[string]int{"5000x": 5000, "1x": 1, "1s": 0, "100ms": 0} {
 		require.NoError(t, f.Value.Set(v))
 		assert.Equal(t, want, fixedIterations(), "-benchtime %s", v)
-	}
-}
-
-func TestBenchDuration(t *testing.T) {
-	f := flag.Lookup("test.benchtime")
-	require.NotNil(t, f, "testing registers -test.benchtime")
-	saved := f.Value.String()
-	t.Cleanup(func() { f.Value.Set(saved) })
-	for v, want := range map[string]time.Duration{"1s": time.Second, "100ms": 100 * time.Millisecond, "5000x": 0, "1x": 0} {
-		require.NoError(t, f.Value.Set(v))
-		assert.Equal(t, want, benchDuration(), "-benchtime %s", v)
-	}
-}
-
-// A run given testing's benchtime (ExpectFor) must end its C calls where
-// b.Loop checks the time: driven by a real b.Loop for 200 ms, with each
-// round trip of a call standing in as a busy wait of 10 µs, it makes a
-// handful of calls (b.Loop checks at 1, 100, then about 10000 and 24000
-// samples) and runs few round trips past b.Loop's stop. A stall of
-// milliseconds early on (a loaded host) makes b.Loop check more often.
-func TestTimedRunFollowsBLoop(t *testing.T) {
-	const rtt = 10 * time.Microsecond
-	f := flag.Lookup("test.benchtime")
-	require.NotNil(t, f, "testing registers -test.benchtime")
-	saved := f.Value.String()
-	t.Cleanup(func() { f.Value.Set(saved) })
-	require.NoError(t, f.Value.Set("200ms")) // testing.Benchmark's too
-	var calls, ran, asked int
-	testing.Benchmark(func(b *testing.B) {
-		r := &Run{buf: make([]int64, maxChunk+1)}
-		r.ExpectFor(benchDuration())
-		calls, ran, asked = 0, 0, 0
-		left := 0
-		for b.Loop() {
-			if left == 0 {
-				n := r.nextChunk()
-				for end := time.Now().Add(time.Duration(n) * rtt); time.Now().Before(end); {
-				}
-				r.ran += n
-				left, ran = n, ran+n
-				calls++
-			}
-			left--
-			asked++
-		}
-	})
-	t.Logf("b.Loop asked %d samples; %d run in %d calls", asked, ran, calls)
-	require.Positive(t, asked)
-	// Chunks of 16 to 4096 would have made 9 calls from 8176 samples on,
-	// 12 for 20000.
-	assert.LessOrEqual(t, calls, 8)
-	assert.LessOrEqual(t, ran-asked, asked/64+firstChunk, "round trips run past b.Loop's stop")
-}
-
-func TestLoopTarget(t *testing.T) {
-	for _, c := range []struct {
-		name            string
-		budget, elapsed time.Duration
-		prev, want      int
-		past            bool
-	}{
-		{"at most 100 times the last target", time.Second, 25 * time.Microsecond, 1, 100, false},
-		{"again capped", time.Second, 2500 * time.Microsecond, 100, 10000, false},
-		{"what fills the budget, plus a fifth", time.Second, 250 * time.Millisecond, 10000, 48000, false},
-		{"at least one more", time.Second, 999 * time.Millisecond, 4, 5, false},
-		{"past the budget: b.Loop stops", time.Second, time.Second, 48000, 0, true},
-	} {
-		next, past := loopTarget(c.budget, c.elapsed, c.prev)
-		assert.Equal(t, c.past, past, c.name)
-		assert.Equal(t, c.want, next, c.name)
 	}
 }

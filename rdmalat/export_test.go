@@ -67,6 +67,3 @@ var WireOf = wireOf
 
 // DialCM is Endpoint.dialCM, for the tests that play the peer's side.
 var DialCM = (*Endpoint).dialCM
-
-// Calls returns the C calls (chunks) a run has made, warm-up excluded.
-func Calls(r *Run) int { return r.calls }

@@ -4,8 +4,6 @@ package rdmalat_test
 
 import (
 	"encoding/binary"
-	"errors"
-	"flag"
 	"fmt"
 	"runtime"
 	"testing"
@@ -429,45 +427,4 @@ func TestExpectedRunIsOneCall(t *testing.T) {
 		assert.Equal(t, want, run.RoundTrips(), "Expect %v", expect)
 		require.NoError(t, run.Close())
 	}
-}
-
-// A run given testing's benchtime (ExpectFor, as Measure does under
-// -benchtime=300ms), driven by a real b.Loop, goes to C in a few calls,
-// not in chunks of up to 4096, and runs few round trips past its stop.
-func TestTimedRunIsFewCalls(t *testing.T) {
-	p := newPair(t, variant{spec.Write, spec.RC, false}, "", 64)
-	f := flag.Lookup("test.benchtime")
-	require.NotNil(t, f, "testing registers -test.benchtime")
-	saved := f.Value.String()
-	t.Cleanup(func() { f.Value.Set(saved) })
-	require.NoError(t, f.Value.Set("300ms")) // testing.Benchmark's too
-	var calls, asked int
-	var rts uint64
-	var errs []error
-	testing.Benchmark(func(b *testing.B) {
-		run, err := p.Start(2, 10)
-		if err != nil {
-			errs = append(errs, err)
-			return
-		}
-		run.ExpectFor(300 * time.Millisecond)
-		asked = 0
-		for b.Loop() {
-			if v, err := run.Next(); err != nil || v <= 0 {
-				errs = append(errs, fmt.Errorf("sample %d: %d, %v", asked, v, err))
-				break
-			}
-			asked++
-		}
-		calls, rts = rdmalat.Calls(run), run.RoundTrips()
-		errs = append(errs, run.Close())
-	})
-	require.NoError(t, errors.Join(errs...))
-	t.Logf("b.Loop asked %d samples; %d round trips in %d C calls", asked, rts, calls)
-	require.Positive(t, asked)
-	// Chunks of 16 to 4096 would take 9 calls from 8176 samples on.
-	assert.LessOrEqual(t, calls, 5)
-	ran := int(rts) - 10 - calls // less warm-up and lead round trips
-	assert.GreaterOrEqual(t, ran, asked)
-	assert.LessOrEqual(t, ran, asked+asked/64+16, "round trips run past b.Loop's stop")
 }
