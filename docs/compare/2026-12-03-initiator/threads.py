@@ -54,8 +54,6 @@ def report(name, a, b):
         cpu = f"cpu{c}"
         s0, s1 = a["S"][cpu], b["S"][cpu]
         busy = sum(s1[i] - s0[i] for i in (0, 1, 2, 5, 6))  # user nice system irq softirq
-        q0, q1 = a["Q"][cpu], b["Q"][cpu]
-        # schedstat v15: yld 0 sched_count sched_goidle ttwu ttwu_local rq_time run_delay pcount
         loc = (b["I"]["LOC"][c] - a["I"]["LOC"][c]) / dt
         res = (b["I"]["RES"][c] - a["I"]["RES"][c]) / dt
         cal = (b["I"]["CAL"][c] - a["I"]["CAL"][c]) / dt
