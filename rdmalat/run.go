@@ -110,7 +110,7 @@ func startRun(local *Endpoint, remote PeerInfo, resp Responder, cfg runConfig) (
 	if cfg.Timeout <= 0 {
 		cfg.Timeout = 5 * time.Second
 	}
-	r := &Run{resp: resp, buf: make([]int64, maxChunk+1), pingPong: !local.cfg.Op.OneSided()}
+	r := &Run{resp: resp, buf: newSampleBuffer(maxChunk + 1), pingPong: !local.cfg.Op.OneSided()}
 	defer func() {
 		if err != nil {
 			r.Close()
@@ -231,7 +231,7 @@ func (r *Run) Expect(n int) {
 	}
 	r.expect = n
 	if need := min(n, expectMax) + 1; len(r.buf) < need {
-		r.buf = make([]int64, need)
+		r.buf = newSampleBuffer(need)
 	}
 }
 

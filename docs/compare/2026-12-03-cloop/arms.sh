@@ -1,0 +1,47 @@
+#!/bin/sh
+# In the VM: the one-sided tails of three arms in every round, order
+# rotating:
+#   pt     perftest pinned (client CPU 2, server CPU 3), -U
+#   ours   the benchmark (loopback, CPUs 2,3, no warm-up, one C call for the run)
+#   cloop  our loop's C code in a C-only process (cloop.c), pinned to CPU 2
+#   fix    the benchmark built from the tree with the samples' buffer
+#          faulted in before the loop (bin/rdmafix.test)
+# ROUNDS (per tool), ITERS, TOOLS (atomic read), ARMS (pt ours cloop).
+B=/work/main/bin
+O=$RXEVM_OUT
+R=${ROUNDS:-30}
+N=${ITERS:-5000}
+pt() { # name round
+	taskset -c 3 $PT -d rxe0 -x 1 $SARG -n $N -p 18515 $PTARGS -F -U > $O/$1$2.srv 2>&1 &
+	sp=$!
+	sleep 0.3
+	taskset -c 2 $PT -d rxe0 -x 1 $SARG -n $N -p 18515 $PTARGS -F -U 127.0.0.1 > $O/$1$2.txt 2>&1
+	wait $sp
+}
+ours() { # name round [test binary]
+	mkdir -p $O/$1$2
+	env RDMABENCH_SIZES=$S RDMABENCH_CPUS=2,3 RDMABENCH_WARMUP=0 RDMABENCH_INLINE=0 RDMABENCH_GID_INDEX=1 \
+	RDMABENCH_TRANSPORT=rc RDMABENCH_SAMPLES_DIR=$O/$1$2 $B/${3:-rdmabench.test} -test.run='^$' -test.bench="$BN\$" \
+		-test.benchtime=${N}x -test.count=1 > $O/$1$2.txt 2>&1
+}
+fix() { ours $1 $2 rdmafix.test; }
+cloop() { # name round
+	$B/cloop -d rxe0 -x 1 -o $tool -n $N -c 2 $O/$1$2 > $O/$1$2.txt 2>&1
+}
+echo "kernel $(uname -r) clocksource $(cat /sys/devices/system/clocksource/clocksource0/current_clocksource)"
+ARMS=${ARMS:-pt ours cloop}
+for tool in ${TOOLS:-atomic read}; do
+	S=2; SARG="-s 2"
+	case $tool in
+	read) PT=ib_read_lat; PTARGS=""; BN=RDMARead ;;
+	atomic) PT=ib_atomic_lat; PTARGS="-A FETCH_AND_ADD"; BN='RDMAAtomic$/^op=fetch_add'; SARG=""; S=8 ;;
+	esac
+	for i in $(seq 1 $R); do
+		set -- $ARMS
+		k=$((i % $#))
+		while [ $k -gt 0 ]; do a=$1; shift; set -- "$@" $a; k=$((k - 1)); done
+		for a in "$@"; do $a $tool$a $i; done
+		echo "$tool round $i order $* $(cut -d' ' -f1 /proc/uptime) $(cut -d' ' -f1-3 /proc/loadavg)"
+	done
+done
+echo done
