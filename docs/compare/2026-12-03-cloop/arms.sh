@@ -6,7 +6,8 @@
 #   cloop  our loop's C code in a C-only process (cloop.c), pinned to CPU 2
 #   fix    the benchmark built from the tree with the samples' buffer
 #          faulted in before the loop (bin/rdmafix.test)
-# ROUNDS (per tool), ITERS, TOOLS (atomic read), ARMS (pt ours cloop).
+# ROUNDS (per tool), ITERS, TOOLS (atomic read), ARMS (pt ours cloop),
+# OURS (the ours arm's test binary in bin/, rdmabench.test).
 B=/work/main/bin
 O=$RXEVM_OUT
 R=${ROUNDS:-30}
@@ -21,7 +22,7 @@ pt() { # name round
 ours() { # name round [test binary]
 	mkdir -p $O/$1$2
 	env RDMABENCH_SIZES=$S RDMABENCH_CPUS=2,3 RDMABENCH_WARMUP=0 RDMABENCH_INLINE=0 RDMABENCH_GID_INDEX=1 \
-	RDMABENCH_TRANSPORT=rc RDMABENCH_SAMPLES_DIR=$O/$1$2 $B/${3:-rdmabench.test} -test.run='^$' -test.bench="$BN\$" \
+	RDMABENCH_TRANSPORT=rc RDMABENCH_SAMPLES_DIR=$O/$1$2 $B/${3:-${OURS:-rdmabench.test}} -test.run='^$' -test.bench="$BN\$" \
 		-test.benchtime=${N}x -test.count=1 > $O/$1$2.txt 2>&1
 }
 fix() { ours $1 $2 rdmafix.test; }
