@@ -223,8 +223,8 @@ func (r *Run) Next() (int64, error) {
 // polling vCPUs: a 5000-sample 2 B write run had about 19 more stalls
 // and a p99 1.33x perftest's, against 1.01x in one call (docs/compare.md).
 // Call it before the first Next; it allocates the samples' buffer (8
-// bytes a sample) and faults it in, outside the measurement. Under a conductor, whose bursts set the chunks, it does
-// nothing.
+// bytes a sample) and faults it in, outside the measurement. Under a
+// conductor, whose bursts set the chunks, it does nothing.
 func (r *Run) Expect(n int) {
 	if r.turns != nil || n <= 0 || r.n != 0 {
 		return
