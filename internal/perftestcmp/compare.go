@@ -52,7 +52,8 @@ var metrics = []metric{
 }
 
 // Figures holds one run's statistics by metric name, in microseconds
-// (stalls: a count). A
+// (stalls: a count), and "shift", how far the run's speed moved within it
+// (shiftOf; not compared, it qualifies the comparison). A
 // statistic the run did not report (p99.9 with under 1000 samples) is
 // absent.
 type Figures map[string]float64

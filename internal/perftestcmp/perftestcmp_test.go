@@ -100,9 +100,14 @@ func TestSpreadOf(t *testing.T) {
 func testSamples() []Sample {
 	s := testSamplesOf()
 	printed := map[int]float64{1: 11.8, 2: 12.0, 3: 11.9} // size 2's printed t_typical per round
+	// How far each run's speed moved (steady.go), given at size 2 only:
+	// perftest's round 2 and ours' round 3 changed speed, 2 of those 6
+	// runs, above the 10% warned of; size 4096's runs tell nothing.
+	shifts := map[int][2]float64{1: {1.03, 1.04}, 2: {1.25, 1.02}, 3: {1.02, 1.31}}
 	for i := range s {
 		s[i].Tool = "write"
 		if s[i].Size == 2 {
+			s[i].Perftest["shift"], s[i].Ours["shift"] = shifts[s[i].Round][0], shifts[s[i].Round][1]
 			s[i].PerftestPrinted = Figures{"p50": printed[s[i].Round]}
 			s[i].PerftestSched = schedstat.Stats{Read: true, Migrations: int64(s[i].Round - 1), Involuntary: 10}
 		}

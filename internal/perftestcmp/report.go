@@ -100,6 +100,10 @@ func Print(w io.Writer, h Header, sums []SizeSummary) error {
 				p.Printf("        error: %s\n", strings.ReplaceAll(smp.Err.Error(), "\n", "\n        "))
 			}
 		}
+		p.Printf("  %s\n", steadinessLine(s.Samples))
+	}
+	if w := steadinessWarning(sums); w != "" {
+		p.Printf("\n%s\n", w)
 	}
 	p.Printf("\nverdicts: abtest's paired signed-rank test on the per-round ratios (rdmaab's); met when the 95%% interval of the typical (Hodges-Lehmann) ratio lies within the target, MISSED when the sides differ (p < 0.05) and the ratio lies outside it, undecided otherwise\n")
 	for _, s := range sums {

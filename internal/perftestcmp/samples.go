@@ -74,8 +74,8 @@ func readOurSamples(dir string, halved bool) ([]int64, error) {
 
 // figuresOf drops the first warmup round trips and summarizes the rest
 // with latency.Recorder, in microseconds (one-way where halved), with its
-// stall count. A
-// percentile the recorder leaves out for too few samples is absent.
+// stall count and, where the run is long enough, its shift (steady.go).
+// A percentile the recorder leaves out for too few samples is absent.
 func figuresOf(rtts []int64, warmup int, halved bool) (Figures, error) {
 	if warmup >= len(rtts) {
 		return nil, fmt.Errorf("%d samples, all of them within -warmup %d", len(rtts), warmup)
@@ -86,6 +86,9 @@ func figuresOf(rtts []int64, warmup int, halved bool) (Figures, error) {
 	}
 	s := rec.Summary()
 	f := Figures{"min": s.Min / 1e3, "mean": s.Mean / 1e3, "max": s.Max / 1e3, "stalls": float64(s.Stalls)}
+	if v := shiftOf(rtts[warmup:]); !math.IsNaN(v) {
+		f["shift"] = v
+	}
 	for _, q := range s.Percentiles {
 		if q.OK {
 			f[q.P.Name()] = q.Value / 1e3

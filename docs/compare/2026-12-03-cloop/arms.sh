@@ -4,6 +4,10 @@
 #   pt     perftest pinned (client CPU 2, server CPU 3), -U
 #   ours   the benchmark (loopback, CPUs 2,3, no warm-up, one C call for the run)
 #   cloop  our loop's C code in a C-only process (cloop.c), pinned to CPU 2
+#   cloopt cloop with CLOOP_THREADS (8) more threads asleep in pause()
+#          (added 2026-12-04: a multi-threaded C process)
+#   cloopb cloop with three other threads spinning for CLOOP_BURST ms (300)
+#          just before its loop (added 2026-12-04)
 #   fix    the benchmark built from the tree with the samples' buffer
 #          faulted in before the loop (bin/rdmafix.test)
 # ROUNDS (per tool), ITERS, TOOLS (atomic read), ARMS (pt ours cloop),
@@ -28,6 +32,12 @@ ours() { # name round [test binary]
 fix() { ours $1 $2 rdmafix.test; }
 cloop() { # name round
 	$B/cloop -d rxe0 -x 1 -o $tool -n $N -c 2 $O/$1$2 > $O/$1$2.txt 2>&1
+}
+cloopt() { # name round
+	$B/cloop -d rxe0 -x 1 -o $tool -n $N -c 2 -t ${CLOOP_THREADS:-8} $O/$1$2 > $O/$1$2.txt 2>&1
+}
+cloopb() { # name round
+	$B/cloop -d rxe0 -x 1 -o $tool -n $N -c 2 -b ${CLOOP_BURST:-300} $O/$1$2 > $O/$1$2.txt 2>&1
 }
 echo "kernel $(uname -r) clocksource $(cat /sys/devices/system/clocksource/clocksource0/current_clocksource)"
 ARMS=${ARMS:-pt ours cloop}

@@ -8,12 +8,22 @@
 // sits with perftest, the one-sided tail gap is the Go process; if it
 // sits with ours, it is our loop's code.
 //
-//   cloop -d rxe0 -x 1 -o read|atomic -n 5000 -c 2 -w 1 DIR
+//   cloop -d rxe0 -x 1 -o read|atomic -n 5000 -c 2 -w 1 [-t 0] [-b 0] DIR
+//
+// -t N (added 2026-12-04) starts N more threads that sleep in pause()
+// through the run, so that the process is multi-threaded as a Go process
+// is: a multi-threaded process's system calls on a file descriptor take
+// and drop a reference to the file (two atomic operations) that a
+// single-threaded one skips, and rxe rings its doorbell with write().
+// -b MS (added 2026-12-04) keeps three unpinned threads spinning for MS
+// milliseconds just before the loop, as a Go test binary's start keeps
+// the other CPUs busy (docs/compare/2026-12-04-levels).
 //
 // writes DIR/samples.txt, one sample (ns) a line, as RDMABENCH_SAMPLES_DIR
 // does. -w is the unmeasured lead-in call's length (the benchmark's b.N=1
 // run before its measured one).
 #define _GNU_SOURCE
+#include <pthread.h>
 #include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -38,6 +48,29 @@ static void die(const char *what, int err) {
 }
 
 enum { CACHE_LINE = 64, HALF = CACHE_LINE, TOTAL = 2 * HALF };
+
+static void *sleeper(void *arg) {
+	(void)arg;
+	for (;;)
+		pause();
+	return NULL;
+}
+
+static int measuring_cpu;
+
+// spinner busy-loops until *arg on any CPU but the measuring one.
+static void *spinner(void *arg) {
+	int64_t until = *(int64_t *)arg;
+	cpu_set_t set;
+	CPU_ZERO(&set);
+	for (int c = 0; c < CPU_SETSIZE; c++)
+		if (c != measuring_cpu)
+			CPU_SET(c, &set);
+	sched_setaffinity(0, sizeof set, &set);
+	while (rb_now() < until)
+		;
+	return NULL;
+}
 
 static uint8_t clamp(int n) { return n < 1 ? 1 : n > 255 ? 255 : (uint8_t)n; }
 
@@ -96,8 +129,8 @@ static void connect_side(struct side *s, const struct side *r, int gidx) {
 
 int main(int argc, char **argv) {
 	const char *devname = "rxe0", *op = "read";
-	int gidx = 1, n = 5000, cpu = 2, lead = 1, c;
-	while ((c = getopt(argc, argv, "d:x:o:n:c:w:")) != -1) {
+	int gidx = 1, n = 5000, cpu = 2, lead = 1, threads = 0, burst = 0, c;
+	while ((c = getopt(argc, argv, "d:x:o:n:c:w:t:b:")) != -1) {
 		switch (c) {
 		case 'd': devname = optarg; break;
 		case 'x': gidx = atoi(optarg); break;
@@ -105,13 +138,15 @@ int main(int argc, char **argv) {
 		case 'n': n = atoi(optarg); break;
 		case 'c': cpu = atoi(optarg); break;
 		case 'w': lead = atoi(optarg); break;
+		case 't': threads = atoi(optarg); break;
+		case 'b': burst = atoi(optarg); break;
 		default: goto usage;
 		}
 	}
 	int atomic = strcmp(op, "atomic") == 0;
 	if (optind != argc - 1 || n < 1 || (!atomic && strcmp(op, "read") != 0)) {
 	usage:
-		fprintf(stderr, "usage: cloop [-d rxe0] [-x 1] [-o read|atomic] [-n 5000] [-c 2] [-w 1] DIR\n");
+		fprintf(stderr, "usage: cloop [-d rxe0] [-x 1] [-o read|atomic] [-n 5000] [-c 2] [-w 1] [-t 0] [-b 0] DIR\n");
 		return 2;
 	}
 	const char *dir = argv[optind];
@@ -140,7 +175,13 @@ int main(int argc, char **argv) {
 	};
 	rb_loop *l = calloc(1, sizeof *l);
 	rb_setup(l, &p);
+	int rc0;
 
+	for (int i = 0; i < threads; i++) {
+		pthread_t t;
+		if ((rc0 = pthread_create(&t, NULL, sleeper, NULL)))
+			die("pthread_create", rc0);
+	}
 	cpu_set_t set;
 	CPU_ZERO(&set);
 	CPU_SET(cpu, &set);
@@ -148,6 +189,16 @@ int main(int argc, char **argv) {
 		die("sched_setaffinity", errno);
 	int64_t *rtt = calloc((size_t)n, sizeof *rtt);
 	memset(rtt, 0, (size_t)n * sizeof *rtt); // touch every page before the loop
+	if (burst > 0) {
+		measuring_cpu = cpu;
+		int64_t until = rb_now() + (int64_t)burst * 1000000;
+		pthread_t sp[3];
+		for (int i = 0; i < 3; i++)
+			if ((rc0 = pthread_create(&sp[i], NULL, spinner, &until)))
+				die("pthread_create", rc0);
+		for (int i = 0; i < 3; i++)
+			pthread_join(sp[i], NULL);
+	}
 	int rc = RB_OK;
 	if (lead > 0)
 		rc = atomic ? rb_atomic_ping(l, rtt, lead < n ? lead : n) : rb_read_ping(l, rtt, lead < n ? lead : n);
