@@ -4,25 +4,27 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strings"
 )
 
-// The paired verdict assumes that the host runs both sides of a round at
-// one speed. The soft-RoCE VM's host does not always: on some days its
-// CPUs switch between two speeds (2 B latency about 1.5x apart) every few
-// hundred milliseconds, so that one side of a round can run at one speed
-// and the other side at the other, and a round's ratio then measures the
-// host as much as the two programs (docs/compare.md, 2026-12-04). Such a
-// host shows inside single runs too: the median of one stretch of a run
-// differs from another's by far more than on a steady host (1-5% there,
-// 30-50% across a switch). shiftOf measures that, and the report counts
-// the runs that changed speed and warns when they are many.
+// The paired verdict assumes that both runs of a round see one speed of
+// the host and of the path. In the soft-RoCE VM that does not always hold:
+// on some days the host's CPUs switch between two speeds (2 B latency
+// about 1.5x apart) every few hundred milliseconds, and a 2 B READ's
+// completion moves between softirq and ksoftirqd in stretches. One side
+// of a round can then run at one speed and the other side at the other,
+// and the round's ratio measures that as much as the two programs
+// (docs/compare.md, 2026-12-04). It shows inside single runs: the medians
+// of a steady run's stretches differ by 1-5%, across a switch by 30-50%.
+// shiftOf measures that; the report counts the runs that changed speed
+// and warns of the sizes where they are many.
 
 const (
 	shiftParts    = 10  // a run is cut into this many stretches of equal length
 	shiftMinPart  = 20  // samples a stretch needs for its median to count
 	unsteadyShift = 1.2 // a run whose stretches' medians differ more changed speed
-	// unsteadyShare is the share of runs that changed speed above which
-	// the report warns that its p50 verdicts weigh the host's speeds.
+	// unsteadyShare is the share of a size's runs that changed speed
+	// above which the report warns that its p50 verdict weighs speeds.
 	unsteadyShare = 0.1
 )
 
@@ -78,24 +80,27 @@ func unsteadyRuns(samples []Sample) (perftest, ours, judged int) {
 func steadinessLine(samples []Sample) string {
 	pt, ours, judged := unsteadyRuns(samples)
 	if judged == 0 {
-		return "host speed: runs too short to tell"
+		return "speed within runs: runs too short to tell"
 	}
-	return fmt.Sprintf("host speed: %d of %d runs changed speed mid-run (a tenth of the run's median %.1fx another's): perftest %d, ours %d",
+	return fmt.Sprintf("speed within runs: %d of %d runs changed speed mid-run (a tenth of the run's median %.1fx another's): perftest %d, ours %d",
 		pt+ours, judged, unsteadyShift, pt, ours)
 }
 
-// steadinessWarning returns the report's warning when more than
-// unsteadyShare of all runs changed speed, else "".
+// steadinessWarning returns the report's warning naming the sizes where
+// more than unsteadyShare of the runs changed speed, else "".
 func steadinessWarning(sums []SizeSummary) string {
-	var bad, judged int
+	var which []string
 	for _, s := range sums {
 		pt, ours, n := unsteadyRuns(s.Samples)
-		bad, judged = bad+pt+ours, judged+n
+		if n > 0 && float64(pt+ours) > unsteadyShare*float64(n) {
+			which = append(which, fmt.Sprintf("%s %d (%d of %d)", s.Tool.name, s.Size, pt+ours, n))
+		}
 	}
-	if judged == 0 || float64(bad) <= unsteadyShare*float64(judged) {
+	if len(which) == 0 {
 		return ""
 	}
-	return fmt.Sprintf("warning: the host changed speed within %d of %d runs (over %.0f%%): a round's two runs may then have run at different speeds, "+
-		"so its p50 ratio weighs the host's speeds as well as the two sides, and a p50 verdict, MISSED included, may be the host's; "+
-		"rerun when the host is steady, or on hardware (docs/compare.md)", bad, judged, unsteadyShare*100)
+	return fmt.Sprintf("warning: runs changed speed mid-run in over %.0f%% of the runs of %s: in the soft-RoCE VM, the host's CPUs switching speed, "+
+		"or READ's completions moving between softirq and ksoftirqd; a round's two runs may then have run at different speeds, "+
+		"so that its p50 ratio weighs them as well as the two sides, and a p50 verdict there, MISSED included, may be theirs: "+
+		"rerun on a steady host, or on hardware (docs/compare.md)", unsteadyShare*100, strings.Join(which, ", "))
 }

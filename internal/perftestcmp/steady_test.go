@@ -58,19 +58,19 @@ func TestSteadinessWarning(t *testing.T) {
 		}
 		// A round without perftest is not counted.
 		smp = append(smp, Sample{Round: 11, Ours: Figures{"shift": 2}})
-		return []SizeSummary{{Samples: smp}}
+		return []SizeSummary{{Tool: tools[0], Size: 2, Samples: smp}, {Tool: tools[1], Size: 2}}
 	}
 	if w := steadinessWarning(sums(2)); w != "" {
 		t.Errorf("2 of 20 runs (10%%, not over it): warned %q", w)
 	}
 	w := steadinessWarning(sums(3))
-	if !strings.Contains(w, "within 3 of 20 runs") {
-		t.Errorf("3 of 20 runs: warning %q, want one that counts 3 of 20", w)
+	if !strings.Contains(w, "of the runs of write 2 (3 of 20):") || strings.Contains(w, "read") {
+		t.Errorf("3 of 20 runs: warning %q, want one that names write 2 (3 of 20) alone", w)
 	}
-	if got, want := steadinessLine(sums(3)[0].Samples), "host speed: 3 of 20 runs changed speed mid-run (a tenth of the run's median 1.2x another's): perftest 2, ours 1"; got != want {
+	if got, want := steadinessLine(sums(3)[0].Samples), "speed within runs: 3 of 20 runs changed speed mid-run (a tenth of the run's median 1.2x another's): perftest 2, ours 1"; got != want {
 		t.Errorf("steadinessLine = %q, want %q", got, want)
 	}
-	if got := steadinessLine([]Sample{{Perftest: Figures{}, Ours: Figures{}}}); got != "host speed: runs too short to tell" {
+	if got := steadinessLine([]Sample{{Perftest: Figures{}, Ours: Figures{}}}); got != "speed within runs: runs too short to tell" {
 		t.Errorf("without shifts: %q", got)
 	}
 }
