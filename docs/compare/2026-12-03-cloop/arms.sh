@@ -8,6 +8,8 @@
 #          (added 2026-12-04: a multi-threaded C process)
 #   cloopb cloop with three other threads spinning for CLOOP_BURST ms (300)
 #          just before its loop (added 2026-12-04)
+#   oursa  the benchmark with glibc's malloc held to one arena
+#          (GLIBC_TUNABLES=glibc.malloc.arena_max=1; added 2026-12-04)
 #   fix    the benchmark built from the tree with the samples' buffer
 #          faulted in before the loop (bin/rdmafix.test)
 # ROUNDS (per tool), ITERS, TOOLS (atomic read), ARMS (pt ours cloop),
@@ -30,6 +32,7 @@ ours() { # name round [test binary]
 		-test.benchtime=${N}x -test.count=1 > $O/$1$2.txt 2>&1
 }
 fix() { ours $1 $2 rdmafix.test; }
+oursa() { export GLIBC_TUNABLES=glibc.malloc.arena_max=1; ours $1 $2; unset GLIBC_TUNABLES; }
 cloop() { # name round
 	$B/cloop -d rxe0 -x 1 -o $tool -n $N -c 2 $O/$1$2 > $O/$1$2.txt 2>&1
 }
