@@ -10,6 +10,8 @@
 #          just before its loop (added 2026-12-04)
 #   oursa  the benchmark with glibc's malloc held to one arena
 #          (GLIBC_TUNABLES=glibc.malloc.arena_max=1; added 2026-12-04)
+#   oursm  the benchmark built with the loop's C state on an mmap'ed page
+#          of its own instead of calloc's (bin/rdmamm.test; added 2026-12-04)
 #   fix    the benchmark built from the tree with the samples' buffer
 #          faulted in before the loop (bin/rdmafix.test)
 # ROUNDS (per tool), ITERS, TOOLS (atomic read), ARMS (pt ours cloop),
@@ -32,6 +34,7 @@ ours() { # name round [test binary]
 		-test.benchtime=${N}x -test.count=1 > $O/$1$2.txt 2>&1
 }
 fix() { ours $1 $2 rdmafix.test; }
+oursm() { ours $1 $2 rdmamm.test; }
 oursa() { export GLIBC_TUNABLES=glibc.malloc.arena_max=1; ours $1 $2; unset GLIBC_TUNABLES; }
 cloop() { # name round
 	$B/cloop -d rxe0 -x 1 -o $tool -n $N -c 2 $O/$1$2 > $O/$1$2.txt 2>&1
