@@ -12,6 +12,10 @@
 #          (GLIBC_TUNABLES=glibc.malloc.arena_max=1; added 2026-12-04)
 #   oursm  the benchmark built with the loop's C state on an mmap'ed page
 #          of its own instead of calloc's (bin/rdmamm.test; added 2026-12-04)
+#   oursp  the benchmark with GOMAXPROCS=1 from its start (added 2026-12-04)
+#   cloopl cloop built with -falign-functions=64 -falign-loops=64
+#          -falign-jumps=64 (bin/cloopl: the same code laid out otherwise;
+#          added 2026-12-04)
 #   fix    the benchmark built from the tree with the samples' buffer
 #          faulted in before the loop (bin/rdmafix.test)
 # ROUNDS (per tool), ITERS, TOOLS (atomic read), ARMS (pt ours cloop),
@@ -34,6 +38,7 @@ ours() { # name round [test binary]
 		-test.benchtime=${N}x -test.count=1 > $O/$1$2.txt 2>&1
 }
 fix() { ours $1 $2 rdmafix.test; }
+oursp() { export GOMAXPROCS=1; ours $1 $2; unset GOMAXPROCS; }
 oursm() { ours $1 $2 rdmamm.test; }
 oursa() { export GLIBC_TUNABLES=glibc.malloc.arena_max=1; ours $1 $2; unset GLIBC_TUNABLES; }
 cloop() { # name round
@@ -41,6 +46,9 @@ cloop() { # name round
 }
 cloopt() { # name round
 	$B/cloop -d rxe0 -x 1 -o $tool -n $N -c 2 -t ${CLOOP_THREADS:-8} $O/$1$2 > $O/$1$2.txt 2>&1
+}
+cloopl() { # name round
+	$B/cloopl -d rxe0 -x 1 -o $tool -n $N -c 2 $O/$1$2 > $O/$1$2.txt 2>&1
 }
 cloopb() { # name round
 	$B/cloop -d rxe0 -x 1 -o $tool -n $N -c 2 -b ${CLOOP_BURST:-300} $O/$1$2 > $O/$1$2.txt 2>&1
