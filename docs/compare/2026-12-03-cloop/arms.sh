@@ -16,6 +16,7 @@
 #   cloopl cloop built with -falign-functions=64 -falign-loops=64
 #          -falign-jumps=64 (bin/cloopl: the same code laid out otherwise;
 #          added 2026-12-04)
+#   cloopT cloop with its loop on a thread of its own (-T; added 2026-12-04)
 #   fix    the benchmark built from the tree with the samples' buffer
 #          faulted in before the loop (bin/rdmafix.test)
 # ROUNDS (per tool), ITERS, TOOLS (atomic read), ARMS (pt ours cloop),
@@ -49,6 +50,9 @@ cloopt() { # name round
 }
 cloopl() { # name round
 	$B/cloopl -d rxe0 -x 1 -o $tool -n $N -c 2 $O/$1$2 > $O/$1$2.txt 2>&1
+}
+cloopT() { # name round
+	$B/cloop -d rxe0 -x 1 -o $tool -n $N -c 2 -T $O/$1$2 > $O/$1$2.txt 2>&1
 }
 cloopb() { # name round
 	$B/cloop -d rxe0 -x 1 -o $tool -n $N -c 2 -b ${CLOOP_BURST:-300} $O/$1$2 > $O/$1$2.txt 2>&1

@@ -8,7 +8,7 @@
 // sits with perftest, the one-sided tail gap is the Go process; if it
 // sits with ours, it is our loop's code.
 //
-//   cloop -d rxe0 -x 1 -o read|atomic -n 5000 -c 2 -w 1 [-t 0] [-b 0] DIR
+//   cloop -d rxe0 -x 1 -o read|atomic -n 5000 -c 2 -w 1 [-t 0] [-b 0] [-T] DIR
 //
 // -t N (added 2026-12-04) starts N more threads that sleep in pause()
 // through the run, so that the process is multi-threaded as a Go process
@@ -17,7 +17,9 @@
 // single-threaded one skips, and rxe rings its doorbell with write().
 // -b MS (added 2026-12-04) keeps three unpinned threads spinning for MS
 // milliseconds just before the loop, as a Go test binary's start keeps
-// the other CPUs busy (docs/compare/2026-12-04-levels).
+// the other CPUs busy (docs/compare/2026-12-04-levels). -T (added
+// 2026-12-04) runs the loop on a thread of its own, as the benchmark
+// does, instead of the main thread.
 //
 // writes DIR/samples.txt, one sample (ns) a line, as RDMABENCH_SAMPLES_DIR
 // does. -w is the unmeasured lead-in call's length (the benchmark's b.N=1
@@ -69,6 +71,24 @@ static void *spinner(void *arg) {
 	sched_setaffinity(0, sizeof set, &set);
 	while (rb_now() < until)
 		;
+	return NULL;
+}
+
+// A run of the loop: lead round trips, then n measured.
+struct run {
+	rb_loop *l;
+	int64_t *rtt;
+	int n, lead, atomic, rc;
+};
+
+static void *run_loop(void *arg) {
+	struct run *r = arg;
+	r->rc = RB_OK;
+	if (r->lead > 0)
+		r->rc = r->atomic ? rb_atomic_ping(r->l, r->rtt, r->lead < r->n ? r->lead : r->n)
+				  : rb_read_ping(r->l, r->rtt, r->lead < r->n ? r->lead : r->n);
+	if (r->rc == RB_OK)
+		r->rc = r->atomic ? rb_atomic_ping(r->l, r->rtt, r->n) : rb_read_ping(r->l, r->rtt, r->n);
 	return NULL;
 }
 
@@ -129,8 +149,8 @@ static void connect_side(struct side *s, const struct side *r, int gidx) {
 
 int main(int argc, char **argv) {
 	const char *devname = "rxe0", *op = "read";
-	int gidx = 1, n = 5000, cpu = 2, lead = 1, threads = 0, burst = 0, c;
-	while ((c = getopt(argc, argv, "d:x:o:n:c:w:t:b:")) != -1) {
+	int gidx = 1, n = 5000, cpu = 2, lead = 1, threads = 0, burst = 0, on_thread = 0, c;
+	while ((c = getopt(argc, argv, "d:x:o:n:c:w:t:b:T")) != -1) {
 		switch (c) {
 		case 'd': devname = optarg; break;
 		case 'x': gidx = atoi(optarg); break;
@@ -140,13 +160,14 @@ int main(int argc, char **argv) {
 		case 'w': lead = atoi(optarg); break;
 		case 't': threads = atoi(optarg); break;
 		case 'b': burst = atoi(optarg); break;
+		case 'T': on_thread = 1; break;
 		default: goto usage;
 		}
 	}
 	int atomic = strcmp(op, "atomic") == 0;
 	if (optind != argc - 1 || n < 1 || (!atomic && strcmp(op, "read") != 0)) {
 	usage:
-		fprintf(stderr, "usage: cloop [-d rxe0] [-x 1] [-o read|atomic] [-n 5000] [-c 2] [-w 1] [-t 0] [-b 0] DIR\n");
+		fprintf(stderr, "usage: cloop [-d rxe0] [-x 1] [-o read|atomic] [-n 5000] [-c 2] [-w 1] [-t 0] [-b 0] [-T] DIR\n");
 		return 2;
 	}
 	const char *dir = argv[optind];
@@ -199,11 +220,16 @@ int main(int argc, char **argv) {
 		for (int i = 0; i < 3; i++)
 			pthread_join(sp[i], NULL);
 	}
-	int rc = RB_OK;
-	if (lead > 0)
-		rc = atomic ? rb_atomic_ping(l, rtt, lead < n ? lead : n) : rb_read_ping(l, rtt, lead < n ? lead : n);
-	if (rc == RB_OK)
-		rc = atomic ? rb_atomic_ping(l, rtt, n) : rb_read_ping(l, rtt, n);
+	struct run r = {.l = l, .rtt = rtt, .n = n, .lead = lead, .atomic = atomic};
+	if (on_thread) { // the thread inherits this one's CPU
+		pthread_t t;
+		if ((rc0 = pthread_create(&t, NULL, run_loop, &r)))
+			die("pthread_create", rc0);
+		pthread_join(t, NULL);
+	} else {
+		run_loop(&r);
+	}
+	int rc = r.rc;
 	if (rc != RB_OK) {
 		fprintf(stderr, "cloop: loop ended with code %d (err %d, got %llu, want %llu)\n", rc, l->err,
 			(unsigned long long)l->got, (unsigned long long)l->want);
