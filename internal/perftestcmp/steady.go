@@ -15,9 +15,9 @@ import (
 // of a round can then run at one speed and the other side at the other,
 // and the round's ratio measures that as much as the two programs
 // (docs/compare.md, 2026-12-04). It shows inside single runs: the medians
-// of a steady run's stretches differ by 1-5%, across a switch by 30-50%.
-// shiftOf measures that; the report counts the runs that changed speed
-// and warns of the sizes where they are many.
+// of a steady run's stretches differ by a few per cent, across a switch
+// by 30-50%. shiftOf measures that; the report counts the runs that
+// changed speed and warns of the sizes where they are many.
 
 const (
 	shiftParts    = 10  // a run is cut into this many stretches of equal length
