@@ -3,7 +3,6 @@ package perftestcmp
 import (
 	"fmt"
 	"math"
-	"slices"
 	"strings"
 )
 
@@ -37,11 +36,12 @@ func shiftOf(rtts []int64) float64 {
 		return math.NaN()
 	}
 	lo, hi := math.Inf(1), math.Inf(-1)
-	part := make([]int64, n)
+	part := make([]float64, n)
 	for i := range shiftParts {
-		copy(part, rtts[i*n:(i+1)*n])
-		slices.Sort(part)
-		m := float64(part[(n-1)/2]+part[n/2]) / 2
+		for j, v := range rtts[i*n : (i+1)*n] {
+			part[j] = float64(v)
+		}
+		m := spreadOf(part).Median // the median as the report's spreads take it
 		lo, hi = min(lo, m), max(hi, m)
 	}
 	if lo <= 0 {
@@ -59,8 +59,8 @@ func unsteadyRuns(samples []Sample) (perftest, ours, judged int) {
 			continue
 		}
 		for side, f := range []Figures{s.Perftest, s.Ours} {
-			v, ok := f["shift"]
-			if !ok || math.IsNaN(v) {
+			v, ok := f["shift"] // absent where the run was too short
+			if !ok {
 				continue
 			}
 			judged++
