@@ -17,6 +17,10 @@
 #          -falign-jumps=64 (bin/cloopl: the same code laid out otherwise;
 #          added 2026-12-04)
 #   cloopT cloop with its loop on a thread of its own (-T; added 2026-12-04)
+#   cloopP cloop with -P 6: QEMU's software TLB grown just before the loop
+#          (added 2026-12-04, ../2026-12-04-insns)
+#   pie    the benchmark built as a position-independent executable
+#          (go test -c -buildmode=pie -o bin/rdmapie.test; added 2026-12-04)
 #   fix    the benchmark built from the tree with the samples' buffer
 #          faulted in before the loop (bin/rdmafix.test)
 # ROUNDS (per tool), ITERS, TOOLS (atomic read), ARMS (pt ours cloop),
@@ -39,6 +43,7 @@ ours() { # name round [test binary]
 		-test.benchtime=${N}x -test.count=1 > $O/$1$2.txt 2>&1
 }
 fix() { ours $1 $2 rdmafix.test; }
+pie() { ours $1 $2 rdmapie.test; }
 oursp() { export GOMAXPROCS=1; ours $1 $2; unset GOMAXPROCS; }
 oursm() { ours $1 $2 rdmamm.test; }
 oursa() { export GLIBC_TUNABLES=glibc.malloc.arena_max=1; ours $1 $2; unset GLIBC_TUNABLES; }
@@ -53,6 +58,10 @@ cloopl() { # name round
 }
 cloopT() { # name round
 	$B/cloop -d rxe0 -x 1 -o $tool -n $N -c 2 -T $O/$1$2 > $O/$1$2.txt 2>&1
+}
+cloopP() { # name round
+	[ -e /tmp/cloop-prime ] || dd if=/dev/urandom of=/tmp/cloop-prime bs=1M count=8 2>/dev/null
+	$B/cloop -d rxe0 -x 1 -o $tool -n $N -c 2 -P ${CLOOP_PRIME_ROUNDS:-6} $O/$1$2 > $O/$1$2.txt 2>&1
 }
 cloopb() { # name round
 	$B/cloop -d rxe0 -x 1 -o $tool -n $N -c 2 -b ${CLOOP_BURST:-300} $O/$1$2 > $O/$1$2.txt 2>&1

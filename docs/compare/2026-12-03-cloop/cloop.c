@@ -22,7 +22,12 @@
 // does, instead of the main thread.
 //
 // writes DIR/samples.txt, one sample (ns) a line, as RDMABENCH_SAMPLES_DIR
-// does. -w is the unmeasured lead-in call's length (the benchmark's b.N=1
+// does. -P K (added 2026-12-04, docs/compare/2026-12-04-insns) reads
+// the file $CLOOP_PRIME (8 MiB in a RAM file system) K times just before
+// the loop, each time followed by a child process that exits at once: the
+// read fills QEMU's software TLB with kernel pages, the switch to the child
+// and back flushes it, and at a flush QEMU doubles a table that was more
+// than 70% used. -w is the unmeasured lead-in call's length (the benchmark's b.N=1
 // run before its measured one).
 #define _GNU_SOURCE
 #include <pthread.h>
@@ -30,7 +35,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/mman.h>
+#include <fcntl.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include "loops.h"
 
 struct side {
@@ -149,8 +156,8 @@ static void connect_side(struct side *s, const struct side *r, int gidx) {
 
 int main(int argc, char **argv) {
 	const char *devname = "rxe0", *op = "read";
-	int gidx = 1, n = 5000, cpu = 2, lead = 1, threads = 0, burst = 0, on_thread = 0, c;
-	while ((c = getopt(argc, argv, "d:x:o:n:c:w:t:b:T")) != -1) {
+	int gidx = 1, n = 5000, cpu = 2, lead = 1, threads = 0, burst = 0, on_thread = 0, prime = 0, c;
+	while ((c = getopt(argc, argv, "d:x:o:n:c:w:t:b:TP:")) != -1) {
 		switch (c) {
 		case 'd': devname = optarg; break;
 		case 'x': gidx = atoi(optarg); break;
@@ -161,13 +168,14 @@ int main(int argc, char **argv) {
 		case 't': threads = atoi(optarg); break;
 		case 'b': burst = atoi(optarg); break;
 		case 'T': on_thread = 1; break;
+		case 'P': prime = atoi(optarg); break;
 		default: goto usage;
 		}
 	}
 	int atomic = strcmp(op, "atomic") == 0;
 	if (optind != argc - 1 || n < 1 || (!atomic && strcmp(op, "read") != 0)) {
 	usage:
-		fprintf(stderr, "usage: cloop [-d rxe0] [-x 1] [-o read|atomic] [-n 5000] [-c 2] [-w 1] [-t 0] [-b 0] [-T] DIR\n");
+		fprintf(stderr, "usage: cloop [-d rxe0] [-x 1] [-o read|atomic] [-n 5000] [-c 2] [-w 1] [-t 0] [-b 0] [-T] [-P 0] DIR\n");
 		return 2;
 	}
 	const char *dir = argv[optind];
@@ -219,6 +227,26 @@ int main(int argc, char **argv) {
 				die("pthread_create", rc0);
 		for (int i = 0; i < 3; i++)
 			pthread_join(sp[i], NULL);
+	}
+	if (prime > 0) {
+		const char *path = getenv("CLOOP_PRIME");
+		size_t len = 8 << 20;
+		char *b = malloc(len);
+		for (int k = 0; k < prime; k++) {
+			int fd = open(path ? path : "/tmp/cloop-prime", O_RDONLY);
+			if (fd < 0)
+				die("open $CLOOP_PRIME", errno);
+			while (read(fd, b, len) > 0)
+				;
+			close(fd);
+			pid_t pid = fork();
+			if (pid == 0)
+				_exit(0);
+			if (pid < 0)
+				die("fork", errno);
+			waitpid(pid, NULL, 0);
+		}
+		free(b);
 	}
 	struct run r = {.l = l, .rtt = rtt, .n = n, .lead = lead, .atomic = atomic};
 	if (on_thread) { // the thread inherits this one's CPU
