@@ -2,7 +2,7 @@
 """Instructions per operation from perop.sh's windows.
 usage: perop.py RUN.LOG WHERE.TXT
 Pairs the W lines of the run's log with where.so's windows, in order; per
-tool, side and repetition, (instructions at 3N - at N) / 2N, all vCPUs,
+tool, side and repetition, (instructions at M - at N) / (M - N), all vCPUs,
 split into user and kernel, then ours/perftest."""
 import collections, re, statistics as st, sys
 
@@ -27,10 +27,12 @@ for (tool, side, n, rep), w in zip(labels, wins):
     runs[(tool, side, int(n), rep)] = w
 per = collections.defaultdict(list)
 for (tool, side, n, rep), w in runs.items():
-    hi = runs.get((tool, side, 3 * n, rep))
-    if hi is None:
+    longer = [m for (t, sd, m, r) in runs if (t, sd, r) == (tool, side, rep) and m > n]
+    if not longer:
         continue
-    per[(tool, side)].append({k: (hi[k] - w[k]) / (2 * n) for k in ('user', 'kernel', 'cpu2', 'cpu3', 'cpu2u', 'cpu2k', 'cpu3u', 'cpu3k')})
+    m = longer[0]
+    hi = runs[(tool, side, m, rep)]
+    per[(tool, side)].append({k: (hi[k] - w[k]) / (m - n) for k in ('user', 'kernel', 'cpu2', 'cpu3', 'cpu2u', 'cpu2k', 'cpu3u', 'cpu3k')})
 print(f"{'tool':8} {'side':5} {'user':>7} {'kernel':>8} {'cpu2 u':>8} {'cpu2 k':>8} {'cpu3 u':>8} {'cpu3 k':>8} {'total':>8}  (instructions an operation, median of reps; spread of cpu2 kernel)")
 tot = {}
 for (tool, side), xs in sorted(per.items()):

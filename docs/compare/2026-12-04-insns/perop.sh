@@ -1,8 +1,8 @@
 #!/bin/sh
 # In the VM under QEMU with where.so: every vCPU's instructions over whole
 # runs of perftest (client and server) and of the benchmark (loopback, one
-# process), at ITERS and 3*ITERS operations, REPS times each. The
-# difference between the two lengths, over 2*ITERS, is the work of one
+# process), at ITERS and MULT*ITERS (3) operations, REPS times each. The
+# difference between the two lengths, over (MULT-1)*ITERS, is the work of one
 # operation, with setup and teardown cancelled out. Windows come in the
 # order of the W lines printed here.
 B=/work/main/bin
@@ -17,7 +17,7 @@ for tool in ${TOOLS:-atomic send sendud write read}; do
 	read) PT=ib_read_lat; PTARGS=""; BN='RDMARead$' ;;
 	esac
 	for rep in $(seq 1 ${REPS:-2}); do
-		for n in $N $((3 * N)); do
+		for n in $N $((${MULT:-3} * N)); do
 			for side in pt ours; do
 				$B/mark open
 				if [ $side = pt ]; then
