@@ -99,7 +99,7 @@ func steadinessWarning(sums []SizeSummary) string {
 	if len(which) == 0 {
 		return ""
 	}
-	return fmt.Sprintf("warning: runs changed speed mid-run in over %.0f%% of the runs of %s: in the soft-RoCE VM, the host's CPUs switching speed, "+
+	return fmt.Sprintf("warning: runs changed speed mid-run in over %.0f%% of the runs of %s: in the soft-RoCE VM, the emulation switching between two speeds (the host's; cause open), "+
 		"or READ's completions moving between softirq and ksoftirqd; a round's two runs may then have run at different speeds, "+
 		"so that its p50 ratio weighs them as well as the two sides, and a p50 verdict there, MISSED included, may be theirs: "+
 		"rerun on a steady host, or on hardware (docs/compare.md)", unsteadyShare*100, strings.Join(which, ", "))
