@@ -15,3 +15,15 @@ def load(d, tool, arm, i):
         if on and m: v.append(float(m.group(2)))
         elif on and v: break
     return v or None
+def each_run(d, tool, arms, rounds=80):
+    """(arm, round, samples) of every run found, rounds 1..rounds, arms in
+    the given order within a round (added 2026-12-04 for the levels and
+    insns scripts)."""
+    for i in range(1, rounds + 1):
+        for a in arms:
+            try:
+                v = load(d, tool, a, i)
+            except FileNotFoundError:
+                continue
+            if v:
+                yield a, i, v

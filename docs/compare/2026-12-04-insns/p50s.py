@@ -4,14 +4,8 @@ directory: the compact record kept in boots/ instead of the raw samples.
 usage: p50s.py DIR ARM,ARM,...   (atomics)"""
 import os, sys
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', '2026-12-03-send-gap'))
-from runs import load, pct
+from runs import each_run, pct
 d, arms = sys.argv[1], sys.argv[2].split(',')
 print('arm round p50_us p99_us')
-for i in range(1, 81):
-    for a in arms:
-        try:
-            v = load(d, 'atomic', a, i)
-        except FileNotFoundError:
-            continue
-        if v:
-            print(a, i, f'{pct(v, .5):.3f}', f'{pct(v, .99):.3f}')
+for a, i, v in each_run(d, 'atomic', arms):
+    print(a, i, f'{pct(v, .5):.3f}', f'{pct(v, .99):.3f}')

@@ -6,17 +6,11 @@ pairs kept are the rounds where both runs were fast: a selection on the
 outcome, so read the figure as a description of that level, not a test."""
 import math, os, statistics as st, sys
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', '2026-12-03-send-gap'))
-from runs import load, pct
+from runs import each_run, pct
 d, thr, arms = sys.argv[1], float(sys.argv[2]), sys.argv[3].split(',')
 p50 = {a: {} for a in arms}
-for i in range(1, 81):
-    for a in arms:
-        try:
-            v = load(d, 'atomic', a, i)
-        except FileNotFoundError:
-            continue
-        if v:
-            p50[a][i] = pct(v, .5)
+for a, i, v in each_run(d, 'atomic', arms):
+    p50[a][i] = pct(v, .5)
 for a in arms:
     fast = [x for x in p50[a].values() if x < thr]
     print(f"{a:7} runs {len(p50[a]):2}  fast {len(fast):2}  p50 at the fast level {st.median(fast):.2f} us")
