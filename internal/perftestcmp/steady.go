@@ -8,8 +8,9 @@ import (
 
 // The paired verdict assumes that both runs of a round see one speed of
 // the host and of the path. In the soft-RoCE VM that does not always hold:
-// on some days the host's CPUs switch between two speeds (2 B latency
-// about 1.5x apart) every few hundred milliseconds, and a 2 B READ's
+// on some days the emulation switches between two speeds (2 B latency
+// about 1.5x apart; the host's ALU stays steady meanwhile, the cause is
+// open) every few hundred milliseconds, and a 2 B READ's
 // completion moves between softirq and ksoftirqd in stretches. One side
 // of a round can then run at one speed and the other side at the other,
 // and the round's ratio measures that as much as the two programs
