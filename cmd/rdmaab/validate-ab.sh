@@ -19,7 +19,7 @@
 #          taking turns of BURST round trips), at 2 B, judged by the paired
 #          verdict (rdmaab gate reads bursts.txt): in how many trials the gate
 #          fails (exit 1), passes (0) or cannot decide (3). With NOISE=1 a
-#          seeded co-tenant (docs/validate-ab/noise.go: a busy loop on host
+#          seeded co-tenant (./cmd/rdmanoise: a busy loop on host
 #          CPU NOISE_CPU, on and off every 100-500 ms) runs throughout.
 #
 # Environment: OUT (out), STEPS ("aa ab boots", run in that order), TRIALS (10), PAIRS (10),
@@ -92,7 +92,7 @@ flagged_2b() {
 }
 
 say "rdmaab validation, $(date -u +%FT%TZ), commit $(git rev-parse --short HEAD)$(git diff --quiet || echo ' (dirty)'), $(load)"
-go build -o bin/rxevm ./cmd/rxevm && go build -o bin/rdmaab ./cmd/rdmaab && go build -o bin/rdmanoise docs/validate-ab/noise.go || exit 1
+go build -o bin/rxevm ./cmd/rxevm && go build -o bin/rdmaab ./cmd/rdmaab && go build -o bin/rdmanoise ./cmd/rdmanoise || exit 1
 
 # Both builds from one temporary worktree of HEAD: a.test as it is, b.test
 # with the delay patched into rb_write_ping's loop.
