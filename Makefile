@@ -84,7 +84,7 @@ $(OUT):
 
 # The main job: benchmark results in $(OUT)/bench.txt and their summary.
 # By default a quick run, sized for about 3 minutes in the VM on a quiet
-# 2-CPU host (docs/results.md has the measured times): sizes 2, 64 and
+# 2-CPU host (docs/results.md): sizes 2, 64 and
 # 4096 bytes (atomics 8), 6 runs of 2000 round trips each, the fewest for
 # which benchstat gives a 95% interval. FULL=1 is the full
 # run: every default size (2, 64, 4096, 65536), -benchtime=1s, -count=10
@@ -169,7 +169,7 @@ test-fleet: build $(OUT)
 # runs them as a duet in one VM boot (both processes alive at once, taking
 # turns; interleaved runs where a binary predates turn-taking; on the local
 # RDMA device when there is one) and prints benchstat old.txt new.txt, the
-# paired verdict and the gate's (docs/compare-commits.md). Results in
+# paired verdict and the gate's (docs/comparing.md). Results in
 # $(OUT)/compare-commits/. AB_FLAGS: more rdmaab flags, e.g. "-gate",
 # "-ci 2% -count 30", "-pkg ./rdmalat". make validate-ab runs the
 # validation (A/A, A/B, drift across boots; STEPS="duet-aa duet-ab" NOISE=1 for the duet) into
