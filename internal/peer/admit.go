@@ -12,13 +12,18 @@ const (
 	// DefaultMaxPerClient bounds the sessions of one client address.
 	DefaultMaxPerClient = 2
 	// DefaultMaxPendingPerClient bounds one address's connections in
-	// their handshake, so that one host's silent connections cannot take
-	// all MaxHandshakes.
+	// their handshake (one /64's for IPv6), so that one host's silent
+	// connections cannot take all MaxHandshakes.
 	DefaultMaxPendingPerClient = 16
 )
 
 // ParseAllow parses a comma-separated list of CIDR prefixes or bare
-// addresses (rdmapeer -allow), e.g. "10.0.0.0/24,192.168.77.2".
+// addresses (rdmapeer -allow), e.g. "10.0.0.0/24,192.168.77.2". A list
+// with no prefix ("", " ", ",") is an error, never "any address": that is
+// what leaving -allow out means. An IPv4-mapped address or prefix
+// (::ffff:10.0.0.0/104) is taken as the IPv4 one it names (10.0.0.0/8),
+// since client addresses are compared unmapped; an IPv6 zone (fe80::1%eth0)
+// is refused, since client addresses are compared without theirs.
 func ParseAllow(v string) ([]netip.Prefix, error) {
 	var out []netip.Prefix
 	for f := range strings.SplitSeq(v, ",") {
@@ -26,28 +31,50 @@ func ParseAllow(v string) ([]netip.Prefix, error) {
 		if f == "" {
 			continue
 		}
-		if p, err := netip.ParsePrefix(f); err == nil {
-			out = append(out, p.Masked())
-			continue
-		}
-		a, err := netip.ParseAddr(f)
+		p, err := parseAllowed(f)
 		if err != nil {
-			return nil, fmt.Errorf("-allow %q: %q is neither an address nor a CIDR prefix (example: -allow 10.0.0.0/24,192.168.77.2)", v, f)
+			return nil, fmt.Errorf("-allow %q: %v", v, err)
 		}
-		a = a.Unmap()
-		out = append(out, netip.PrefixFrom(a, a.BitLen()))
+		out = append(out, p)
 	}
 	if len(out) == 0 {
-		return nil, fmt.Errorf("-allow %q: no prefix (example: -allow 10.0.0.0/24)", v)
+		return nil, fmt.Errorf("-allow %q: no prefix; leave -allow out to serve any address (example: -allow 10.0.0.0/24)", v)
 	}
 	return out, nil
 }
 
+// parseAllowed parses one entry of -allow.
+func parseAllowed(f string) (netip.Prefix, error) {
+	if i := strings.IndexByte(f, '%'); i >= 0 {
+		without := f[:i]
+		if j := strings.IndexByte(f[i:], '/'); j >= 0 {
+			without += f[i+j:]
+		}
+		return netip.Prefix{}, fmt.Errorf("%q names an IPv6 zone (%s), which client addresses are compared without; write %s", f, f[i:], without)
+	}
+	p, err := netip.ParsePrefix(f)
+	if err != nil {
+		a, aerr := netip.ParseAddr(f)
+		if aerr != nil {
+			return netip.Prefix{}, fmt.Errorf("%q is neither an address nor a CIDR prefix (example: -allow 10.0.0.0/24,192.168.77.2)", f)
+		}
+		p = netip.PrefixFrom(a, a.BitLen())
+	}
+	if a := p.Addr(); a.Is4In6() {
+		if p.Bits() < 96 {
+			return netip.Prefix{}, fmt.Errorf("%q reaches beyond the IPv4-mapped addresses (::ffff:0:0/96), which clients are compared without; write IPv4 and IPv6 prefixes apart", f)
+		}
+		p = netip.PrefixFrom(a.Unmap(), p.Bits()-96)
+	}
+	return p.Masked(), nil
+}
+
 // remoteIP is the address a connection comes from, IPv4-mapped ones
-// unmapped; the zero Addr when it is not an IP connection.
+// unmapped and without an IPv6 zone (-allow has none); the zero Addr when
+// it is not an IP connection.
 func remoteIP(nc net.Conn) netip.Addr {
 	if ap, err := netip.ParseAddrPort(nc.RemoteAddr().String()); err == nil {
-		return ap.Addr().Unmap()
+		return ap.Addr().Unmap().WithZone("")
 	}
 	return netip.Addr{}
 }
