@@ -151,8 +151,14 @@ func FromEnv(timeout time.Duration) (*Client, error) {
 	return fromEnv, fromEnvErr
 }
 
-// NewClient wraps descriptor fd and says hello.
+// NewClient wraps descriptor fd and says hello. A descriptor that is not
+// a unix stream socket is refused before anything touches it, and left
+// open: a stale RDMABENCH_TURN_FD may name a file the runtime or a library
+// opened, which is not ours to write to or close.
 func NewClient(fd int, timeout time.Duration) (*Client, error) {
+	if err := checkSocket(fd); err != nil {
+		return nil, err
+	}
 	// Non-blocking first, so that os.NewFile makes it pollable and read
 	// deadlines work.
 	if err := unix.SetNonblock(fd, true); err != nil {
@@ -166,6 +172,27 @@ func NewClient(fd int, timeout time.Duration) (*Client, error) {
 		return nil, err
 	}
 	return c, nil
+}
+
+// checkSocket fails unless fd is an open unix stream socket.
+func checkSocket(fd int) error {
+	var st unix.Stat_t
+	if err := unix.Fstat(fd, &st); err != nil {
+		return fmt.Errorf("%s=%d: %w (is the descriptor open? rdmaab sets it; unset it to run alone)", EnvFD, fd, err)
+	}
+	what := "a file"
+	if st.Mode&unix.S_IFMT == unix.S_IFSOCK {
+		sa, serr := unix.Getsockname(fd)
+		_, isUnix := sa.(*unix.SockaddrUnix)
+		typ, terr := unix.GetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_TYPE)
+		if serr == nil && terr == nil && isUnix && typ == unix.SOCK_STREAM {
+			return nil
+		}
+		what = "another kind of socket"
+	} else if st.Mode&unix.S_IFMT == unix.S_IFIFO {
+		what = "a pipe"
+	}
+	return fmt.Errorf("%s=%d names %s, not the unix stream socket rdmaab passes; unset it to run alone", EnvFD, fd, what)
 }
 
 func (c *Client) send() error {
