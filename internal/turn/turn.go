@@ -27,6 +27,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"golang.org/x/sys/unix"
 
@@ -246,25 +248,35 @@ func (c *Client) Acquire() (int, error) {
 
 // Release hands the turn back with the burst's summary.
 func (c *Client) Release(b Burst) error {
-	c.out = append(c.out, "done "...)
-	c.out = append(c.out, b.Kind...)
-	for _, v := range []int64{int64(b.Run), int64(b.Seq), int64(b.N), b.Median, b.Min} {
-		c.out = append(c.out, ' ')
-		c.out = strconv.AppendInt(c.out, v, 10)
+	c.out = appendDone(c.out, b)
+	return c.send()
+}
+
+// appendDone appends b's done line, without its newline, as Parse reads
+// it back: the label's white space (what would split it into fields)
+// becomes '_'.
+func appendDone(out []byte, b Burst) []byte {
+	out = append(out, "done "...)
+	out = append(out, b.Kind...)
+	for _, v := range [...]int64{int64(b.Run), int64(b.Seq), int64(b.N), b.Median, b.Min} {
+		out = append(out, ' ')
+		out = strconv.AppendInt(out, v, 10)
 	}
-	c.out = append(c.out, ' ')
+	out = append(out, ' ')
 	label := b.Label
 	if label == "" {
 		label = "run"
 	}
-	for i := 0; i < len(label); i++ {
-		if ch := label[i]; ch <= ' ' {
-			c.out = append(c.out, '_') // one field
+	for i := 0; i < len(label); {
+		r, n := utf8.DecodeRuneInString(label[i:])
+		if unicode.IsSpace(r) {
+			out = append(out, '_') // one field
 		} else {
-			c.out = append(c.out, ch)
+			out = append(out, label[i:i+n]...)
 		}
+		i += n
 	}
-	return c.send()
+	return out
 }
 
 func indexNL(b []byte) int {
