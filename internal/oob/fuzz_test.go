@@ -22,10 +22,10 @@ func FuzzDecode(f *testing.F) {
 			f.Fatal(err)
 		}
 		f.Add(b)
-		f.Add(b[:len(b)-1])                   // truncated
-		f.Add(append(b, 0))                   // trailing byte
+		f.Add(b[:len(b)-1])                                     // truncated
+		f.Add(append(b, 0))                                     // trailing byte
 		f.Add(append([]byte{byte(oob.TypeAuth) + 1}, b[1:]...)) // unknown type (the first after the last known)
-		f.Add(append([]byte{0x00}, b[1:]...))                    // type 0: never a type
+		f.Add(append([]byte{0x00}, b[1:]...))                   // type 0: never a type
 	}
 	f.Add([]byte{})
 	f.Add([]byte{0x01, 0x00, 0x10, 0x01})             // length over the bound

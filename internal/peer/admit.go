@@ -9,7 +9,8 @@ import (
 
 // Defaults of the admission limits.
 const (
-	// DefaultMaxPerClient bounds the sessions of one client address.
+	// DefaultMaxPerClient bounds the sessions of one client address (one
+	// /64 for IPv6).
 	DefaultMaxPerClient = 2
 	// DefaultMaxPendingPerClient bounds one address's connections in
 	// their handshake (one /64's for IPv6), so that one host's silent
@@ -103,16 +104,17 @@ func formatPrefixes(ps []netip.Prefix) string {
 // admission is what a session holds besides its slot: its client
 // address's count and its CPU.
 type admission struct {
-	slot int
-	cpu  int // -1: not pinned
-	ip   netip.Addr
+	slot   int
+	cpu    int          // -1: not pinned
+	client netip.Prefix // its clientKey
 }
 
-// admit takes a slot, a count for ip and a free CPU, under s.mu; it
+// admit takes a slot, a count for ip's client (clientKey) and a free CPU, under s.mu; it
 // returns the refusal to send when one of them is not free.
 func (s *Server) admitLocked(ip netip.Addr) (admission, string, string) {
-	if n := s.perClient[ip]; n >= s.cfg.MaxPerClient {
-		return admission{}, "per-client", fmt.Sprintf("rdmapeer is busy: %s already has %d sessions, this peer's limit per client address (rdmapeer -max-per-client); try again later", ip, n)
+	k := clientKey(ip)
+	if n := s.perClient[k]; n >= s.cfg.MaxPerClient {
+		return admission{}, "per-client", fmt.Sprintf("rdmapeer is busy: %s already has %d sessions, this peer's limit per client address (rdmapeer -max-per-client); try again later", clientName(k), n)
 	}
 	cpu := -1
 	if len(s.cfg.CPUs) > 0 {
@@ -123,11 +125,11 @@ func (s *Server) admitLocked(ip netip.Addr) (admission, string, string) {
 	}
 	select {
 	case slot := <-s.slots:
-		s.perClient[ip]++
+		s.perClient[k]++
 		if cpu >= 0 {
 			s.cpuBusy[cpu] = true
 		}
-		return admission{slot: slot, cpu: cpu, ip: ip}, "", ""
+		return admission{slot: slot, cpu: cpu, client: k}, "", ""
 	default:
 		return admission{}, "busy", fmt.Sprintf("rdmapeer is busy: all %d of its session slots are taken (rdmapeer -max-sessions); try again later", s.cfg.MaxSessions)
 	}
@@ -136,8 +138,8 @@ func (s *Server) admitLocked(ip netip.Addr) (admission, string, string) {
 // releaseLocked gives back what admitLocked took.
 func (s *Server) releaseLocked(a admission) {
 	s.slots <- a.slot // slots has room for every slot: never blocks
-	if s.perClient[a.ip]--; s.perClient[a.ip] <= 0 {
-		delete(s.perClient, a.ip)
+	if s.perClient[a.client]--; s.perClient[a.client] <= 0 {
+		delete(s.perClient, a.client)
 	}
 	if a.cpu >= 0 {
 		delete(s.cpuBusy, a.cpu)

@@ -78,9 +78,9 @@ func TestHandshakeOneDeadline(t *testing.T) {
 	assert.Len(t, logs.matching("rejected"), 1)
 }
 
-// TestPendingPerIPv6Prefix: for IPv6, MaxPendingPerClient counts by /64,
-// since one host can draw any number of addresses from its /64; IPv4
-// counts by address.
+// TestPendingPerIPv6Prefix: for IPv6, MaxPendingPerClient and
+// MaxPerClient count by /64, since one host can draw any number of
+// addresses from its /64; IPv4 counts by address.
 func TestPendingPerIPv6Prefix(t *testing.T) {
 	s := New(Config{MaxPendingPerClient: 3, Logf: t.Logf})
 	in := func(i int) netip.Addr {
@@ -104,6 +104,20 @@ func TestPendingPerIPv6Prefix(t *testing.T) {
 		s.unpend(in(i))
 	}
 	assert.True(t, s.pend(in(5)), "places given back")
+
+	// Sessions too: MaxPerClient counts by /64.
+	s = New(Config{MaxPerClient: 1, Logf: t.Logf})
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	a, _, refusal := s.admitLocked(in(1))
+	require.Empty(t, refusal)
+	_, _, refusal = s.admitLocked(in(2))
+	assert.Equal(t, "rdmapeer is busy: 2001:db8::/64 already has 1 sessions, this peer's limit per client address (rdmapeer -max-per-client); try again later", refusal)
+	_, _, refusal = s.admitLocked(other)
+	assert.Empty(t, refusal, "another /64")
+	s.releaseLocked(a)
+	_, _, refusal = s.admitLocked(in(2))
+	assert.Empty(t, refusal, "given back")
 }
 
 // TestAllowEdges: -allow's empty lists are all errors (never "any

@@ -74,7 +74,7 @@ type Config struct {
 	// DefaultMaxHandshakes.
 	MaxHandshakes int
 	// MaxPendingPerClient bounds one address's connections in their
-	// handshake, one /64's for IPv6 (pendingKey); more from it are closed
+	// handshake, one /64's for IPv6 (clientKey); more from it are closed
 	// at once. Default
 	// DefaultMaxPendingPerClient.
 	MaxPendingPerClient int
@@ -129,8 +129,8 @@ type Server struct {
 	ln         net.Listener
 	conns      map[*oob.Conn]struct{} // connections in a session slot
 	shaking    map[net.Conn]struct{}  // connections in their handshake
-	perClient  map[netip.Addr]int     // sessions per client address
-	pendingPer map[netip.Prefix]int   // connections in their handshake per pendingKey
+	perClient  map[netip.Prefix]int   // sessions per clientKey
+	pendingPer map[netip.Prefix]int   // connections in their handshake per clientKey
 	cpuBusy    map[int]bool           // CPUs of Config.CPUs that serve a session
 	closing    bool
 	memory     int64
@@ -173,7 +173,7 @@ func New(cfg Config) *Server {
 		overflow: make(chan struct{}, 16), rlog: newRateLog(cfg.Logf, cfg.LogInterval), done: make(chan struct{}),
 		serveConn: serve,
 		conns:     map[*oob.Conn]struct{}{}, shaking: map[net.Conn]struct{}{},
-		perClient: map[netip.Addr]int{}, pendingPer: map[netip.Prefix]int{}, cpuBusy: map[int]bool{},
+		perClient: map[netip.Prefix]int{}, pendingPer: map[netip.Prefix]int{}, cpuBusy: map[int]bool{},
 	}
 	for i := range cfg.MaxSessions {
 		s.slots <- i
@@ -225,7 +225,7 @@ func (s *Server) Serve(ln net.Listener) error {
 		if !s.pend(ip) {
 			nc.Close()
 			s.count(func(st *Stats) { st.Refused++ })
-			s.rlog.printf("connections over -max-pending-per-client", "refused %s: %d connections of %s are already in their handshake", nc.RemoteAddr(), s.cfg.MaxPendingPerClient, pendingKey(ip))
+			s.rlog.printf("connections over -max-pending-per-client", "refused %s: %d connections of %s are already in their handshake", nc.RemoteAddr(), s.cfg.MaxPendingPerClient, clientName(clientKey(ip)))
 			continue
 		}
 		select {
@@ -249,9 +249,9 @@ func (s *Server) Serve(ln net.Listener) error {
 }
 
 // pend counts a connection of ip in its handshake, unless ip's
-// pendingKey has MaxPendingPerClient already.
+// clientKey has MaxPendingPerClient already.
 func (s *Server) pend(ip netip.Addr) bool {
-	k := pendingKey(ip)
+	k := clientKey(ip)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.pendingPer[k] >= s.cfg.MaxPendingPerClient {
@@ -262,7 +262,7 @@ func (s *Server) pend(ip netip.Addr) bool {
 }
 
 func (s *Server) unpend(ip netip.Addr) {
-	k := pendingKey(ip)
+	k := clientKey(ip)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.pendingPer[k]--; s.pendingPer[k] <= 0 {
@@ -270,17 +270,26 @@ func (s *Server) unpend(ip netip.Addr) {
 	}
 }
 
-// pendingKey is what MaxPendingPerClient counts by: an IPv4 address
-// alone, an IPv6 address's /64. One IPv6 host commonly holds a whole /64
-// (SLAAC, privacy addresses) and can draw as many addresses from it as it
-// likes, so counting by address would let it take every handshake place.
-func pendingKey(ip netip.Addr) netip.Prefix {
+// clientKey is what the per-client limits (MaxPerClient,
+// MaxPendingPerClient) count by: an IPv4 address alone, an IPv6 address's
+// /64. One IPv6 host commonly holds a whole /64 (SLAAC, privacy addresses)
+// and can draw as many addresses from it as it likes, so counting by
+// address would let it take every place.
+func clientKey(ip netip.Addr) netip.Prefix {
 	ip = ip.Unmap().WithZone("")
 	if ip.Is6() {
 		p, _ := ip.Prefix(64) // never fails for an IPv6 address
 		return p
 	}
 	return netip.PrefixFrom(ip, ip.BitLen()) // the zero Addr: an invalid Prefix, one key
+}
+
+// clientName names a clientKey in messages: the address, or the /64.
+func clientName(k netip.Prefix) string {
+	if k.IsSingleIP() {
+		return k.Addr().String()
+	}
+	return k.String()
 }
 
 func isTemporary(err error) bool {
