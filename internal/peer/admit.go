@@ -162,3 +162,47 @@ func formatCPUs(cpus []int) string {
 	}
 	return strings.Join(s, ",")
 }
+
+// pend counts a connection of ip in its handshake, unless ip's
+// clientKey has MaxPendingPerClient already.
+func (s *Server) pend(ip netip.Addr) bool {
+	k := clientKey(ip)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.pendingPer[k] >= s.cfg.MaxPendingPerClient {
+		return false
+	}
+	s.pendingPer[k]++
+	return true
+}
+
+func (s *Server) unpend(ip netip.Addr) {
+	k := clientKey(ip)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.pendingPer[k]--; s.pendingPer[k] <= 0 {
+		delete(s.pendingPer, k)
+	}
+}
+
+// clientKey is what the per-client limits (MaxPerClient,
+// MaxPendingPerClient) count by: an IPv4 address alone, an IPv6 address's
+// /64. One IPv6 host commonly holds a whole /64 (SLAAC, privacy addresses)
+// and can draw as many addresses from it as it likes, so counting by
+// address would let it take every place.
+func clientKey(ip netip.Addr) netip.Prefix {
+	ip = ip.Unmap().WithZone("")
+	if ip.Is6() {
+		p, _ := ip.Prefix(64) // never fails for an IPv6 address
+		return p
+	}
+	return netip.PrefixFrom(ip, ip.BitLen()) // the zero Addr: an invalid Prefix, one key
+}
+
+// clientName names a clientKey in messages: the address, or the /64.
+func clientName(k netip.Prefix) string {
+	if k.IsSingleIP() {
+		return k.Addr().String()
+	}
+	return k.String()
+}
