@@ -72,7 +72,7 @@ var Variables = []Variable{
 	{VarCM, "0", "1: connect the queue pairs through rdma_cm (perftest -R) instead of exchanging QP numbers over the TCP connection (two-node) or in memory (loopback); RC and UD only."},
 	{VarPMQoS, "0", "1: hold /dev/cpu_dma_latency at 0 while a benchmark's pair is open (no deep idle states on any CPU; needs root); a limit such as 20us holds that (whole microseconds, up to 35m47s). Recorded as pm-qos."},
 	{VarVM, "unset", "set to 1 by cmd/rxevm inside the soft-RoCE VM; 0 or 1 (true and false too), any other value is refused."},
-	{VarTurnFD, "unset", "set by rdmaab for the benchmark processes of a duet: the inherited file descriptor of the conductor's socket; each run then takes turns of a burst of round trips with the other side's process."},
+	{VarTurnFD, "unset", "set by rdmaab for the benchmark processes of a duet: the inherited file descriptor of the conductor's socket; each run then takes turns of a burst of round trips with the other side's process. A descriptor that is not a unix stream socket is refused, and left open."},
 	{VarHostCPUContention, "unset", "set by cmd/rxevm inside the VM: how much the host's CPUs slowed each other when measured before the boot; reported as a note."},
 	{VarVMCache, "rdmabench/rxevm under the user cache directory", "where cmd/rxevm keeps the Debian packages and the extracted guest."},
 	{VarVMTest, "unset", "1: run cmd/rxevm's own test that boots a VM."},
