@@ -78,6 +78,8 @@ test: vet test-host fuzz $(OUT)
 FUZZTIME ?= 10s
 fuzz:
 	$(GO) test -run='^$$' -fuzz=FuzzDecode -fuzztime=$(FUZZTIME) -fuzzminimizetime=200x ./internal/oob
+	$(GO) test -run='^$$' -fuzz=FuzzAcceptHandshake -fuzztime=$(FUZZTIME) -fuzzminimizetime=200x ./internal/oob
+	$(GO) test -run='^$$' -fuzz=FuzzParse -fuzztime=$(FUZZTIME) -fuzzminimizetime=200x ./internal/turn
 
 $(OUT):
 	mkdir -p $(OUT)

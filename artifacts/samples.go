@@ -3,6 +3,7 @@ package artifacts
 import (
 	"bufio"
 	"bytes"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -69,9 +70,11 @@ func (c *CapWriter) Note() string {
 // WriteSamples (or rdmalat's raw writer: decimals are truncated to whole
 // nanoseconds), in order, holding one line at a time. name is for errors.
 func EachSample(r io.Reader, name string, fn func(int64)) error {
+	const maxLine = 1 << 20
 	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 64<<10), 1<<20)
-	for line := 1; sc.Scan(); line++ {
+	sc.Buffer(make([]byte, 64<<10), maxLine)
+	line := 1
+	for ; sc.Scan(); line++ {
 		b := bytes.TrimSpace(sc.Bytes())
 		if len(b) == 0 {
 			continue
@@ -86,6 +89,9 @@ func EachSample(r io.Reader, name string, fn func(int64)) error {
 		fn(v)
 	}
 	if err := sc.Err(); err != nil {
+		if errors.Is(err, bufio.ErrTooLong) {
+			return fmt.Errorf("%s:%d: a line over %d bytes: not a file of raw samples (one number a line): %w", name, line, maxLine, err)
+		}
 		return fmt.Errorf("%s: %w", name, err)
 	}
 	return nil

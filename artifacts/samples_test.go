@@ -1,6 +1,7 @@
 package artifacts
 
 import (
+	"bufio"
 	"bytes"
 	"fmt"
 	"os"
@@ -75,6 +76,10 @@ func TestEachSampleErrors(t *testing.T) {
 	require.NoError(t, EachSample(strings.NewReader("10\n-3\n12.5\n7"), "f", func(v int64) { got = append(got, v) }))
 	assert.Equal(t, []int64{10, -3, 12, 7}, got)
 	assert.Error(t, EachSample(strings.NewReader("1234567890123456789\n"), "f", func(int64) {}), "19 digits may overflow")
+	// A line over the bound is reported with its number.
+	err = EachSample(strings.NewReader("10\n11\n"+strings.Repeat("7", 1<<20+1)+"\n12\n"), "f", func(int64) {})
+	assert.ErrorIs(t, err, bufio.ErrTooLong)
+	assert.ErrorContains(t, err, "f:3: a line over 1048576 bytes: not a file of raw samples")
 }
 
 // ReadSamples allocates about the slice it returns: 8 bytes a sample plus

@@ -110,8 +110,10 @@ func LoadFrom(getenv func(string) string) (Config, error) {
 	c.PeerDevice = strings.TrimSpace(getenv(VarPeerDevice))
 	c.SamplesDir = getenv(VarSamplesDir)
 	c.PeerToken = getenv(VarPeerToken)
-	c.InVM = getenv(VarVM) == "1"
 	var err error
+	if c.InVM, err = parseBool(getenv, VarVM); err != nil {
+		return c, err
+	}
 	if c.Require, err = parseBool(getenv, VarRequire); err != nil {
 		return c, err
 	}

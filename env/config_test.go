@@ -105,6 +105,17 @@ func TestLoadErrors(t *testing.T) {
 		{VarPeer, "a b", `RDMABENCH_PEER="a b" is not an address; want host:port, e.g. RDMABENCH_PEER=nodeB:18515`},
 		{VarPeer, "nodeB:99999", `RDMABENCH_PEER="nodeB:99999" has port "99999", not a number from 1 to 65535; want host:port, e.g. RDMABENCH_PEER=nodeB:18515`},
 		{VarWarmup, "-1", "want a count of round trips"},
+		// Refused at load, not where they are used.
+		{VarVM, "yes", `RDMABENCH_VM="yes": use 1 or 0`},
+		{VarVM, "2", `RDMABENCH_VM="2": use 1 or 0`},
+		{VarPMQoS, "1h", `RDMABENCH_PMQOS="1h": the kernel takes a limit in whole microseconds up to 35m47.483647s`},
+		{VarPMQoS, "1500ns", "in whole microseconds"},
+		{VarTimeout, "1ns", `RDMABENCH_TIMEOUT="1ns" is under 10ms: it bounds every wait on the peer`},
+		{VarSizes, "64,64", `RDMABENCH_SIZES="64,64" names 64 bytes twice; list each size once`},
+		{VarSizes, "1K,1024", "names 1024 bytes twice"},
+		{VarPeer, "[::1", `RDMABENCH_PEER="[::1" is not an address (unbalanced brackets); want host:port, e.g. RDMABENCH_PEER=[::1]:18515`},
+		{VarPeer, "::1]", `RDMABENCH_PEER="::1]" is not an address`},
+		{VarPeer, "[::1]]:5", `RDMABENCH_PEER="[::1]]:5"`},
 	} {
 		_, err := LoadFrom(vars(tc.name, tc.value))
 		if assert.Error(t, err, "%s=%s", tc.name, tc.value) {
@@ -120,6 +131,7 @@ func TestLoadPeer(t *testing.T) {
 		"10.0.0.2":         "10.0.0.2:18515",
 		"fe80::1":          "[fe80::1]:18515",
 		"[fe80::1%eth0]:7": "[fe80::1%eth0]:7",
+		"[::1]":            "[::1]:18515",
 	} {
 		c, err := LoadFrom(vars(VarPeer, in))
 		require.NoError(t, err, in)
@@ -149,6 +161,11 @@ func TestLoadPMQoS(t *testing.T) {
 		require.NoError(t, err, v)
 		assert.Equal(t, want.PMQoS, c.PMQoS, v)
 		assert.Equal(t, want.PMQoSLimit, c.PMQoSLimit, v)
+	}
+	for v, want := range map[string]bool{"true": true, "1": true, "0": false, "false": false} {
+		c, err := LoadFrom(vars(VarVM, v))
+		require.NoError(t, err, v)
+		assert.Equal(t, want, c.InVM, "RDMABENCH_VM=%s", v)
 	}
 	_, err := LoadFrom(vars(VarPMQoS, "yes"))
 	assert.EqualError(t, err, `RDMABENCH_PMQOS="yes": want 1 (hold the CPU wake-up latency limit at 0), a limit such as 20us, or 0 (off)`)

@@ -2,6 +2,7 @@ package env
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -24,6 +25,11 @@ func ParseSizes(name, v string) ([]int, error) {
 		n, ok := parseByteCount(f, MaxSize)
 		if !ok {
 			return nil, fmt.Errorf("%s=%q: %q is not a size from 1 byte to 8M (example: %s=2,4096,64K or %s=all)", name, v, f, name, name)
+		}
+		// A size twice would be two benchmarks of one name, which
+		// benchstat takes for one with twice the runs.
+		if slices.Contains(sizes, int(n)) {
+			return nil, fmt.Errorf("%s=%q names %d bytes twice; list each size once (use -count for more runs)", name, v, n)
 		}
 		sizes = append(sizes, int(n))
 	}
@@ -102,13 +108,22 @@ func parseMTU(v string) (int, error) {
 	return 0, fmt.Errorf("%s=%q is not an RDMA path MTU: use 256, 512, 1024, 2048 or 4096", VarMTU, v)
 }
 
+// MinTimeout is the shortest RDMABENCH_TIMEOUT: it bounds every wait on
+// the peer, a TCP connect and the out-of-band handshake included, which
+// take milliseconds on a real network; a shorter one fails every run.
+const MinTimeout = 10 * time.Millisecond
+
 func parseTimeout(v string) (time.Duration, error) {
+	v = strings.TrimSpace(v)
 	if v == "" {
 		return DefaultTimeout, nil
 	}
 	d, err := time.ParseDuration(v)
 	if err != nil || d <= 0 {
 		return 0, fmt.Errorf("%s=%q is not a positive Go duration (example: %s=10s)", VarTimeout, v, VarTimeout)
+	}
+	if d < MinTimeout {
+		return 0, fmt.Errorf("%s=%q is under %v: it bounds every wait on the peer (a connect, the handshake), which alone take milliseconds (example: %s=10s)", VarTimeout, v, MinTimeout, VarTimeout)
 	}
 	return d, nil
 }
@@ -126,8 +141,15 @@ func parsePMQoS(v string) (bool, time.Duration, error) {
 	if err != nil || d < 0 {
 		return false, 0, fmt.Errorf("%s=%s: want 1 (hold the CPU wake-up latency limit at 0), a limit such as 20us, or 0 (off)", VarPMQoS, strconv.Quote(v))
 	}
+	if d > MaxPMQoSLimit || d%time.Microsecond != 0 {
+		return false, 0, fmt.Errorf("%s=%s: the kernel takes a limit in whole microseconds up to %v (/dev/cpu_dma_latency holds a 32-bit count); want a limit such as 20us, 1 for 0, or 0 (off)", VarPMQoS, strconv.Quote(v), MaxPMQoSLimit)
+	}
 	return true, d, nil
 }
+
+// MaxPMQoSLimit is the longest RDMABENCH_PMQOS limit: /dev/cpu_dma_latency
+// takes a signed 32-bit count of microseconds.
+const MaxPMQoSLimit = time.Duration(1<<31-1) * time.Microsecond
 
 func parseBool(getenv func(string) string, name string) (bool, error) {
 	switch v := strings.TrimSpace(getenv(name)); v {

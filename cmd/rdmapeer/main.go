@@ -106,13 +106,22 @@ func parseFlags(args []string, getenv func(string) string, stderr io.Writer) (*o
 	o.idle = peer.DefaultIdle
 	fs.Var((*idleFlag)(&o.idle), "idle", "longest `wait` for a client's next request between runs (default 10m0s), or none for no limit")
 	fs.DurationVar(&o.handshake, "handshake-timeout", peer.DefaultHandshakeTimeout, "how long a new connection may take from its accept to its first Params (hello, challenge, answer) before it is dropped; until then it holds no session slot")
-	fs.StringVar(&o.token, "token", cfg.PeerToken, "shared `secret` every client must prove it knows (its RDMABENCH_PEER_TOKEN); default $RDMABENCH_PEER_TOKEN, which, unlike this flag, other users of the host cannot read in the process list")
+	// No default shown: the usage must never print the token.
+	token := fs.String("token", "", "shared `secret` every client must prove it knows (its RDMABENCH_PEER_TOKEN); default $RDMABENCH_PEER_TOKEN, which, unlike this flag, other users of the host cannot read in the process list")
 	allow := fs.String("allow", "", "serve only clients from these `prefixes`, e.g. 10.0.0.0/24,192.168.77.2 (default: any address)")
 	fs.IntVar(&o.maxPerClient, "max-per-client", peer.DefaultMaxPerClient, "most sessions one client address may hold at once")
 	if err := fs.Parse(args); err != nil {
 		return nil, err
 	}
-	if *allow != "" {
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	o.token = cfg.PeerToken
+	if set["token"] {
+		o.token = *token
+	}
+	// An -allow given but empty is an error, not "any address": -allow
+	// "$HOSTS" with HOSTS unset must not open the peer to everyone.
+	if set["allow"] {
 		if o.allow, err = peer.ParseAllow(*allow); err != nil {
 			return nil, err
 		}
@@ -146,6 +155,19 @@ func parseFlags(args []string, getenv func(string) string, stderr io.Writer) (*o
 	}
 	if o.timeout <= 0 || o.maxTimeout <= 0 || o.handshake <= 0 {
 		return nil, errors.New("-timeout, -max-timeout and -handshake-timeout must be positive (example: -timeout 5s)")
+	}
+	if o.timeout > o.maxTimeout {
+		// -timeout is the loop timeout of a client that asks for none: it
+		// may not be longer than what a client may ask for.
+		from := fmt.Sprintf("-timeout %v", o.timeout)
+		switch {
+		case set["timeout"]:
+		case getenv(env.VarTimeout) != "":
+			from = fmt.Sprintf("%s=%s (rdmapeer's -timeout)", env.VarTimeout, getenv(env.VarTimeout))
+		default:
+			from += " (the default)"
+		}
+		return nil, fmt.Errorf("%s is over -max-timeout %v, the longest RDMA loop timeout a client may ask for: give -timeout %v or less, or raise -max-timeout", from, o.maxTimeout, o.maxTimeout)
 	}
 	if o.cpus, err = parseCPUs(*cpu); err != nil {
 		return nil, err

@@ -106,11 +106,31 @@ func TestFlagsErrors(t *testing.T) {
 		{nil, []string{"RDMABENCH_GID_INDEX", "x"}, `RDMABENCH_GID_INDEX="x": want a GID table index`},
 		{[]string{"-allow", "nodeA"}, nil, `-allow "nodeA": "nodeA" is neither an address nor a CIDR prefix (example: -allow 10.0.0.0/24,192.168.77.2)`},
 		{[]string{"-max-per-client", "0"}, nil, "-max-per-client 0: want at least 1"},
+		// -allow given but empty never means any address.
+		{[]string{"-allow", ""}, nil, `-allow "": no prefix; leave -allow out to serve any address`},
+		{[]string{"-allow", " "}, nil, `-allow " ": no prefix; leave -allow out to serve any address`},
+		{[]string{"-allow", "fe80::1%eth0"}, nil, "write fe80::1"},
+		// The default loop timeout is never over what a client may ask for.
+		{[]string{"-timeout", "10m", "-max-timeout", "30s"}, nil, "-timeout 10m0s is over -max-timeout 30s, the longest RDMA loop timeout a client may ask for: give -timeout 30s or less, or raise -max-timeout"},
+		{nil, []string{"RDMABENCH_TIMEOUT", "5m"}, "RDMABENCH_TIMEOUT=5m (rdmapeer's -timeout) is over -max-timeout 30s"},
+		{[]string{"-max-timeout", "2s"}, nil, "-timeout 5s (the default) is over -max-timeout 2s, the longest RDMA loop timeout a client may ask for: give -timeout 2s or less"},
 	} {
 		_, err := parseFlags(tc.args, getenv(tc.env...), &bytes.Buffer{})
 		if assert.Error(t, err, "%q %q", tc.args, tc.env) {
 			assert.Contains(t, err.Error(), tc.want)
 		}
+	}
+}
+
+// TestTokenNeverPrinted: the usage (-h, or a bad flag) never shows the
+// token, from the variable or the flag.
+func TestTokenNeverPrinted(t *testing.T) {
+	const secret = "s3cr3t-tok"
+	for _, args := range [][]string{{"-h"}, {"-lisen", ":1"}, {"-token", secret, "-h"}, {"-token", secret, "-lisen", ":1"}} {
+		var stdout, stderr bytes.Buffer
+		run(t.Context(), args, getenv(env.VarPeerToken, secret), &stdout, &stderr)
+		assert.Contains(t, stderr.String(), "-token secret", "%q", args)
+		assert.NotContains(t, stderr.String()+stdout.String(), secret, "%q", args)
 	}
 }
 

@@ -71,8 +71,12 @@ func parseAddr(s string) (string, error) {
 		// A bare host: a name, an IPv4 address, or an IPv6 address with or
 		// without brackets.
 		h := strings.TrimSuffix(strings.TrimPrefix(s, "["), "]")
-		if _, ipErr := netip.ParseAddr(h); ipErr == nil || (h != "" && !strings.ContainsAny(h, " /:[]")) {
+		balanced := strings.HasPrefix(s, "[") == strings.HasSuffix(s, "]")
+		if _, ipErr := netip.ParseAddr(h); balanced && (ipErr == nil || (h != "" && !strings.ContainsAny(h, " /:[]"))) {
 			return example(h), nil
+		}
+		if ip, ipErr := netip.ParseAddr(strings.Trim(strings.TrimSpace(s), "[]")); ipErr == nil {
+			return "", &addrError{why: "is not an address (unbalanced brackets)", example: example(ip.String())}
 		}
 		h = strings.Trim(s, "[]: ")
 		if strings.ContainsAny(h, " /[]:") {

@@ -62,6 +62,11 @@ type Conn struct {
 	// a server with one requires every client to prove it knows it; a
 	// client answers the server's challenge with it. Empty: none.
 	Token string
+	// Deadline, if not zero, is a bound no send or receive waits past,
+	// whatever Timeout says: the one deadline of a whole handshake
+	// (AcceptBy). Set and clear it from the receiving goroutine, before
+	// other goroutines send.
+	Deadline time.Time
 
 	nc     net.Conn
 	closed atomic.Bool
@@ -103,6 +108,19 @@ func (c *Conn) timeout() time.Duration {
 		return DefaultTimeout
 	}
 	return c.Timeout
+}
+
+// deadline is the time a wait of d (none if d <= 0) starting now must
+// end by: d ahead, and never past c.Deadline.
+func (c *Conn) deadline(d time.Duration) time.Time {
+	var t time.Time
+	if d > 0 {
+		t = time.Now().Add(d)
+	}
+	if !c.Deadline.IsZero() && (t.IsZero() || c.Deadline.Before(t)) {
+		t = c.Deadline
+	}
+	return t
 }
 
 func (c *Conn) local() Hello {
@@ -175,12 +193,31 @@ func Accept(nc net.Conn, timeout time.Duration) (*Conn, error) {
 // AcceptToken is Accept for a server that requires token (see
 // Conn.Token); a client that does not prove it knows token is answered
 // with an Error of CodeAuth and gets an error matching ErrAuth.
+// timeout bounds the handshake as a whole (see AcceptWithin), then each
+// send and receive.
 func AcceptToken(nc net.Conn, timeout time.Duration, token string) (*Conn, error) {
+	c, err := AcceptWithin(nc, timeout, token)
+	if err != nil {
+		return nil, err
+	}
+	c.Deadline = time.Time{}
+	return c, nil
+}
+
+// AcceptWithin does the server handshake on nc for a server that requires
+// token (none if empty), all of it within timeout of now (0:
+// DefaultTimeout): one deadline, not one per message, so that a client
+// sending each message just within a bound is still dropped. The returned
+// Conn keeps that deadline as its Deadline, so that what the caller
+// receives next (rdmapeer's first Params) is bounded by it too; clear
+// Conn.Deadline to lift it. On failure it closes nc.
+func AcceptWithin(nc net.Conn, timeout time.Duration, token string) (*Conn, error) {
 	if tc, ok := nc.(*net.TCPConn); ok {
 		_ = tc.SetKeepAliveConfig(KeepAlive) // best effort: only slows the detection of a vanished host
 	}
 	c := NewConn(nc)
 	c.Timeout = timeout
+	c.Deadline = time.Now().Add(c.timeout())
 	c.Token = token
 	if _, err := c.AcceptHandshake(); err != nil {
 		c.Close()
@@ -241,11 +278,7 @@ func (c *Conn) recv(d time.Duration) (Message, error) {
 		c.pending = nil
 		return m, nil
 	}
-	var dl time.Time
-	if d > 0 {
-		dl = time.Now().Add(d)
-	}
-	if err := c.nc.SetReadDeadline(dl); err != nil {
+	if err := c.nc.SetReadDeadline(c.deadline(d)); err != nil {
 		return nil, err
 	}
 	frame, err := c.readFrame()
@@ -312,7 +345,7 @@ func (c *Conn) Send(m Message) error {
 		return err
 	}
 	c.wbuf = b
-	if err := c.nc.SetWriteDeadline(time.Now().Add(c.timeout())); err != nil {
+	if err := c.nc.SetWriteDeadline(c.deadline(c.timeout())); err != nil {
 		return fmt.Errorf("oob: sending %v to %s: %w", m.Type(), c.who(), err)
 	}
 	if _, err := c.nc.Write(b); err != nil {

@@ -33,8 +33,9 @@
 //
 //	Hello    magic [9]byte "RDMABENCH", version uint16, software string
 //	Challenge nonce [32]byte, flags uint8 (bit 0: the peer requires a token)
-//	Auth     mac [32]byte: HMAC-SHA256(token, "rdmabench oob auth v3\x00" || nonce),
-//	         all zeros without a token
+//	Auth     mac [32]byte: HMAC-SHA256(token, "rdmabench oob auth v4\x00" || nonce || addr),
+//	         all zeros when the Challenge asks for no token; addr string: the
+//	         address the client is connected to, ip:port (SessionAddr)
 //	Params   op uint8, transport uint8, size uint32, mtu uint32, inline int32,
 //	         gid_index int32, idle_timeout int64 (nanoseconds), flags uint8
 //	Endpoint device string, firmware string, link_layer string, port uint8,
@@ -69,7 +70,11 @@
 // Challenge and Auth, and Endpoint.cm_cookie (the peer's random value that
 // the client's rdma_cm request must carry), cpu (the peer's answering CPU,
 // -1 unpinned) and sessions (the other sessions the peer served when this
-// one opened); a client sends -1 and 0 for the last two.
+// one opened); a client sends -1 and 0 for the last two. Version 4 added
+// Auth.addr and binds the MAC to it: the peer refuses an answer made for
+// an address other than its own end of the connection, so a fake peer
+// cannot relay a client's answer (a client behind address translation to
+// the peer cannot use a token).
 // Error codes: 1 internal, 2 protocol, 3 version, 4 params, 5 resource,
 // 6 timeout, 7 busy, 8 auth (the client's token is missing or wrong).
 //
@@ -81,8 +86,10 @@
 //	   both sides compare versions; on a mismatch both report ErrVersion, naming
 //	   the older side as the one to upgrade, and close
 //	               <----------      Challenge{nonce, flags}
-//	Auth{mac}      ---------->      checked in constant time against the peer's
-//	                                token, if it has one: Error (CodeAuth) if wrong
+//	Auth{mac,addr} ---------->      checked in constant time against the peer's
+//	                                token, if it has one, and addr against its own
+//	                                address: Error (CodeAuth) if either is wrong
+//	   Hello to the first Params: one deadline from the accept (AcceptWithin)
 //	Params         ---------->      checked against the peer's Limits
 //	               <----------      Endpoint, or Error (CodeParams, CodeBusy, ...)
 //	   the client moves its queue pair to RTR and RTS

@@ -92,9 +92,11 @@ func (c *Conn) answerChallenge() error {
 	if ch.Flags&ChallengeToken != 0 && c.Token == "" {
 		return fmt.Errorf("%w: rdmapeer at %s requires a token: set RDMABENCH_PEER_TOKEN to the value of its -token", ErrAuth, c.nc.RemoteAddr())
 	}
-	var a Auth
-	if c.Token != "" {
-		a.MAC = AuthMAC(c.Token, ch.Nonce)
+	// The MAC only for a peer that asks for one, and bound to the address
+	// this client reached: an answer relayed elsewhere is refused there.
+	a := Auth{Addr: SessionAddr(c.nc.RemoteAddr())}
+	if ch.Flags&ChallengeToken != 0 {
+		a.MAC = AuthMAC(c.Token, ch.Nonce, a.Addr)
 	}
 	return c.Send(a)
 }
@@ -145,9 +147,16 @@ func (c *Conn) challenge() error {
 	if err != nil {
 		return err
 	}
-	if !checkAuth(c.Token, ch, m.(Auth)) {
+	a := m.(Auth)
+	local := SessionAddr(c.nc.LocalAddr())
+	ok, relayed := checkAuth(c.Token, ch, a, local)
+	switch {
+	case relayed:
+		_ = c.SendError(CodeAuth, fmt.Sprintf("rdmapeer at %s: the client's answer was made for %q, another address: relayed by another host, or sent through address translation; connect to this rdmapeer directly", local, a.Addr)) // best effort: we close anyway
+		return fmt.Errorf("%w: client %s answered for %q, not this rdmapeer's %s: relayed, or through address translation", ErrAuth, c.nc.RemoteAddr(), a.Addr, local)
+	case !ok:
 		what := "wrong token"
-		if m.(Auth).MAC == ([NonceSize]byte{}) {
+		if a.MAC == ([NonceSize]byte{}) {
 			what = "no token"
 		}
 		_ = c.SendError(CodeAuth, "rdmapeer requires a token and the client's is wrong: set RDMABENCH_PEER_TOKEN to the value of its -token") // best effort: we close anyway
@@ -162,7 +171,7 @@ func (c *Conn) recvHandshake(what string) (Message, error) {
 	c.rmu.Lock()
 	defer c.rmu.Unlock()
 	d := c.timeout()
-	if err := c.nc.SetReadDeadline(time.Now().Add(d)); err != nil {
+	if err := c.nc.SetReadDeadline(c.deadline(d)); err != nil {
 		return nil, fmt.Errorf("oob: handshake with %s: %w", c.who(), err)
 	}
 	frame, err := c.readFrame()
@@ -200,7 +209,7 @@ func (c *Conn) notPeer(what, got string, err error) error {
 func (c *Conn) snippet() []byte {
 	const max = 64
 	b := append([]byte(nil), c.rbuf[:min(c.rn, max)]...)
-	if len(b) < max && c.nc.SetReadDeadline(time.Now().Add(50*time.Millisecond)) == nil {
+	if len(b) < max && c.nc.SetReadDeadline(c.deadline(50*time.Millisecond)) == nil {
 		more := make([]byte, max-len(b))
 		n, _ := io.ReadFull(c.nc, more) // best effort: only for the message
 		b = append(b, more[:n]...)

@@ -10,7 +10,7 @@ import (
 )
 
 // Version is the protocol version this package speaks.
-const Version uint16 = 3
+const Version uint16 = 4
 
 // Limits of the framing. See the package documentation.
 const (
@@ -61,7 +61,8 @@ const (
 	TypeDone     Type = 5
 	TypeError    Type = 6
 	TypeRun      Type = 7
-	// Version 3: the peer's challenge and the client's answer (auth.go).
+	// Version 3: the peer's challenge and the client's answer (auth.go);
+	// version 4 binds the answer to the address the client reached.
 	TypeChallenge Type = 8
 	TypeAuth      Type = 9
 )

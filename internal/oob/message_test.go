@@ -113,7 +113,7 @@ func allMessages() map[string]oob.Message {
 		"Error/empty":    oob.Error{},
 		"Endpoint/v3":    oob.Endpoint{Device: "rxe1", CMAddr: "192.168.77.1:4711", CMCookie: 0xfeedface_cafebeef, CPU: -1, Sessions: 3},
 		"Challenge":      oob.Challenge{Nonce: [oob.NonceSize]byte{0: 1, 31: 0xff}, Flags: oob.ChallengeToken},
-		"Auth":           oob.Auth{MAC: [oob.NonceSize]byte{5: 9}},
+		"Auth":           oob.Auth{MAC: [oob.NonceSize]byte{5: 9}, Addr: "[fe80::1]:18515"},
 	}
 }
 

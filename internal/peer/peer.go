@@ -74,7 +74,8 @@ type Config struct {
 	// DefaultMaxHandshakes.
 	MaxHandshakes int
 	// MaxPendingPerClient bounds one address's connections in their
-	// handshake; more from it are closed at once. Default
+	// handshake, one /64's for IPv6 (clientKey); more from it are closed
+	// at once. Default
 	// DefaultMaxPendingPerClient.
 	MaxPendingPerClient int
 	// HandshakeTimeout bounds the time from a connection's accept to its
@@ -96,7 +97,8 @@ type Config struct {
 	// Timeout bounds each send and receive of the exchange (handshake,
 	// endpoints, Done). Default oob.DefaultTimeout.
 	Timeout time.Duration
-	// Logf logs one line; default log.Printf.
+	// Logf logs one line; default log.Printf. What the Server passes it is
+	// one line of text whatever clients send (see oneLine).
 	Logf func(format string, args ...any)
 }
 
@@ -127,8 +129,8 @@ type Server struct {
 	ln         net.Listener
 	conns      map[*oob.Conn]struct{} // connections in a session slot
 	shaking    map[net.Conn]struct{}  // connections in their handshake
-	perClient  map[netip.Addr]int     // sessions per client address
-	pendingPer map[netip.Addr]int     // connections in their handshake per address
+	perClient  map[netip.Prefix]int   // sessions per clientKey
+	pendingPer map[netip.Prefix]int   // connections in their handshake per clientKey
 	cpuBusy    map[int]bool           // CPUs of Config.CPUs that serve a session
 	closing    bool
 	memory     int64
@@ -150,6 +152,7 @@ func New(cfg Config) *Server {
 	if cfg.Logf == nil {
 		cfg.Logf = log.Printf
 	}
+	cfg.Logf = oneLine(cfg.Logf)
 	if cfg.MaxHandshakes <= 0 {
 		cfg.MaxHandshakes = DefaultMaxHandshakes
 	}
@@ -170,7 +173,7 @@ func New(cfg Config) *Server {
 		overflow: make(chan struct{}, 16), rlog: newRateLog(cfg.Logf, cfg.LogInterval), done: make(chan struct{}),
 		serveConn: serve,
 		conns:     map[*oob.Conn]struct{}{}, shaking: map[net.Conn]struct{}{},
-		perClient: map[netip.Addr]int{}, pendingPer: map[netip.Addr]int{}, cpuBusy: map[int]bool{},
+		perClient: map[netip.Prefix]int{}, pendingPer: map[netip.Prefix]int{}, cpuBusy: map[int]bool{},
 	}
 	for i := range cfg.MaxSessions {
 		s.slots <- i
@@ -222,7 +225,7 @@ func (s *Server) Serve(ln net.Listener) error {
 		if !s.pend(ip) {
 			nc.Close()
 			s.count(func(st *Stats) { st.Refused++ })
-			s.rlog.printf("connections over -max-pending-per-client", "refused %s: %d of its connections are already in their handshake", nc.RemoteAddr(), s.cfg.MaxPendingPerClient)
+			s.rlog.printf("connections over -max-pending-per-client", "refused %s: %d connections of %s are already in their handshake", nc.RemoteAddr(), s.cfg.MaxPendingPerClient, clientName(clientKey(ip)))
 			continue
 		}
 		select {
@@ -242,26 +245,6 @@ func (s *Server) Serve(ln net.Listener) error {
 			s.count(func(st *Stats) { st.Refused++ })
 			s.rlog.printf("connections over -max-handshakes", "refused %s: %d connections in their handshake", nc.RemoteAddr(), s.cfg.MaxHandshakes)
 		}
-	}
-}
-
-// pend counts a connection of ip in its handshake, unless ip has
-// MaxPendingPerClient already.
-func (s *Server) pend(ip netip.Addr) bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.pendingPer[ip] >= s.cfg.MaxPendingPerClient {
-		return false
-	}
-	s.pendingPer[ip]++
-	return true
-}
-
-func (s *Server) unpend(ip netip.Addr) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.pendingPer[ip]--; s.pendingPer[ip] <= 0 {
-		delete(s.pendingPer, ip)
 	}
 }
 
@@ -301,19 +284,20 @@ func (s *Server) handle(nc net.Conn, ip netip.Addr) {
 	s.stats.Pending++
 	s.mu.Unlock()
 
-	deadline := time.Now().Add(timeout)
-	c, err := oob.AcceptToken(nc, timeout, s.cfg.Token)
+	// One deadline from the accept to the first Params, every message of
+	// the handshake included: a connection that says hello and then
+	// nothing, or each message just within a bound, takes no session slot.
+	c, err := oob.AcceptWithin(nc, timeout, s.cfg.Token)
 	var first oob.Message
 	if err == nil {
-		// The first request comes within the same deadline: a connection
-		// that says hello and then nothing takes no session slot.
-		first, err = c.Next(max(time.Until(deadline), time.Millisecond))
+		first, err = c.Next(0) // by c.Deadline
 		if errors.Is(err, io.EOF) {
 			err = fmt.Errorf("%s closed the connection before its first Params", client)
 		}
 		if err != nil {
 			c.Close()
 		}
+		c.Deadline = time.Time{} // the session's own bounds from here
 	}
 	s.mu.Lock()
 	delete(s.shaking, nc)

@@ -31,8 +31,10 @@ type ServeConfig struct {
 	// value): no bound (TCP keep-alive still notices a vanished host).
 	Idle time.Duration
 	// Timeout is the RDMA loop's idle timeout when the client's Params
-	// carry none, and bounds the wait for the client's rdma_cm request
-	// whatever the client asked; 0: 5 s.
+	// carry none, at most Limits.MaxIdleTimeout (a client asking for the
+	// default never gets a longer busy-poll than one asking for the most),
+	// and bounds the wait for the client's rdma_cm request whatever the
+	// client asked; 0: 5 s.
 	Timeout time.Duration
 	// Others, if not nil, returns how many other sessions the server
 	// serves now; the client is told when its session opens.
@@ -181,10 +183,7 @@ func (s *servedSession) open(p oob.Params) error {
 		s.release = release
 	}
 	gid := s.cfg.GIDIndex
-	timeout := p.IdleTimeout
-	if timeout <= 0 {
-		timeout = s.cfg.Timeout
-	}
+	timeout := loopTimeout(p, s.cfg)
 	ep, err := rdmalat.NewEndpoint(rdmalat.EndpointConfig{
 		Device: s.cfg.Device, Port: s.cfg.Port, GIDIndex: env.GIDSetting(gid),
 		Op: p.Op, Transport: p.Transport, Events: p.Flags&oob.FlagEvents != 0, CM: p.Flags&oob.FlagCM != 0,
@@ -391,4 +390,14 @@ func newCookie() (uint64, error) {
 // peerInfoOf is what the responder's endpoint needs of the client's.
 func peerInfoOf(e oob.Endpoint) rdmalat.PeerInfo {
 	return rdmalat.PeerInfo{LID: e.LID, QPN: e.QPN, PSN: e.PSN, GID: e.GID, MTU: int(e.MTU), RKey: e.RKey, Addr: e.Addr, Size: int(e.Size)}
+}
+
+// loopTimeout is the answering loop's idle timeout for p: the client's,
+// which Validate bounds by Limits.MaxIdleTimeout, or for 0 this peer's
+// default, bounded by the same limit.
+func loopTimeout(p oob.Params, cfg ServeConfig) time.Duration {
+	if p.IdleTimeout > 0 {
+		return p.IdleTimeout
+	}
+	return min(cfg.Timeout, cfg.Limits.WithDefaults().MaxIdleTimeout)
 }

@@ -27,6 +27,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"golang.org/x/sys/unix"
 
@@ -151,8 +153,14 @@ func FromEnv(timeout time.Duration) (*Client, error) {
 	return fromEnv, fromEnvErr
 }
 
-// NewClient wraps descriptor fd and says hello.
+// NewClient wraps descriptor fd and says hello. A descriptor that is not
+// a unix stream socket is refused before anything touches it, and left
+// open: a stale RDMABENCH_TURN_FD may name a file the runtime or a library
+// opened, which is not ours to write to or close.
 func NewClient(fd int, timeout time.Duration) (*Client, error) {
+	if err := checkSocket(fd); err != nil {
+		return nil, err
+	}
 	// Non-blocking first, so that os.NewFile makes it pollable and read
 	// deadlines work.
 	if err := unix.SetNonblock(fd, true); err != nil {
@@ -166,6 +174,27 @@ func NewClient(fd int, timeout time.Duration) (*Client, error) {
 		return nil, err
 	}
 	return c, nil
+}
+
+// checkSocket fails unless fd is an open unix stream socket.
+func checkSocket(fd int) error {
+	var st unix.Stat_t
+	if err := unix.Fstat(fd, &st); err != nil {
+		return fmt.Errorf("%s=%d: %w (is the descriptor open? rdmaab sets it; unset it to run alone)", EnvFD, fd, err)
+	}
+	what := "a file"
+	if st.Mode&unix.S_IFMT == unix.S_IFSOCK {
+		sa, serr := unix.Getsockname(fd)
+		_, isUnix := sa.(*unix.SockaddrUnix)
+		typ, terr := unix.GetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_TYPE)
+		if serr == nil && terr == nil && isUnix && typ == unix.SOCK_STREAM {
+			return nil
+		}
+		what = "another kind of socket"
+	} else if st.Mode&unix.S_IFMT == unix.S_IFIFO {
+		what = "a pipe"
+	}
+	return fmt.Errorf("%s=%d names %s, not the unix stream socket rdmaab passes; unset it to run alone", EnvFD, fd, what)
 }
 
 func (c *Client) send() error {
@@ -219,25 +248,35 @@ func (c *Client) Acquire() (int, error) {
 
 // Release hands the turn back with the burst's summary.
 func (c *Client) Release(b Burst) error {
-	c.out = append(c.out, "done "...)
-	c.out = append(c.out, b.Kind...)
-	for _, v := range []int64{int64(b.Run), int64(b.Seq), int64(b.N), b.Median, b.Min} {
-		c.out = append(c.out, ' ')
-		c.out = strconv.AppendInt(c.out, v, 10)
+	c.out = appendDone(c.out, b)
+	return c.send()
+}
+
+// appendDone appends b's done line, without its newline, as Parse reads
+// it back: the label's white space (what would split it into fields)
+// becomes '_'.
+func appendDone(out []byte, b Burst) []byte {
+	out = append(out, "done "...)
+	out = append(out, b.Kind...)
+	for _, v := range [...]int64{int64(b.Run), int64(b.Seq), int64(b.N), b.Median, b.Min} {
+		out = append(out, ' ')
+		out = strconv.AppendInt(out, v, 10)
 	}
-	c.out = append(c.out, ' ')
+	out = append(out, ' ')
 	label := b.Label
 	if label == "" {
 		label = "run"
 	}
-	for i := 0; i < len(label); i++ {
-		if ch := label[i]; ch <= ' ' {
-			c.out = append(c.out, '_') // one field
+	for i := 0; i < len(label); {
+		r, n := utf8.DecodeRuneInString(label[i:])
+		if unicode.IsSpace(r) {
+			out = append(out, '_') // one field
 		} else {
-			c.out = append(c.out, ch)
+			out = append(out, label[i:i+n]...)
 		}
+		i += n
 	}
-	return c.send()
+	return out
 }
 
 func indexNL(b []byte) int {

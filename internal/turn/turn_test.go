@@ -151,3 +151,43 @@ func TestFromEnvRejectsBadValue(t *testing.T) {
 		t.Errorf("FromEnv with %s=abc: %v", EnvFD, err)
 	}
 }
+
+// TestNewClientRefusesNonSocket: a descriptor that is not a unix stream
+// socket (a file the runtime opened, a pipe, a datagram socket) is refused
+// before anything is written to it, and left open: it is not ours to close.
+func TestNewClientRefusesNonSocket(t *testing.T) {
+	f, err := os.CreateTemp(t.TempDir(), "notasocket")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	defer w.Close()
+	dgram, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_DGRAM|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer unix.Close(dgram[0])
+	defer unix.Close(dgram[1])
+	for name, fd := range map[string]int{"file": int(f.Fd()), "pipe": int(w.Fd()), "datagram socket": dgram[0]} {
+		c, err := NewClient(fd, time.Second)
+		if err == nil {
+			t.Errorf("%s: NewClient took it", name)
+			c.f.Close()
+			continue
+		}
+		if !strings.Contains(err.Error(), EnvFD) || !strings.Contains(err.Error(), "not the unix stream socket rdmaab passes") {
+			t.Errorf("%s: %v", name, err)
+		}
+		if _, err := unix.FcntlInt(uintptr(fd), unix.F_GETFD, 0); err != nil {
+			t.Errorf("%s: descriptor %d closed: %v", name, fd, err)
+		}
+	}
+	if b, _ := os.ReadFile(f.Name()); len(b) != 0 {
+		t.Errorf("wrote %q into the file", b)
+	}
+}
