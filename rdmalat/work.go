@@ -16,9 +16,9 @@ var openCounter = work.Open
 // (Close), so that both sides' last operations are in, divided by the
 // round trips run in between.
 type workMeter struct {
-	c     work.Counter
-	ran0  uint64
-	err   error  // why there are no work metrics
+	c    work.Counter
+	ran0 uint64
+	err  error // why there are no work metrics
 }
 
 // startWork opens the counter and resets it; call it on the measuring

@@ -88,7 +88,7 @@ func ParseReport(b []byte) (Counts, uint64, error) {
 		return Counts{}, 0, fmt.Errorf("%w: %q", ErrMalformed, trunc(line))
 	}
 	if string(f[1]) != "1" {
-		return Counts{}, 0, fmt.Errorf("%w: version %q, want 1 (rxevm and this program are from different versions)", ErrMalformed, f[1])
+		return Counts{}, 0, fmt.Errorf("%w: version %q, want 1 (rxevm and this program are from different versions)", ErrMalformed, trunc(f[1]))
 	}
 	var v [3]uint64
 	for i, x := range [][]byte{f[3], f[5], f[7]} {
@@ -101,9 +101,10 @@ func ParseReport(b []byte) (Counts, uint64, error) {
 	return Counts{User: v[0], Kernel: v[1]}, v[2], nil
 }
 
+// trunc bounds what an error quotes of a file.
 func trunc(b []byte) []byte {
-	if len(b) > 80 {
-		return b[:80]
+	if len(b) > 60 {
+		return b[:60]
 	}
 	return b
 }
