@@ -38,17 +38,16 @@ func startWork(r *Run) *workMeter {
 
 // finish reads the counter after the Run closed and returns the work per
 // round trip.
-func (m *workMeter) finish(r *Run) (user, kernel float64, err error) {
+func (m *workMeter) finish(r *Run) ([]work.Metric, error) {
 	if m.c == nil {
-		return 0, 0, m.err
+		return nil, m.err
 	}
 	defer m.c.Close()
 	n, err := m.c.Read()
 	if err != nil {
-		return 0, 0, err
+		return nil, err
 	}
-	user, kernel = n.PerOp(r.RoundTrips() - m.ran0)
-	return user, kernel, nil
+	return n.PerOp(r.RoundTrips()-m.ran0, m.c.Source()), nil
 }
 
 // noWork holds the reasons already logged for missing work metrics.
@@ -58,7 +57,7 @@ var noWork sync.Map
 // reason why there are none (absent metrics are how an older result file
 // reads too, so benchstat compares either).
 func reportWork(b B, m *workMeter, r *Run) {
-	user, kernel, err := m.finish(r)
+	metrics, err := m.finish(r)
 	if err != nil {
 		if _, seen := noWork.LoadOrStore(err.Error(), true); !seen {
 			how := ""
@@ -69,6 +68,7 @@ func reportWork(b B, m *workMeter, r *Run) {
 		}
 		return
 	}
-	b.ReportMetric(user, work.UnitUser)
-	b.ReportMetric(kernel, work.UnitKernel)
+	for _, x := range metrics {
+		b.ReportMetric(x.Value, x.Unit)
+	}
 }

@@ -3,6 +3,7 @@ package rdmalat
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"strings"
 	"testing"
 
@@ -20,10 +21,11 @@ type fakeCounter struct {
 
 func (f *fakeCounter) Reset() error { f.resets++; f.at = f.now; return nil }
 func (f *fakeCounter) Read() (work.Counts, error) {
-	return work.Counts{User: f.now.User - f.at.User, Kernel: f.now.Kernel - f.at.Kernel}, f.err
+	return work.Counts{User: f.now.User - f.at.User, Kernel: f.now.Kernel - f.at.Kernel,
+		KernelWait: f.now.KernelWait - f.at.KernelWait}, f.err
 }
 func (f *fakeCounter) Close() error   { f.closed = true; return nil }
-func (f *fakeCounter) Source() string { return "fake" }
+func (f *fakeCounter) Source() string { return "rxevm-plugin" }
 
 // metricsB records what a benchmark reports and logs.
 type metricsB struct {
@@ -33,7 +35,9 @@ type metricsB struct {
 }
 
 func (b *metricsB) ReportMetric(n float64, unit string) { b.metrics[unit] = n }
-func (b *metricsB) Logf(format string, args ...any)    { b.logs = append(b.logs, fmt.Sprintf(format, args...)) }
+func (b *metricsB) Logf(format string, args ...any) {
+	b.logs = append(b.logs, fmt.Sprintf(format, args...))
+}
 
 // The work metrics are the counts between the Reset after the warm-up and
 // the Read after Close, over the round trips run in between: here 1000
@@ -51,10 +55,12 @@ func TestWorkMetrics(t *testing.T) {
 	r.total += 500
 	fc.now.User += 500 * 465
 	fc.now.Kernel += 500 * 14007
+	fc.now.KernelWait += 500 * 3
 	b := &metricsB{metrics: map[string]float64{}}
 	reportWork(b, m, r)
-	if b.metrics[work.UnitUser] != 465 || b.metrics[work.UnitKernel] != 14007 {
-		t.Errorf("metrics %v, want 465 %s and 14007 %s", b.metrics, work.UnitUser, work.UnitKernel)
+	want := map[string]float64{work.UnitUser: 465, work.UnitKernel: 14007, work.UnitKernelWait: 3, work.UnitKernelOther: 0}
+	if !maps.Equal(b.metrics, want) {
+		t.Errorf("metrics %v, want %v", b.metrics, want)
 	}
 	if !fc.closed {
 		t.Error("counter not closed")

@@ -86,7 +86,8 @@ typedef struct rb_loop {
 // (open, close) holds a loop's operations; a wait on the peer or a
 // completion marks each poll (try) and its success (got), so that the
 // user instructions of the polls that found nothing are left out.
-#if defined(__x86_64__)
+// RB_NO_MARKERS (a CGO_CFLAGS define) builds the loops without them.
+#if defined(__x86_64__) && !defined(RB_NO_MARKERS)
 #define RB_MARK(x) __asm__ volatile("nopl 0x52444d" #x "(%rax)")
 #else
 #define RB_MARK(x) ((void)0)

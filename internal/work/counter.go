@@ -6,9 +6,13 @@ import (
 	"os"
 )
 
-// Counts are instructions counted since a Reset.
+// Counts are instructions counted since a Reset. The plugin splits the
+// kernel's: Kernel on the measuring threads' vCPUs outside their waits
+// (the system calls, and the provider's work they run), KernelWait inside
+// them (interrupts while a thread spins, which follow time), KernelOther
+// on the other vCPUs. A hardware counter counts Kernel only.
 type Counts struct {
-	User, Kernel uint64
+	User, Kernel, KernelWait, KernelOther uint64
 }
 
 // A Counter counts the instructions of the measured loops. Reset and Read
@@ -46,17 +50,33 @@ func Open() (Counter, error) {
 	return c, nil
 }
 
-// PerOp returns c per operation, as the benchmark metrics UnitUser and
-// UnitKernel carry it.
-func (c Counts) PerOp(ops uint64) (user, kernel float64) {
-	if ops == 0 {
-		return 0, 0
-	}
-	return float64(c.User) / float64(ops), float64(c.Kernel) / float64(ops)
+// A Metric is one work metric of a benchmark's result line.
+type Metric struct {
+	Value float64
+	Unit  string
 }
 
 // The metrics' units, beside the time metrics on a benchmark's line.
 const (
-	UnitUser   = "user-insns/op"
-	UnitKernel = "kernel-insns/op"
+	UnitUser        = "user-insns/op"
+	UnitKernel      = "kernel-insns/op"
+	UnitKernelWait  = "kernel-wait-insns/op"
+	UnitKernelOther = "kernel-other-insns/op"
 )
+
+// PerOp returns c per operation as benchmark metrics: user and kernel
+// always, the kernel's two other parts where the source counts them
+// (source "rxevm-plugin").
+func (c Counts) PerOp(ops uint64, source string) []Metric {
+	per := func(n uint64) float64 {
+		if ops == 0 {
+			return 0
+		}
+		return float64(n) / float64(ops)
+	}
+	m := []Metric{{per(c.User), UnitUser}, {per(c.Kernel), UnitKernel}}
+	if source == "rxevm-plugin" {
+		m = append(m, Metric{per(c.KernelWait), UnitKernelWait}, Metric{per(c.KernelOther), UnitKernelOther})
+	}
+	return m
+}

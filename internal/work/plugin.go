@@ -74,7 +74,7 @@ var ErrMalformed = errors.New("malformed instruction counts")
 
 // ParseReport parses one report of the plugin:
 //
-//	rxevm-insns 1 user U kernel K windows W
+//	rxevm-insns 1 user U kernel K kernel-wait KW kernel-other KO windows W
 //
 // (numbers padded to a fixed width, one line). It returns the counts and
 // the windows opened since the last reset.
@@ -84,21 +84,25 @@ func ParseReport(b []byte) (Counts, uint64, error) {
 		return Counts{}, 0, fmt.Errorf("%w: no complete line in %q", ErrMalformed, trunc(b))
 	}
 	f := bytes.Fields(line)
-	if len(f) != 8 || string(f[0]) != "rxevm-insns" || string(f[2]) != "user" || string(f[4]) != "kernel" || string(f[6]) != "windows" {
+	if len(f) < 2 || string(f[0]) != "rxevm-insns" {
 		return Counts{}, 0, fmt.Errorf("%w: %q", ErrMalformed, trunc(line))
 	}
 	if string(f[1]) != "1" {
 		return Counts{}, 0, fmt.Errorf("%w: version %q, want 1 (rxevm and this program are from different versions)", ErrMalformed, trunc(f[1]))
 	}
-	var v [3]uint64
-	for i, x := range [][]byte{f[3], f[5], f[7]} {
-		n, err := strconv.ParseUint(string(x), 10, 64)
-		if err != nil {
+	names := []string{"user", "kernel", "kernel-wait", "kernel-other", "windows"}
+	if len(f) != 2+2*len(names) {
+		return Counts{}, 0, fmt.Errorf("%w: %q", ErrMalformed, trunc(line))
+	}
+	var v [5]uint64
+	for i, name := range names {
+		n, err := strconv.ParseUint(string(f[3+2*i]), 10, 64)
+		if string(f[2+2*i]) != name || err != nil {
 			return Counts{}, 0, fmt.Errorf("%w: %q", ErrMalformed, trunc(line))
 		}
 		v[i] = n
 	}
-	return Counts{User: v[0], Kernel: v[1]}, v[2], nil
+	return Counts{User: v[0], Kernel: v[1], KernelWait: v[2], KernelOther: v[3]}, v[4], nil
 }
 
 // trunc bounds what an error quotes of a file.

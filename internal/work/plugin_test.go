@@ -4,16 +4,17 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
 
 // A report as the plugin writes it (insns.c's report: fixed-width numbers).
-const report = "rxevm-insns 1 user                 46500 kernel               1400700 windows                   101\n"
+const report = "rxevm-insns 1 user                 46500 kernel               1400700 kernel-wait                  3000 kernel-other                 20000 windows                   101\n"
 
 func TestParseReport(t *testing.T) {
 	c, w, err := ParseReport([]byte(report))
-	if err != nil || c != (Counts{User: 46500, Kernel: 1400700}) || w != 101 {
+	if err != nil || c != (Counts{User: 46500, Kernel: 1400700, KernelWait: 3000, KernelOther: 20000}) || w != 101 {
 		t.Fatalf("ParseReport: %+v windows %d, %v", c, w, err)
 	}
 	for _, bad := range []string{
@@ -37,7 +38,7 @@ func TestParseReport(t *testing.T) {
 
 func FuzzParseReport(f *testing.F) {
 	f.Add([]byte(report))
-	f.Add([]byte("rxevm-insns 1 user 0 kernel 0 windows 0\n"))
+	f.Add([]byte("rxevm-insns 1 user 0 kernel 0 kernel-wait 0 kernel-other 0 windows 0\n"))
 	f.Add([]byte("rxevm-insns 1 user\n"))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		c, w, err := ParseReport(b)
@@ -51,7 +52,8 @@ func FuzzParseReport(f *testing.F) {
 			return
 		}
 		// What parses reads back the same.
-		line := "rxevm-insns 1 user " + u(c.User) + " kernel " + u(c.Kernel) + " windows " + u(w) + "\n"
+		line := "rxevm-insns 1 user " + u(c.User) + " kernel " + u(c.Kernel) + " kernel-wait " + u(c.KernelWait) +
+			" kernel-other " + u(c.KernelOther) + " windows " + u(w) + "\n"
 		c2, w2, err := ParseReport([]byte(line))
 		if err != nil || c2 != c || w2 != w {
 			t.Fatalf("round trip of %q: %+v %d %v", line, c2, w2, err)
@@ -90,7 +92,7 @@ func TestPluginCounterReadsTheFile(t *testing.T) {
 		t.Fatal(err)
 	}
 	n, err := c.Read()
-	if err != nil || n != (Counts{User: 46500, Kernel: 1400700}) {
+	if err != nil || n != (Counts{User: 46500, Kernel: 1400700, KernelWait: 3000, KernelOther: 20000}) {
 		t.Errorf("Read: %+v, %v", n, err)
 	}
 	os.WriteFile(path, []byte(strings.Replace(report, "101\n", "  0\n", 1)), 0o644)
@@ -141,11 +143,16 @@ func TestOpen(t *testing.T) {
 }
 
 func TestPerOp(t *testing.T) {
-	u, k := Counts{User: 4650, Kernel: 140070}.PerOp(10)
-	if u != 465 || k != 14007 {
-		t.Errorf("PerOp: %v %v", u, k)
+	c := Counts{User: 4650, Kernel: 140070, KernelWait: 30, KernelOther: 500}
+	got := c.PerOp(10, "rxevm-plugin")
+	want := []Metric{{465, UnitUser}, {14007, UnitKernel}, {3, UnitKernelWait}, {50, UnitKernelOther}}
+	if !slices.Equal(got, want) {
+		t.Errorf("PerOp: %v, want %v", got, want)
 	}
-	if u, k := (Counts{User: 1}).PerOp(0); u != 0 || k != 0 {
-		t.Errorf("PerOp(0): %v %v", u, k)
+	if got := c.PerOp(10, "perf"); !slices.Equal(got, want[:2]) {
+		t.Errorf("PerOp of a hardware count: %v, want %v", got, want[:2])
+	}
+	if got := c.PerOp(0, "perf"); got[0].Value != 0 || got[1].Value != 0 {
+		t.Errorf("PerOp(0): %v", got)
 	}
 }

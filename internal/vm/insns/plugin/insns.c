@@ -19,7 +19,10 @@
  * the polls of a wait that found nothing (so spinning on the peer, whose
  * length follows time, adds nothing); every vCPU's kernel instructions
  * while any window is open anywhere (the doorbell's system call, the
- * provider's kernel work in softirqs, interrupts).
+ * provider's kernel work in softirqs, interrupts), in three parts: on a
+ * vCPU with a window open outside a wait (kernel), inside one
+ * (kernel-wait: interrupts of a spin, which follow time), and on the other
+ * vCPUs (kernel-other).
  *
  * Instructions are counted per translated block, split at markers: the
  * part of a block before its first marker when the block starts, each
@@ -64,11 +67,15 @@ enum { OPEN = 0x42, CLOSE = 0x43, TRY = 0x45, GOT = 0x46, RESET = 0x47, REPORT =
 /* One vCPU's counts, written only by that vCPU's thread (a cache line
  * each); report reads them all. */
 struct vcpu {
-	uint64_t user, kernel;
+	uint64_t user;
+	/* kernel instructions: on this vCPU with a window open, outside and
+	 * inside a wait; and with no window open here (another vCPU's
+	 * window is) */
+	uint64_t kernel, kwait, kother;
 	uint64_t held;  /* user instructions of the current poll (try) */
 	int depth;      /* windows open on this vCPU */
 	int trying;     /* between try and got */
-	char pad[64 - 3 * sizeof(uint64_t) - 2 * sizeof(int)];
+	char pad[64 - 5 * sizeof(uint64_t) - 2 * sizeof(int)];
 };
 
 static struct vcpu cpus[MAXCPU];
@@ -84,8 +91,13 @@ static inline void count(unsigned v, uint64_t part) {
 	uint64_t n = part >> 1;
 	struct vcpu *c = &cpus[v];
 	if (part & 1) {
-		if (__atomic_load_n(&open_windows, __ATOMIC_RELAXED) > 0)
-			c->kernel += n;
+		if (c->depth > 0) {
+			if (c->trying)
+				c->kwait += n;
+			else
+				c->kernel += n;
+		} else if (__atomic_load_n(&open_windows, __ATOMIC_RELAXED) > 0)
+			c->kother += n;
 	} else if (c->depth > 0) {
 		if (c->trying)
 			c->held += n;
@@ -100,15 +112,18 @@ static void on_part(unsigned v, void *u) {
 }
 
 static void report(void) {
-	uint64_t u = 0, k = 0;
+	uint64_t u = 0, k = 0, kw = 0, ko = 0;
 	for (int i = 0; i < MAXCPU; i++) {
 		u += __atomic_load_n(&cpus[i].user, __ATOMIC_RELAXED);
 		k += __atomic_load_n(&cpus[i].kernel, __ATOMIC_RELAXED);
+		kw += __atomic_load_n(&cpus[i].kwait, __ATOMIC_RELAXED);
+		ko += __atomic_load_n(&cpus[i].kother, __ATOMIC_RELAXED);
 	}
-	char buf[128];
+	char buf[256];
 	/* Fixed width: each report overwrites the last one whole. */
-	int n = snprintf(buf, sizeof buf, "rxevm-insns 1 user %20llu kernel %20llu windows %20llu\n",
-		(unsigned long long)u, (unsigned long long)k,
+	int n = snprintf(buf, sizeof buf,
+		"rxevm-insns 1 user %20llu kernel %20llu kernel-wait %20llu kernel-other %20llu windows %20llu\n",
+		(unsigned long long)u, (unsigned long long)k, (unsigned long long)kw, (unsigned long long)ko,
 		(unsigned long long)__atomic_load_n(&windows, __ATOMIC_RELAXED));
 	if (pwrite(fd, buf, n, 0) != n)
 		fprintf(stderr, "rxevm insns plugin: writing the counts failed\n");
@@ -149,6 +164,8 @@ static void on_marker(unsigned v, void *u) {
 		for (int i = 0; i < MAXCPU; i++) {
 			__atomic_store_n(&cpus[i].user, 0, __ATOMIC_RELAXED);
 			__atomic_store_n(&cpus[i].kernel, 0, __ATOMIC_RELAXED);
+			__atomic_store_n(&cpus[i].kwait, 0, __ATOMIC_RELAXED);
+			__atomic_store_n(&cpus[i].kother, 0, __ATOMIC_RELAXED);
 		}
 		__atomic_store_n(&windows, 0, __ATOMIC_RELAXED);
 		break;
