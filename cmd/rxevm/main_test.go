@@ -30,6 +30,12 @@ func TestParseFlags(t *testing.T) {
 	if _, err := parseFlags([]string{"-accel", "hvf", "p"}, io.Discard); err == nil {
 		t.Error("-accel hvf accepted")
 	}
+	if c, err := parseFlags([]string{"-insns", "p"}, io.Discard); err != nil || !c.Insns {
+		t.Errorf("-insns: %+v, %v", c, err)
+	}
+	if _, err := parseFlags([]string{"-insns", "-nodes", "2", "p"}, io.Discard); err == nil || !strings.Contains(err.Error(), "drop -nodes") {
+		t.Errorf("-insns with -nodes: %v, want a refusal saying what to drop", err)
+	}
 }
 
 func TestEffectiveTimeout(t *testing.T) {
