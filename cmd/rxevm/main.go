@@ -92,6 +92,14 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	default:
 		return nil, fmt.Errorf("-accel %q: want auto, kvm or tcg", c.Accel)
 	}
+	if c.Insns {
+		// QEMU's plugins instrument TCG's translation: under KVM nothing
+		// would count.
+		if c.Accel == "kvm" {
+			return nil, errors.New("-insns counts under TCG only: drop -accel kvm")
+		}
+		c.Accel = "tcg"
+	}
 	if _, err := qmp.ParsePin(c.Pin); err != nil {
 		return nil, err
 	}
