@@ -67,6 +67,10 @@ test-vm: build
 	@# manual's resolution table and import rules, rdmaab's builds).
 	@if grep -E -- '--- SKIP' $(OUT)/test-vm.log | grep -vE 'TestLddHost|TestVM |TestTwoKernels |TestFleetOnSlurm |TestBuildFromGit|TestIndexRendersInChromium|TestMakeBench|TestAgreesWithBenchstat|TestVariablesDoc|TestVariablesComplete|TestSideAmbiguousPathAndRevision|TestSweepStale|TestNoInternalTypes|TestResolutionTable|TestArchitectureRules'; then \
 		echo "FAIL: tests skipped inside the VM (see above)"; exit 1; fi
+	@# The work metrics' test again, with the instruction counter loaded
+	@# (without it, above, it checks that the metrics are absent).
+	set -o pipefail; $(GO) test -p 1 -count=1 -v -run='^TestWorkFindsExtraWork$$' -exec '$(RXEVM) -insns $(VMFLAGS)' ./rdmalat 2>&1 | tee $(OUT)/test-vm-insns.log
+	@if grep -E -- '--- SKIP' $(OUT)/test-vm-insns.log; then echo "FAIL: the work test skipped inside the VM"; exit 1; fi
 	@# The smoke boots the VM only for the packages that have benchmarks
 	@# (a boot per package: over ./... it cost CI about 9 minutes).
 	set -o pipefail; $(GO) test -p 1 -count=1 -run='^$$' -bench=. -benchtime=100x -exec '$(RXEVM) $(VMFLAGS)' $(BENCH_PKGS) 2>&1 | tee $(OUT)/bench-smoke.txt

@@ -44,6 +44,7 @@ func Measure(b B, p *Pair, size, warmup int, raw io.Writer) *latency.Recorder {
 		run.Expect(n)
 	}
 	b.ReportAllocs()
+	wm := startWork(run)
 	for b.Loop() {
 		rtt, err := run.Next()
 		if err != nil {
@@ -61,6 +62,7 @@ func Measure(b B, p *Pair, size, warmup int, raw io.Writer) *latency.Recorder {
 	}
 	s := rec.Summary()
 	latency.Report(b, s)
+	reportWork(b, wm, run)
 	logWarnings(b, s.Warnings)
 	return rec
 }

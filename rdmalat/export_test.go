@@ -67,3 +67,22 @@ var WireOf = wireOf
 
 // DialCM is Endpoint.dialCM, for the tests that play the peer's side.
 var DialCM = (*Endpoint).dialCM
+
+// SetExtraWork makes each round trip of r's initiator execute about 2n
+// more instructions (loops.Loop.SetExtraWork).
+func SetExtraWork(r *Run, n uint32) { r.loop.l.SetExtraWork(n) }
+
+// StartWork resets the instruction counter for r, as Measure does after
+// the warm-up; the function it returns reads the work per round trip after
+// r closed.
+func StartWork(r *Run) func() (map[string]float64, error) {
+	m := startWork(r)
+	return func() (map[string]float64, error) {
+		ms, err := m.finish(r)
+		out := map[string]float64{}
+		for _, x := range ms {
+			out[x.Unit] = x.Value
+		}
+		return out, err
+	}
+}

@@ -68,6 +68,7 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 
 	fs.StringVar(&c.Pin, "pin", vm.DefaultPin, "pin vCPU thread i to host CPU i mod N of these `CPUs`: auto (those rxevm may use), none, or a list like 0,1")
 	fs.BoolVar(&c.Probe, "probe", true, "before the boot, time a busy loop on the host CPUs the measuring vCPUs run on, alone and together (about 1 s), and pass the slowdown and unsteadiness to the guest's benchmarks")
+	fs.BoolVar(&c.Insns, "insns", false, "count the guest instructions of the measured loops (a QEMU plugin built with the host's cc; the benchmarks then report user-insns/op and kernel-insns/op; see docs/work.md)")
 	fs.BoolVar(&c.Isolate, "isolate", vm.DefaultIsolate, "keep guest kernel work off the last two vCPUs, where benchmarks run (nohz_full, irqaffinity)")
 	fs.Usage = func() {
 		fmt.Fprintf(stderr, "usage: rxevm [flags] PROGRAM [ARGS...]\n\n"+
@@ -91,6 +92,14 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	default:
 		return nil, fmt.Errorf("-accel %q: want auto, kvm or tcg", c.Accel)
 	}
+	if c.Insns {
+		// QEMU's plugins instrument TCG's translation: under KVM nothing
+		// would count.
+		if c.Accel == "kvm" {
+			return nil, errors.New("-insns counts under TCG only: drop -accel kvm")
+		}
+		c.Accel = "tcg"
+	}
 	if _, err := qmp.ParsePin(c.Pin); err != nil {
 		return nil, err
 	}
@@ -112,6 +121,9 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 func checkFleetFlags(c *config, set map[string]bool) error {
 	if c.Nodes < 1 || c.Nodes > vm.MaxNodes {
 		return fmt.Errorf("-nodes %d: want 1 to %d (1: one VM with rxe0 and rxe1)", c.Nodes, vm.MaxNodes)
+	}
+	if c.Nodes > 1 && c.Insns {
+		return errors.New("-insns counts in one VM: drop -nodes (or -insns)")
 	}
 	if c.Nodes == 1 {
 		for _, f := range []string{"node-cmd", "slurm", "netem"} {

@@ -30,6 +30,15 @@ func TestParseFlags(t *testing.T) {
 	if _, err := parseFlags([]string{"-accel", "hvf", "p"}, io.Discard); err == nil {
 		t.Error("-accel hvf accepted")
 	}
+	if c, err := parseFlags([]string{"-insns", "p"}, io.Discard); err != nil || !c.Insns || c.Accel != "tcg" {
+		t.Errorf("-insns: %+v, %v; want it on, under TCG", c, err)
+	}
+	if _, err := parseFlags([]string{"-insns", "-accel", "kvm", "p"}, io.Discard); err == nil {
+		t.Error("-insns -accel kvm accepted: plugins count under TCG only")
+	}
+	if _, err := parseFlags([]string{"-insns", "-nodes", "2", "p"}, io.Discard); err == nil || !strings.Contains(err.Error(), "drop -nodes") {
+		t.Errorf("-insns with -nodes: %v, want a refusal saying what to drop", err)
+	}
 }
 
 func TestEffectiveTimeout(t *testing.T) {

@@ -58,13 +58,12 @@ static int rb_atomic_sync(rb_loop *l) {
 	return RB_OK;
 }
 
-int rb_atomic_ping(rb_loop *l, int64_t *rtt, int n) {
+static int atomic_ping(rb_loop *l, int64_t *rtt, int n) {
 	int rc;
-	if (!l->atomic_synced && (rc = rb_atomic_sync(l)))
-		return rc;
 	int cas = l->wr.opcode == IBV_WR_ATOMIC_CMP_AND_SWP;
 	int64_t t0 = rb_now();
 	for (int i = 0; i < n; i++) {
+		rb_extra_work(l);
 		uint64_t want = l->cnt;
 		if (cas) {
 			l->wr.wr.atomic.compare_add = want;
@@ -84,4 +83,14 @@ int rb_atomic_ping(rb_loop *l, int64_t *rtt, int n) {
 		t0 = t1;
 	}
 	return RB_OK;
+}
+
+int rb_atomic_ping(rb_loop *l, int64_t *rtt, int n) {
+	int rc;
+	if (!l->atomic_synced && (rc = rb_atomic_sync(l)))
+		return rc;
+	RB_MARK_OPEN();
+	rc = atomic_ping(l, rtt, n);
+	RB_MARK_CLOSE();
+	return rc;
 }

@@ -113,6 +113,11 @@ var (
 )
 
 // SkewCounter adds d to the counter the loop sends next, and
+// SetExtraWork makes each operation of the initiator's loop execute about
+// 2n more instructions: the known extra work that tests of the work
+// metrics must find (internal/work). 0, the default, adds none.
+func (lp *Loop) SetExtraWork(n uint32) { lp.l.extra = C.uint32_t(n) }
+
 // ExpectSource changes the QPN every UD receive must come from: for tests
 // that prove the loops' checks fail when what arrives is not what they
 // expect. Call either before the loop runs.

@@ -76,9 +76,41 @@ typedef struct rb_loop {
 	int32_t parked;                        // 1 while a responder sleeps in rb_park
 	int32_t park_fd;                       // eventfd a parked responder reads; -1: none
 	int64_t idle_ns;                       // longest wait for the peer or a completion
+	uint32_t extra;                        // known extra work per operation (rb_extra_work): tests of the work metrics
 	int32_t err;
 	uint64_t got, want;
 } rb_loop;
+
+// Markers for rxevm's instruction counter (internal/vm/insns/plugin/insns.c):
+// 7-byte NOPs no compiler emits, one instruction each on hardware. A window
+// (open, close) holds a loop's operations; a wait on the peer or a
+// completion marks each poll (try) and its success (got), so that the
+// user instructions of the polls that found nothing are left out.
+// RB_NO_MARKERS (a CGO_CFLAGS define) builds the loops without them.
+#if defined(__x86_64__) && !defined(RB_NO_MARKERS)
+#define RB_MARK(x) __asm__ volatile("nopl 0x52444d" #x "(%rax)")
+#else
+#define RB_MARK(x) ((void)0)
+#endif
+#define RB_MARK_OPEN() RB_MARK(42)
+#define RB_MARK_CLOSE() RB_MARK(43)
+#define RB_MARK_TRY() RB_MARK(45)
+#define RB_MARK_GOT() RB_MARK(46)
+
+// rb_extra_work executes about 2 * l->extra more instructions (a counted
+// loop of dec and jnz): the known extra work per operation that the tests
+// of the work metrics must find. l->extra is 0 unless a test sets it, or a
+// build defines RB_EXTRA_INSNS (through CGO_CFLAGS) for an A/B.
+static inline void rb_extra_work(const rb_loop *l) {
+	uint32_t k = l->extra;
+#if defined(__x86_64__)
+	if (k)
+		__asm__ volatile("1: dec %0\n\tjnz 1b" : "+r"(k));
+#else
+	for (volatile uint32_t i = 0; i < k; i++)
+		;
+#endif
+}
 
 static inline int64_t rb_now(void) {
 	struct timespec ts;
@@ -145,6 +177,7 @@ static inline int rb_wait_wc(rb_loop *l, struct ibv_cq *cq, struct ibv_comp_chan
 	uint32_t spins = 0;
 	int n, rc;
 	for (;;) {
+		RB_MARK_TRY();
 		if (l->events && (rc = rb_wait_event(l, ch, &deadline, timeout_code, level)))
 			return rc;
 		if ((n = ibv_poll_cq(cq, 1, wc)) != 0)
@@ -152,6 +185,7 @@ static inline int rb_wait_wc(rb_loop *l, struct ibv_cq *cq, struct ibv_comp_chan
 		if (!l->events && (++spins & 1023) == 0 && (rc = rb_check(l, &deadline, timeout_code, level)))
 			return rc;
 	}
+	RB_MARK_GOT();
 	if (n < 0) {
 		l->err = n;
 		return RB_POLL;

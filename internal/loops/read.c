@@ -3,9 +3,10 @@
 // halved. The responder's CPU takes no part.
 #include "loops.h"
 
-int rb_read_ping(rb_loop *l, int64_t *rtt, int n) {
+static int read_ping(rb_loop *l, int64_t *rtt, int n) {
 	int64_t t0 = rb_now();
 	for (int i = 0; i < n; i++) {
+		rb_extra_work(l);
 		int rc = rb_post(l);
 		if (rc)
 			return rc;
@@ -14,4 +15,11 @@ int rb_read_ping(rb_loop *l, int64_t *rtt, int n) {
 		t0 = t1;
 	}
 	return RB_OK;
+}
+
+int rb_read_ping(rb_loop *l, int64_t *rtt, int n) {
+	RB_MARK_OPEN();
+	int rc = read_ping(l, rtt, n);
+	RB_MARK_CLOSE();
+	return rc;
 }

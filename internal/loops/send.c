@@ -6,9 +6,10 @@
 // the last payload byte (send) or as the immediate (both _imm forms).
 #include "loops.h"
 
-int rb_recv_ping(rb_loop *l, int64_t *rtt, int n) {
+static int recv_ping(rb_loop *l, int64_t *rtt, int n) {
 	int64_t t0 = rb_now();
 	for (int i = 0; i < n; i++) {
+		rb_extra_work(l);
 		uint32_t c = (uint32_t)(l->cnt + 1);
 		int rc = rb_send_next(l, c);
 		if (rc)
@@ -23,7 +24,14 @@ int rb_recv_ping(rb_loop *l, int64_t *rtt, int n) {
 	return RB_OK;
 }
 
-int rb_recv_pong(rb_loop *l, uint64_t max, uint64_t *done) {
+int rb_recv_ping(rb_loop *l, int64_t *rtt, int n) {
+	RB_MARK_OPEN();
+	int rc = recv_ping(l, rtt, n);
+	RB_MARK_CLOSE();
+	return rc;
+}
+
+static int recv_pong(rb_loop *l, uint64_t max, uint64_t *done) {
 	for (;;) {
 		int rc;
 		if (__atomic_load_n(&l->stop, __ATOMIC_RELAXED) && (rc = rb_park(l)))
@@ -40,4 +48,11 @@ int rb_recv_pong(rb_loop *l, uint64_t max, uint64_t *done) {
 		if (++*done == max)
 			return RB_OK;
 	}
+}
+
+int rb_recv_pong(rb_loop *l, uint64_t max, uint64_t *done) {
+	RB_MARK_OPEN();
+	int rc = recv_pong(l, max, done);
+	RB_MARK_CLOSE();
+	return rc;
 }

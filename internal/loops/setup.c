@@ -19,6 +19,9 @@ void rb_setup(rb_loop *l, const rb_params *p) {
 	l->posted = p->posted;
 	l->repost_below = p->repost_below;
 	l->idle_ns = p->idle_ns;
+#ifdef RB_EXTRA_INSNS
+	l->extra = RB_EXTRA_INSNS;
+#endif
 	l->sge.addr = (uintptr_t)(p->base + p->send_off);
 	l->sge.length = p->size;
 	l->sge.lkey = p->lkey;

@@ -15,6 +15,7 @@ func New(Config) (*Loop, error) { return nil, errNoCgo }
 func (*Loop) Posted() int                 { return 0 }
 func (*Loop) SkewCounter(uint64)          {}
 func (*Loop) ExpectSource(uint32)         {}
+func (*Loop) SetExtraWork(uint32)         {}
 func (*Loop) Stop()                       {}
 func (*Loop) Finish()                     {}
 func (*Loop) EnableParking() error        { return errNoCgo }

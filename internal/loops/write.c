@@ -12,9 +12,14 @@ static inline int rb_wait_byte(rb_loop *l, uint8_t want) {
 	int64_t deadline = 0;
 	uint32_t spins = 0;
 	int rc;
-	while ((v = __atomic_load_n(l->poll, __ATOMIC_ACQUIRE)) == prev)
+	for (;;) {
+		RB_MARK_TRY();
+		if ((v = __atomic_load_n(l->poll, __ATOMIC_ACQUIRE)) != prev)
+			break;
 		if ((++spins & 1023) == 0 && (rc = rb_check(l, &deadline, RB_TIMEOUT_PEER, RB_STOP_PARK)))
 			return rc;
+	}
+	RB_MARK_GOT();
 	if (v != want) {
 		l->got = v;
 		l->want = want;
@@ -26,9 +31,10 @@ static inline int rb_wait_byte(rb_loop *l, uint8_t want) {
 // rb_write_ping is ib_write_lat's client turn rotated: write the next
 // counter into the peer, poll the send completion, spin until the peer's
 // answer lands.
-int rb_write_ping(rb_loop *l, int64_t *rtt, int n) {
+static int write_ping(rb_loop *l, int64_t *rtt, int n) {
 	int64_t t0 = rb_now();
 	for (int i = 0; i < n; i++) {
+		rb_extra_work(l);
 #ifdef RB_EXTRA_DELAY_NS
 		// Only make validate-ab defines this (through CGO_CFLAGS): a known
 		// busy-wait per round trip, the real difference its A/B must find.
@@ -49,10 +55,17 @@ int rb_write_ping(rb_loop *l, int64_t *rtt, int n) {
 	return RB_OK;
 }
 
+int rb_write_ping(rb_loop *l, int64_t *rtt, int n) {
+	RB_MARK_OPEN();
+	int rc = write_ping(l, rtt, n);
+	RB_MARK_CLOSE();
+	return rc;
+}
+
 // rb_write_pong waits for the initiator's counter and writes the same
 // counter back. The stop flag is also read once per round trip, so that an
 // initiator that keeps writing cannot keep a stopped responder going.
-int rb_write_pong(rb_loop *l, uint64_t max, uint64_t *done) {
+static int write_pong(rb_loop *l, uint64_t max, uint64_t *done) {
 	for (;;) {
 		int rc;
 		if (__atomic_load_n(&l->stop, __ATOMIC_RELAXED) && (rc = rb_park(l)))
@@ -69,4 +82,11 @@ int rb_write_pong(rb_loop *l, uint64_t max, uint64_t *done) {
 		if (++*done == max)
 			return RB_OK;
 	}
+}
+
+int rb_write_pong(rb_loop *l, uint64_t max, uint64_t *done) {
+	RB_MARK_OPEN();
+	int rc = write_pong(l, max, done);
+	RB_MARK_CLOSE();
+	return rc;
 }

@@ -39,6 +39,7 @@ type Config struct {
 	Pin         string        // -pin: auto, none or a CPU list (qmp.ParsePin)
 	Isolate     bool          // keep guest kernel work off the measuring vCPUs
 	Probe       bool          // time the host CPUs before the boot
+	Insns       bool          // load the instruction counter (internal/vm/insns)
 	Kernel      string        // a bzImage to boot instead of Debian's
 	Modules     string        // its modules: a lib/modules/<release> tree or a linux-image .deb
 	Prog        string        // PROGRAM

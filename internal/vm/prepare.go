@@ -13,6 +13,7 @@ import (
 	"github.com/rdmabench/rdmabench/internal/vm/debcache"
 	"github.com/rdmabench/rdmabench/internal/vm/image"
 	"github.com/rdmabench/rdmabench/internal/vm/initramfs"
+	"github.com/rdmabench/rdmabench/internal/vm/insns"
 	"github.com/rdmabench/rdmabench/internal/vm/qmp"
 )
 
@@ -23,6 +24,8 @@ type prepared struct {
 	initrd   string       // the base (and fleet layer) and the run's archive, ditto
 	cacheDir string       // the Debian package cache
 	nonce    string       // the end-of-run marker's nonce
+	plugin   []string     // -insns: QEMU's arguments loading the counter
+	insnsDir string       // -insns: the directory its counts are shared from
 	layer    *image.Layer // the fleet layer (multi-node mode only)
 }
 
@@ -86,11 +89,22 @@ func prepare(ctx context.Context, c *Config, tmp string, logf func(string, ...an
 	if err := initramfs.Concat(p.initrd, parts...); err != nil {
 		return nil, err
 	}
+	if c.Insns {
+		so, err := insns.Build(ctx, filepath.Join(p.cacheDir, debcache.PluginDir), logf)
+		if err != nil {
+			return nil, err
+		}
+		p.insnsDir = filepath.Join(tmp, "insns")
+		if err := os.Mkdir(p.insnsDir, 0o755); err != nil {
+			return nil, err
+		}
+		p.plugin = insns.QemuArgs(so, p.insnsDir)
+	}
 	lock.Close()
 
 	ra, err := image.RunArchive(ctx, image.Run{
 		Prog: c.Prog, Args: c.Args, Includes: c.Includes,
-		Env: append(hostEnv, c.Env...), Share: c.OutDir != "", Nonce: p.nonce,
+		Env: append(hostEnv, c.Env...), Share: c.OutDir != "", Nonce: p.nonce, Insns: c.Insns,
 	}, have)
 	if err != nil {
 		return nil, err

@@ -16,8 +16,11 @@ import (
 const Marker = ".rxevm-cache"
 
 const MarkerText = "This directory is a cache of rxevm (rdmabench). rxevm removes only the\n" +
-	"names it creates here: 16-hex-digit cache versions, debs/*.deb, lock,\n" +
-	"current, resolved, kvm-unusable. Removing the whole directory is safe.\n"
+	"names it creates here: 16-hex-digit cache versions, debs/*.deb, plugins/,\n" +
+	"lock, current, resolved, kvm-unusable. Removing the whole directory is safe.\n"
+
+// PluginDir holds the QEMU plugins rxevm builds (internal/vm/insns).
+const PluginDir = "plugins"
 
 // keyName matches a cache version directory and the
 // temporary directory it is built in.
@@ -36,7 +39,7 @@ var cacheFiles = map[string]bool{
 func ownName(e os.DirEntry) bool {
 	switch {
 	case e.IsDir():
-		return e.Name() == "debs" || keyName.MatchString(e.Name())
+		return e.Name() == "debs" || e.Name() == PluginDir || keyName.MatchString(e.Name())
 	case e.Type().IsRegular():
 		// A marker's temporary file is left only by a crash mid-write.
 		return cacheFiles[e.Name()] || strings.HasPrefix(e.Name(), Marker+".tmp")

@@ -11,12 +11,16 @@ import (
 )
 
 // RunEnv returns /rxevm/run.env, the per-run settings /init sources.
-func RunEnv(nonce string, ninep bool) string {
-	v := "0"
-	if ninep {
-		v = "1"
+// ninep: the -out share is mounted; insns: the instruction counts' share.
+func RunEnv(nonce string, ninep, insns bool) string {
+	return "RXEVM_NONCE=" + shellQuote(nonce) + "\nRXEVM_9P=" + bit(ninep) + "\nRXEVM_COUNTS=" + bit(insns) + "\n"
+}
+
+func bit(b bool) string {
+	if b {
+		return "1"
 	}
-	return "RXEVM_NONCE=" + shellQuote(nonce) + "\nRXEVM_9P=" + v + "\n"
+	return "0"
 }
 
 // RunScript returns /rxevm/run.sh: it sets env (already filtered), changes

@@ -98,11 +98,19 @@ for d in rxe0 rxe1; do
 done
 
 mkdir -p ` + OutDir + `
-if [ "$RXEVM_9P" = 1 ]; then
+if [ "$RXEVM_9P" = 1 ] || [ "$RXEVM_COUNTS" = 1 ]; then
 	for m in` + joinLines(ninepMods) + `; do
 		insmod $m || fail "insmod $m"
 	done
+fi
+if [ "$RXEVM_9P" = 1 ]; then
 	mount -t 9p -o trans=virtio,version=9p2000.L,msize=524288 ` + OutTag + ` ` + OutDir + ` || fail "mount 9p ` + OutTag + `"
+fi
+# The instruction counter's counts (rxevm -insns): read-only, no cache, so
+# that each read sees what the plugin wrote last.
+if [ "$RXEVM_COUNTS" = 1 ]; then
+	mkdir -p ` + InsnsDir + `
+	mount -t 9p -o trans=virtio,version=9p2000.L,ro,cache=none ` + InsnsTag + ` ` + InsnsDir + ` || fail "mount 9p ` + InsnsTag + `"
 fi
 
 echo "` + ReadyLine + `"

@@ -7,6 +7,9 @@ const (
 	RunEnvPath   = "/rxevm/run.env" // per-run settings sourced by /init
 	RunShellPath = "/rxevm/run.sh"  // per-run script that execs PROGRAM
 	OutTag       = "rxevmout"       // 9p mount tag of the -out share
+	InsnsTag     = "rxevminsns"     // 9p mount tag of the instruction counts (read-only)
+	InsnsDir     = "/rxevm/insns"   // where they are mounted
+	InsnsFile    = InsnsDir + "/counts"
 	AliveLine    = "rxevm-guest: init started"
 	ReadyLine    = "rxevm-guest: ready"
 	markerPrefix = "\x1eRXEVM-EXIT-" // record separator, then the marker

@@ -19,6 +19,7 @@ type Run struct {
 	Includes []string // -include paths
 	Env      []string // KEY=VALUE settings for the program, applied last
 	Share    bool     // -out is shared over 9p
+	Insns    bool     // the instruction counter is loaded (its counts shared)
 	Nonce    string   // the end-of-run marker's nonce
 }
 
@@ -55,11 +56,16 @@ func RunArchive(ctx context.Context, r Run, have map[string]bool) (*initramfs.Ar
 	if err := addLibs(ctx, a, a.HostSources(), "", "", have); err != nil {
 		return nil, err
 	}
-	env, err := guest.Env(os.Environ(), r.Env)
+	extra := r.Env
+	if r.Insns {
+		// Before -env, which wins: a program can be told to ignore the counter.
+		extra = append([]string{"RXEVM_INSNS=" + guest.InsnsFile}, r.Env...)
+	}
+	env, err := guest.Env(os.Environ(), extra)
 	if err != nil {
 		return nil, err
 	}
-	a.File(guest.RunEnvPath, 0o644, []byte(guest.RunEnv(r.Nonce, r.Share)))
+	a.File(guest.RunEnvPath, 0o644, []byte(guest.RunEnv(r.Nonce, r.Share, r.Insns)))
 	a.File(guest.RunShellPath, 0o755, []byte(guest.RunScript(env, cwd, append([]string{guestProg}, r.Args...))))
 	return a, nil
 }

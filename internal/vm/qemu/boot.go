@@ -43,6 +43,11 @@ type VM struct {
 	OutModel string // 9p security model of -out (ShareModel)
 	Append   string // extra kernel command line
 	Nonce    string // the run's end-of-run marker nonce
+	// The instruction counter (internal/vm/insns): QEMU's -plugin
+	// arguments, and the host directory shared read-only with the guest
+	// that the plugin writes its counts into.
+	PluginArgs []string
+	InsnsDir   string
 
 	// Multi-node mode (-nodes) only.
 	Name    string   // "node2": names the node in progress lines
@@ -96,6 +101,10 @@ func (v *VM) Args() []string {
 	}
 	if v.OutDir != "" {
 		args = append(args, shareArgs(v.OutDir, guest.OutTag, v.OutModel, false)...)
+	}
+	if v.InsnsDir != "" {
+		args = append(args, shareArgs(v.InsnsDir, guest.InsnsTag, "", true)...)
+		args = append(args, v.PluginArgs...)
 	}
 	if v.CtlDir != "" {
 		// The guest only reads the control share.

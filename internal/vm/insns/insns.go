@@ -1,0 +1,91 @@
+// Package insns builds and loads rxevm's instruction counter: a QEMU TCG
+// plugin (plugin/insns.c, embedded) that counts the guest instructions of
+// the measured loops, user and kernel, between marker instructions the
+// loops execute (internal/loops, internal/work). rxevm -insns builds it
+// with the host's C compiler, keeps the result in its cache under a hash of
+// the source and the compiler, and loads it into QEMU; the guest reads the
+// counts back from a file in a read-only 9p share (GuestFile).
+package insns
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	_ "embed"
+	"encoding/hex"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+)
+
+//go:embed plugin/insns.c
+var source []byte
+
+// CountsFile is the file the plugin writes in the shared directory (the
+// guest reads it as guest.InsnsFile).
+const CountsFile = "counts"
+
+// CC is the C compiler Build runs: $CC, else cc.
+func CC() string {
+	if cc := os.Getenv("CC"); cc != "" {
+		return cc
+	}
+	return "cc"
+}
+
+// Build returns the path of the plugin built from the embedded source,
+// compiling it into dir (rxevm's cache, debcache.PluginDir) unless a build
+// of the same source with the same compiler is there already.
+func Build(ctx context.Context, dir string, logf func(string, ...any)) (string, error) {
+	cc, err := exec.LookPath(CC())
+	if err != nil {
+		return "", fmt.Errorf("-insns builds a QEMU plugin with a C compiler, and %s is not found: apt-get install gcc (or set CC)", CC())
+	}
+	version, err := exec.CommandContext(ctx, cc, "--version").Output()
+	if err != nil {
+		return "", fmt.Errorf("%s --version: %w", cc, err)
+	}
+	args := []string{"-O2", "-Wall", "-shared", "-fPIC"}
+	h := sha256.New()
+	h.Write(source)
+	h.Write([]byte(cc))
+	h.Write(version)
+	fmt.Fprint(h, args)
+	so := filepath.Join(dir, "insns-"+hex.EncodeToString(h.Sum(nil))[:16]+".so")
+	if _, err := os.Stat(so); err == nil {
+		return so, nil
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", err
+	}
+	tmp, err := os.MkdirTemp(dir, ".build-")
+	if err != nil {
+		return "", err
+	}
+	defer os.RemoveAll(tmp)
+	src := filepath.Join(tmp, "insns.c")
+	if err := os.WriteFile(src, source, 0o644); err != nil {
+		return "", err
+	}
+	out := filepath.Join(tmp, "insns.so")
+	cmd := exec.CommandContext(ctx, cc, append(args, "-o", out, src)...)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if err := cmd.Run(); err != nil {
+		return "", fmt.Errorf("building the instruction counter (%s %s): %w: %s", cc, src, err, bytes.TrimSpace(stderr.Bytes()))
+	}
+	if err := os.Rename(out, so); err != nil {
+		return "", err
+	}
+	logf("built the instruction counter %s", so)
+	return so, nil
+}
+
+// QemuArgs returns the arguments that load plugin so, writing its counts
+// into hostDir/CountsFile.
+func QemuArgs(so, hostDir string) []string {
+	esc := func(s string) string { return strings.ReplaceAll(s, ",", ",,") } // QEMU's option syntax
+	return []string{"-plugin", esc(so) + ",out=" + esc(filepath.Join(hostDir, CountsFile))}
+}

@@ -1,0 +1,62 @@
+package insns
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"go.uber.org/goleak"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+// Build compiles the plugin once and finds it in the cache after; the
+// result is a shared object exporting what QEMU looks up.
+func TestBuildCaches(t *testing.T) {
+	dir := t.TempDir()
+	var logs []string
+	logf := func(f string, a ...any) { logs = append(logs, f) }
+	so, err := Build(context.Background(), dir, logf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(logs) != 1 {
+		t.Errorf("first build logged %q, want one line", logs)
+	}
+	b, err := os.ReadFile(so)
+	if err != nil || !strings.HasPrefix(string(b), "\x7fELF") {
+		t.Fatalf("%s is not an ELF object: %v", so, err)
+	}
+	for _, sym := range []string{"qemu_plugin_install", "qemu_plugin_version"} {
+		if !strings.Contains(string(b), sym) {
+			t.Errorf("%s lacks %s", so, sym)
+		}
+	}
+	again, err := Build(context.Background(), dir, logf)
+	if err != nil || again != so || len(logs) != 1 {
+		t.Errorf("second build: %s %v (logs %q), want the cached %s", again, err, logs, so)
+	}
+	ents, _ := os.ReadDir(dir)
+	if len(ents) != 1 {
+		t.Errorf("cache holds %d entries, want the plugin alone (no build directory left)", len(ents))
+	}
+}
+
+func TestBuildWithoutCompiler(t *testing.T) {
+	t.Setenv("CC", "no-such-cc")
+	_, err := Build(context.Background(), t.TempDir(), func(string, ...any) {})
+	if err == nil || !strings.Contains(err.Error(), "apt-get install gcc") {
+		t.Errorf("no compiler: %v, want what to install", err)
+	}
+}
+
+func TestQemuArgs(t *testing.T) {
+	got := QemuArgs("/c/p,1.so", "/tmp/a,b")
+	want := []string{"-plugin", "/c/p,,1.so,out=" + filepath.Join("/tmp/a,,b", CountsFile)}
+	if !slices.Equal(got, want) {
+		t.Errorf("QemuArgs: %q, want %q (commas doubled)", got, want)
+	}
+}

@@ -1,0 +1,238 @@
+/*
+ * rxevm's instruction counter: a QEMU TCG plugin (plugin API version 1, as
+ * in QEMU 7.2) that counts the guest instructions a measured loop costs,
+ * user and kernel, on every vCPU. rxevm -insns builds it with the host's cc
+ * and loads it; internal/vm/insns says how.
+ *
+ * The guest steers it with marker instructions: 7-byte NOPs
+ * (nopl 0x52444dXX(%rax), "RDMB" in the displacement) that no compiler
+ * emits, so on hardware and without the plugin they cost one NOP each:
+ *   42 open   a window on this vCPU (they nest)
+ *   43 close  a window on this vCPU
+ *   45 try    a poll of a wait begins: this vCPU's user instructions are
+ *             held apart from here, and a try that follows drops them
+ *   46 got    the wait's last poll succeeded: the held ones count
+ *   47 reset  zero every count
+ *   48 report write the counts to out=FILE (the guest reads them back
+ *             through a 9p share: plugin API 1 cannot write guest memory)
+ * Counted: a vCPU's user instructions while a window is open on it, except
+ * the polls of a wait that found nothing (so spinning on the peer, whose
+ * length follows time, adds nothing); every vCPU's kernel instructions
+ * while any window is open anywhere (the doorbell's system call, the
+ * provider's kernel work in softirqs, interrupts), in three parts: on a
+ * vCPU with a window open outside a wait (kernel), inside one
+ * (kernel-wait: interrupts of a spin, which follow time), and on the other
+ * vCPUs (kernel-other).
+ *
+ * Instructions are counted per translated block, split at markers: the
+ * part of a block before its first marker when the block starts, each
+ * marker's part (the marker up to the next one) when the marker runs,
+ * under the state the marker left.
+ *
+ * Debian ships no qemu-plugin.h: the few declarations used are below.
+ */
+#include <fcntl.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+typedef uint64_t qemu_plugin_id_t;
+struct qemu_plugin_tb;
+struct qemu_plugin_insn;
+enum qemu_plugin_cb_flags { QEMU_PLUGIN_CB_NO_REGS };
+typedef void (*qemu_plugin_vcpu_tb_trans_cb_t)(qemu_plugin_id_t, struct qemu_plugin_tb *);
+typedef void (*qemu_plugin_vcpu_udata_cb_t)(unsigned int vcpu, void *udata);
+void qemu_plugin_register_vcpu_tb_trans_cb(qemu_plugin_id_t, qemu_plugin_vcpu_tb_trans_cb_t);
+size_t qemu_plugin_tb_n_insns(const struct qemu_plugin_tb *);
+uint64_t qemu_plugin_tb_vaddr(const struct qemu_plugin_tb *);
+struct qemu_plugin_insn *qemu_plugin_tb_get_insn(const struct qemu_plugin_tb *, size_t);
+const void *qemu_plugin_insn_data(const struct qemu_plugin_insn *);
+size_t qemu_plugin_insn_size(const struct qemu_plugin_insn *);
+void qemu_plugin_register_vcpu_tb_exec_cb(struct qemu_plugin_tb *, qemu_plugin_vcpu_udata_cb_t,
+	enum qemu_plugin_cb_flags, void *);
+void qemu_plugin_register_vcpu_insn_exec_cb(struct qemu_plugin_insn *, qemu_plugin_vcpu_udata_cb_t,
+	enum qemu_plugin_cb_flags, void *);
+
+__attribute__((visibility("default"))) int qemu_plugin_version = 1;
+
+enum { OPEN = 0x42, CLOSE = 0x43, TRY = 0x45, GOT = 0x46, RESET = 0x47, REPORT = 0x48 };
+
+#define MAXCPU 64
+
+/* Kernel addresses have the top bit set, with 4- and 5-level paging alike. */
+#define KERNEL(va) ((va) >> 63)
+
+/* One vCPU's counts, written only by that vCPU's thread (a cache line
+ * each); report reads them all. */
+struct vcpu {
+	uint64_t user;
+	/* kernel instructions: on this vCPU with a window open, outside and
+	 * inside a wait; and with no window open here (another vCPU's
+	 * window is) */
+	uint64_t kernel, kwait, kother;
+	uint64_t held;  /* user instructions of the current poll (try) */
+	int depth;      /* windows open on this vCPU */
+	int trying;     /* between try and got */
+	char pad[64 - 5 * sizeof(uint64_t) - 2 * sizeof(int)];
+};
+
+static struct vcpu cpus[MAXCPU];
+static int open_windows; /* all vCPUs' windows, atomically */
+static uint64_t windows;  /* windows opened since reset */
+static int fd = -1;
+
+/* A block's part: its instruction count and whether it is kernel code,
+ * packed into the callback's pointer (no allocation per block). */
+#define PART(n, k) ((void *)(uintptr_t)(((uint64_t)(n) << 1) | (k)))
+
+static inline void count(unsigned v, uint64_t part) {
+	uint64_t n = part >> 1;
+	struct vcpu *c = &cpus[v];
+	if (part & 1) {
+		if (c->depth > 0) {
+			if (c->trying)
+				c->kwait += n;
+			else
+				c->kernel += n;
+		} else if (__atomic_load_n(&open_windows, __ATOMIC_RELAXED) > 0)
+			c->kother += n;
+	} else if (c->depth > 0) {
+		if (c->trying)
+			c->held += n;
+		else
+			c->user += n;
+	}
+}
+
+static void on_part(unsigned v, void *u) {
+	if (v < MAXCPU)
+		count(v, (uint64_t)(uintptr_t)u);
+}
+
+static void report(void) {
+	uint64_t u = 0, k = 0, kw = 0, ko = 0;
+	for (int i = 0; i < MAXCPU; i++) {
+		u += __atomic_load_n(&cpus[i].user, __ATOMIC_RELAXED);
+		k += __atomic_load_n(&cpus[i].kernel, __ATOMIC_RELAXED);
+		kw += __atomic_load_n(&cpus[i].kwait, __ATOMIC_RELAXED);
+		ko += __atomic_load_n(&cpus[i].kother, __ATOMIC_RELAXED);
+	}
+	char buf[256];
+	/* Fixed width: each report overwrites the last one whole. */
+	int n = snprintf(buf, sizeof buf,
+		"rxevm-insns 1 user %20llu kernel %20llu kernel-wait %20llu kernel-other %20llu windows %20llu\n",
+		(unsigned long long)u, (unsigned long long)k, (unsigned long long)kw, (unsigned long long)ko,
+		(unsigned long long)__atomic_load_n(&windows, __ATOMIC_RELAXED));
+	if (pwrite(fd, buf, n, 0) != n)
+		fprintf(stderr, "rxevm insns plugin: writing the counts failed\n");
+}
+
+/* A marker's callback: u packs the marker (low byte) and the part it starts
+ * (the rest, as PART). */
+static void on_marker(unsigned v, void *u) {
+	uint64_t x = (uint64_t)(uintptr_t)u;
+	if (v >= MAXCPU)
+		return;
+	struct vcpu *c = &cpus[v];
+	switch (x & 0xff) {
+	case OPEN:
+		c->depth++;
+		__atomic_add_fetch(&open_windows, 1, __ATOMIC_RELAXED);
+		__atomic_add_fetch(&windows, 1, __ATOMIC_RELAXED);
+		break;
+	case CLOSE:
+		if (c->depth > 0) {
+			c->depth--;
+			__atomic_sub_fetch(&open_windows, 1, __ATOMIC_RELAXED);
+		}
+		c->trying = 0;
+		c->held = 0;
+		break;
+	case TRY:
+		c->trying = 1;
+		c->held = 0;
+		break;
+	case GOT:
+		if (c->trying)
+			c->user += c->held;
+		c->trying = 0;
+		c->held = 0;
+		break;
+	case RESET:
+		for (int i = 0; i < MAXCPU; i++) {
+			__atomic_store_n(&cpus[i].user, 0, __ATOMIC_RELAXED);
+			__atomic_store_n(&cpus[i].kernel, 0, __ATOMIC_RELAXED);
+			__atomic_store_n(&cpus[i].kwait, 0, __ATOMIC_RELAXED);
+			__atomic_store_n(&cpus[i].kother, 0, __ATOMIC_RELAXED);
+		}
+		__atomic_store_n(&windows, 0, __ATOMIC_RELAXED);
+		break;
+	case REPORT:
+		report();
+		break;
+	}
+	count(v, x >> 8);
+}
+
+static int marker(const struct qemu_plugin_insn *in) {
+	const unsigned char *b = qemu_plugin_insn_data(in);
+	if (qemu_plugin_insn_size(in) != 7 || b[0] != 0x0f || b[1] != 0x1f || b[2] != 0x80 ||
+	    b[4] != 0x4d || b[5] != 0x44 || b[6] != 0x52)
+		return 0;
+	switch (b[3]) {
+	case OPEN: case CLOSE: case TRY: case GOT: case RESET: case REPORT:
+		return b[3];
+	}
+	return 0;
+}
+
+static void on_trans(qemu_plugin_id_t id, struct qemu_plugin_tb *tb) {
+	(void)id;
+	size_t n = qemu_plugin_tb_n_insns(tb);
+	uint64_t k = KERNEL(qemu_plugin_tb_vaddr(tb));
+	/* The part before the first marker; then each marker's. */
+	size_t start = 0;
+	struct qemu_plugin_insn *at = NULL;
+	int kind = 0;
+	for (size_t i = 0; i <= n; i++) {
+		int m = 0;
+		struct qemu_plugin_insn *in = NULL;
+		if (i < n && !k) {
+			in = qemu_plugin_tb_get_insn(tb, i);
+			m = marker(in);
+		}
+		if (!m && i < n)
+			continue;
+		uint64_t part = (uint64_t)(uintptr_t)PART(i - start, k);
+		if (at)
+			qemu_plugin_register_vcpu_insn_exec_cb(at, on_marker, QEMU_PLUGIN_CB_NO_REGS,
+				(void *)(uintptr_t)((part << 8) | (uint64_t)kind));
+		else if (i > start)
+			qemu_plugin_register_vcpu_tb_exec_cb(tb, on_part, QEMU_PLUGIN_CB_NO_REGS, (void *)(uintptr_t)part);
+		start = i;
+		at = in;
+		kind = m;
+	}
+}
+
+__attribute__((visibility("default")))
+int qemu_plugin_install(qemu_plugin_id_t id, const void *info, int argc, char **argv) {
+	(void)info;
+	const char *path = NULL;
+	for (int i = 0; i < argc; i++)
+		if (!strncmp(argv[i], "out=", 4))
+			path = argv[i] + 4;
+	if (!path) {
+		fprintf(stderr, "rxevm insns plugin: no out=FILE argument\n");
+		return -1;
+	}
+	if ((fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644)) < 0) {
+		perror(path);
+		return -1;
+	}
+	report(); /* a file the guest can read before any report: all zero */
+	qemu_plugin_register_vcpu_tb_trans_cb(id, on_trans);
+	return 0;
+}

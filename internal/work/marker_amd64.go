@@ -1,0 +1,7 @@
+package work
+
+// markReset zeroes the plugin's counts (a NOP without it).
+func markReset()
+
+// markReport makes the plugin write its counts (a NOP without it).
+func markReport()

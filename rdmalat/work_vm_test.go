@@ -1,0 +1,62 @@
+//go:build linux
+
+package rdmalat_test
+
+import (
+	"math"
+	"os"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/rdmabench/rdmabench/internal/spec"
+	"github.com/rdmabench/rdmabench/internal/work"
+	"github.com/rdmabench/rdmabench/rdmalat"
+)
+
+// TestWorkFindsExtraWork runs RDMA WRITE round trips twice, the second time
+// with a known 1000 more user instructions per round trip (the loop's
+// extra-work knob), and checks that the work metrics find them. In rxevm
+// with -insns (make test-vm runs it so) the plugin counts, and user work
+// must grow by 1000 within 1% with kernel work unchanged within 2%. With
+// no counter the metrics must be absent, saying why. With a hardware
+// counter (bare metal) the spins are counted too, so only the growth's
+// sign and rough size are checked.
+func TestWorkFindsExtraWork(t *testing.T) {
+	p := newPair(t, variant{spec.Write, spec.RC, false}, "", 64)
+	const extra, want = 500, 1000.0
+	measure := func(k uint32) (user, kernel float64, err error) {
+		run, err := p.Start(8, 200)
+		require.NoError(t, err)
+		defer run.Close()
+		rdmalat.SetExtraWork(run, k)
+		finish := rdmalat.StartWork(run)
+		for range 3000 {
+			_, err := run.Next()
+			require.NoError(t, err)
+		}
+		require.NoError(t, run.Close())
+		m, err := finish()
+		t.Logf("extra %d: %v", k, m)
+		return m[work.UnitUser], m[work.UnitKernel], err
+	}
+	u0, k0, err := measure(0)
+	if err != nil {
+		require.ErrorIs(t, err, work.ErrUnavailable, "no work metrics, and not for want of a counter")
+		require.Empty(t, os.Getenv(work.EnvPlugin), "rxevm -insns set $%s, yet no counter: %v", work.EnvPlugin, err)
+		t.Logf("no counter here, as expected without rxevm -insns: %v", err)
+		return
+	}
+	u1, k1, err := measure(extra)
+	require.NoError(t, err)
+	t.Logf("per round trip: user %.1f -> %.1f (%+.1f, want %+.0f), kernel %.1f -> %.1f (%+.2f%%)",
+		u0, u1, u1-u0, want, k0, k1, 100*(k1/k0-1))
+	if os.Getenv(work.EnvPlugin) == "" {
+		require.Greater(t, u1-u0, want/2, "the hardware counter missed the extra work")
+		return
+	}
+	require.Greater(t, u0, 100.0, "user work per round trip implausibly small: are the loop's markers counted?")
+	require.Greater(t, k0, 1000.0, "kernel work per round trip implausibly small: the doorbell is a system call")
+	require.InDelta(t, want, u1-u0, want/100, "user work grew by %.1f, want %.0f", u1-u0, want)
+	require.Less(t, math.Abs(k1/k0-1), 0.02, "kernel work moved with user-only extra work")
+}
