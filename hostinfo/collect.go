@@ -21,8 +21,7 @@ type Options struct {
 	// the device's lines and checks.
 	Device string
 	// CPUs are the measuring CPUs: the initiator's, then the responder's
-	// when it runs on this host (loopback). Negative entries (unpinned)
-	// are ignored, so a [2]int with -1s can be passed as CPUs[:].
+	// when it runs on this host (loopback); none when unpinned.
 	CPUs []int
 	// GOMAXPROCS as the benchmarks run with it; 0 means
 	// runtime.GOMAXPROCS(0) now (call Collect outside a run that lowers
@@ -105,11 +104,7 @@ func Collect(o Options) Report {
 	if f.fsys == nil {
 		f.fsys = Root
 	}
-	for _, c := range o.CPUs {
-		if c >= 0 {
-			f.cpus = append(f.cpus, c)
-		}
-	}
+	f.cpus = o.CPUs
 	f.pmqos, f.pmqosOK = PMQoSLimit(f.fsys)
 	if !f.pmqosOK {
 		f.pmqos = -1

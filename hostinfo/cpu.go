@@ -52,7 +52,7 @@ func Siblings(fsys fs.FS, cpu int) []int {
 	if !ok {
 		return nil
 	}
-	return env.ParseCPUList(l)
+	return cpuListOrNil(l)
 }
 
 // AreSiblings reports whether CPUs a and b are distinct hardware threads
@@ -150,7 +150,7 @@ func cpuListFile(fsys fs.FS, name string) string {
 		return "unknown"
 	}
 	// The kernel prints "(null)" for an unset nohz_full mask.
-	if cpus := env.ParseCPUList(v); len(cpus) > 0 {
+	if cpus := cpuListOrNil(v); len(cpus) > 0 {
 		return env.FormatCPUList(cpus)
 	}
 	return "none"
@@ -162,5 +162,15 @@ func OnlineCPUs(fsys fs.FS) []int {
 	if !ok {
 		return nil
 	}
-	return env.ParseCPUList(l)
+	return cpuListOrNil(l)
+}
+
+// cpuListOrNil reads a CPU list the kernel wrote; nil, unknown, when it
+// is not one.
+func cpuListOrNil(s string) []int {
+	cpus, err := env.ParseCPUList(s)
+	if err != nil {
+		return nil
+	}
+	return cpus
 }

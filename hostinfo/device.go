@@ -48,10 +48,10 @@ func DeviceIRQs(fsys fs.FS, dev string) []IRQ {
 		}
 		irq := IRQ{N: n}
 		if l, ok := readTrim(fsys, "proc/irq/"+e.Name()+"/smp_affinity_list"); ok {
-			irq.Affinity = env.ParseCPUList(l)
+			irq.Affinity = cpuListOrNil(l)
 		}
 		if l, ok := readTrim(fsys, "proc/irq/"+e.Name()+"/effective_affinity_list"); ok {
-			irq.Effective = env.ParseCPUList(l)
+			irq.Effective = cpuListOrNil(l)
 		}
 		irqs = append(irqs, irq)
 	}

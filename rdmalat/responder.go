@@ -15,7 +15,7 @@ import (
 type LocalResponder struct {
 	ep        *Endpoint
 	initiator PeerInfo
-	cpu       int
+	cpu       env.CPU
 	timeout   time.Duration
 	max       uint64 // round trips one run may answer; 0: no limit
 	loop      *cLoop
@@ -28,7 +28,7 @@ var ErrRoundTripLimit = errors.New("rdmalat: the run reached the responder's lim
 
 // ResponderConfig says how a LocalResponder answers.
 type ResponderConfig struct {
-	CPU           int           // CPU to pin the answering thread to; 0 or NoCPU: not pinned; CPU0: CPU 0
+	CPU           env.CPU       // the answering thread's; the zero CPU leaves it unpinned
 	Timeout       time.Duration // the loop's longest wait for the initiator; 0: 5 s
 	MaxRoundTrips uint64        // round trips one run may answer; 0: no limit
 }
@@ -39,7 +39,7 @@ func NewLocalResponder(ep *Endpoint, initiator PeerInfo, cfg ResponderConfig) *L
 	if cfg.Timeout <= 0 {
 		cfg.Timeout = 5 * time.Second
 	}
-	return &LocalResponder{ep: ep, initiator: initiator, cpu: env.CPUOf(cfg.CPU, NoCPU), timeout: cfg.Timeout, max: cfg.MaxRoundTrips}
+	return &LocalResponder{ep: ep, initiator: initiator, cpu: cfg.CPU, timeout: cfg.Timeout, max: cfg.MaxRoundTrips}
 }
 
 // Endpoint returns the endpoint the responder answers from.

@@ -15,6 +15,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/rdmabench/rdmabench/env"
 	"github.com/rdmabench/rdmabench/internal/noise"
 )
 
@@ -32,10 +33,14 @@ func main() {
 		ctx, cancel = context.WithTimeout(ctx, *dur)
 		defer cancel()
 	}
-	busy, idle, err := noise.Run(ctx, *seed, *lo, *hi, *cpu, nil)
+	var pin env.CPU // -cpu -1: the zero CPU, not pinned
+	if *cpu >= 0 {
+		pin = env.PinTo(*cpu)
+	}
+	busy, idle, err := noise.Run(ctx, *seed, *lo, *hi, pin, nil)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "noise:", err)
 		os.Exit(2)
 	}
-	fmt.Printf("noise: seed %d, %v busy, %v idle on CPU %d\n", *seed, busy.Round(time.Millisecond), idle.Round(time.Millisecond), *cpu)
+	fmt.Printf("noise: seed %d, %v busy, %v idle on CPU %v\n", *seed, busy.Round(time.Millisecond), idle.Round(time.Millisecond), pin)
 }

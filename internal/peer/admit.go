@@ -5,6 +5,8 @@ import (
 	"net"
 	"net/netip"
 	"strings"
+
+	"github.com/rdmabench/rdmabench/env"
 )
 
 // Defaults of the admission limits.
@@ -77,7 +79,7 @@ func formatPrefixes(ps []netip.Prefix) string {
 // address's count and its CPU.
 type admission struct {
 	slot int
-	cpu  int // -1: not pinned
+	cpu  env.CPU
 	ip   netip.Addr
 }
 
@@ -87,18 +89,18 @@ func (s *Server) admitLocked(ip netip.Addr) (admission, string, string) {
 	if n := s.perClient[ip]; n >= s.cfg.MaxPerClient {
 		return admission{}, "per-client", fmt.Sprintf("rdmapeer is busy: %s already has %d sessions, this peer's limit per client address (rdmapeer -max-per-client); try again later", ip, n)
 	}
-	cpu := -1
+	var cpu env.CPU
 	if len(s.cfg.CPUs) > 0 {
-		cpu = s.freeCPULocked()
-		if cpu < 0 {
+		var free bool
+		if cpu, free = s.freeCPULocked(); !free {
 			return admission{}, "cpu", fmt.Sprintf("rdmapeer is busy: every answering CPU (rdmapeer -cpu %s) serves another session, and two sessions on one CPU would spoil each other's latency; try again later, or give rdmapeer more CPUs", formatCPUs(s.cfg.CPUs))
 		}
 	}
 	select {
 	case slot := <-s.slots:
 		s.perClient[ip]++
-		if cpu >= 0 {
-			s.cpuBusy[cpu] = true
+		if id, pinned := cpu.ID(); pinned {
+			s.cpuBusy[id] = true
 		}
 		return admission{slot: slot, cpu: cpu, ip: ip}, "", ""
 	default:
@@ -112,18 +114,18 @@ func (s *Server) releaseLocked(a admission) {
 	if s.perClient[a.ip]--; s.perClient[a.ip] <= 0 {
 		delete(s.perClient, a.ip)
 	}
-	if a.cpu >= 0 {
-		delete(s.cpuBusy, a.cpu)
+	if id, pinned := a.cpu.ID(); pinned {
+		delete(s.cpuBusy, id)
 	}
 }
 
-func (s *Server) freeCPULocked() int {
+func (s *Server) freeCPULocked() (env.CPU, bool) {
 	for _, c := range s.cfg.CPUs {
 		if !s.cpuBusy[c] {
-			return c
+			return env.PinTo(c), true
 		}
 	}
-	return -1
+	return env.CPU{}, false
 }
 
 func formatCPUs(cpus []int) string {

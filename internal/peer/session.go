@@ -24,7 +24,7 @@ type ServeConfig struct {
 	// GIDIndex is this node's GID: -1 the best. A client may not choose
 	// another: Params whose GIDIndex is neither -1 nor this are refused.
 	GIDIndex int
-	CPU      int // CPU to pin the answering thread to; -1: not pinned
+	CPU      env.CPU // the answering thread's; the zero CPU leaves it unpinned
 	Limits   oob.Limits
 	// Idle bounds the wait for the client's next request, between runs
 	// and between sessions; 0: DefaultIdle; NoIdleLimit (any negative
@@ -218,7 +218,7 @@ func (s *servedSession) open(p oob.Params) error {
 			return s.fail(oob.CodeResource, err)
 		}
 	}
-	s.resp = rdmalat.NewLocalResponder(ep, client, rdmalat.ResponderConfig{CPU: env.CPUSetting(s.cfg.CPU), Timeout: timeout, MaxRoundTrips: s.cfg.Limits.WithDefaults().MaxRoundTrips})
+	s.resp = rdmalat.NewLocalResponder(ep, client, rdmalat.ResponderConfig{CPU: s.cfg.CPU, Timeout: timeout, MaxRoundTrips: s.cfg.Limits.WithDefaults().MaxRoundTrips})
 	s.seq = 0
 	return s.conn.Send(oob.Barrier{Seq: 0})
 }
@@ -332,7 +332,10 @@ func (s *servedSession) wire(ep *rdmalat.Endpoint) oob.Endpoint {
 		LID: info.LID, QPN: info.QPN, PSN: info.PSN, GID: info.GID, GIDIndex: int32(dev.GIDIndex),
 		MTU: uint32(info.MTU), RKey: info.RKey, Addr: info.Addr, Size: uint32(info.Size),
 	}
-	w.CPU = int32(s.cfg.CPU)
+	w.CPU = -1 // oob's "not pinned"
+	if id, pinned := s.cfg.CPU.ID(); pinned {
+		w.CPU = int32(id)
+	}
 	if s.cfg.Others != nil {
 		w.Sessions = uint16(min(max(s.cfg.Others(), 0), 1<<16-1))
 	}

@@ -143,7 +143,7 @@ func PinVCPUs(tids, hostCPUs []int) (string, error) {
 		}
 		seen[tid] = true
 		cpu := hostCPUs[i%len(hostCPUs)]
-		if err := env.SetAffinity(tid, cpu); err != nil {
+		if err := env.PinTo(cpu).Pin(tid); err != nil {
 			return "", fmt.Errorf("pinning vCPU %d (thread %d) to CPU %d: %w", i, tid, cpu, err)
 		}
 		parts = append(parts, fmt.Sprintf("%d->%d", i, cpu))
