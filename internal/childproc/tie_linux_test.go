@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"context"
 	"errors"
-	"fmt"
 	"os"
 	"os/exec"
 	"strconv"
@@ -16,22 +15,6 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
-
-// helperEnv makes the test binary the parent of TestTieDiesWithParent:
-// it starts a tied sleep, prints its pid and waits to be killed.
-const helperEnv = "CHILDPROC_TEST_PARENT"
-
-func helperParent() int {
-	cmd := exec.Command("sleep", "60")
-	Tie(cmd)
-	if err := cmd.Start(); err != nil {
-		fmt.Println(err)
-		return 1
-	}
-	fmt.Println(cmd.Process.Pid)
-	time.Sleep(time.Minute)
-	return 0
-}
 
 // TestTieDiesWithParent: a tied child dies when its parent is killed with
 // SIGKILL, which the parent cannot pass on; it stays in its parent's
