@@ -4,7 +4,7 @@
 // An Endpoint is one side: a device context, protection domain, queue
 // pair, completion queues and a registered buffer (EndpointConfig says
 // which operation, transport and sizes). A Pair joins two endpoints,
-// either in this process (NewLoopback: the initiator and a LocalResponder
+// either in this process (NewLoopback: the initiator and a localResponder
 // on two pinned threads) or across nodes (DialPeer: this process's
 // initiator against an rdmapeer on another host). Pair.Start begins a Run,
 // whose Next returns one round trip's latency, measured by a C loop

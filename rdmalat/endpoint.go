@@ -51,7 +51,7 @@ type EndpointConfig struct {
 	// instead of busy-polling; every operation but write.
 	Events bool
 	// CM connects the queue pair through rdma_cm (perftest -R; RC and UD):
-	// AcceptCM (or, two-node, DialPeer) instead of Info and Connect.
+	// acceptCM (or, two-node, DialPeer) instead of Info and Connect.
 	CM      bool
 	MaxSize int // largest message; the buffer holds two of them
 	// Inline is the largest message sent inline: InlineDevice (-1) for

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/rdmabench/rdmabench/env"
+	"github.com/rdmabench/rdmabench/internal/responder"
 )
 
 // LoopbackConfig describes a loopback pair: both endpoints in this process.
@@ -82,7 +83,7 @@ func NewLoopback(cfg LoopbackConfig) (_ *Pair, err error) {
 	}
 	p.Remote = remote.Info()
 	p.PeerDevice = remote.Device()
-	p.Responder = NewLocalResponder(remote, p.Local.Info(), ResponderConfig{CPU: p.CPUs[1], Timeout: cfg.Timeout})
+	p.Responder = newLocalResponder(remote, p.Local.Info(), responder.Config{CPU: p.CPUs[1], Timeout: cfg.Timeout})
 	return p, nil
 }
 

@@ -96,7 +96,7 @@ type Run struct {
 }
 
 // turnParker is a responder that can stop answering between turns without
-// spinning (LocalResponder). A remote peer cannot: its process is not the
+// spinning (localResponder). A remote peer cannot: its process is not the
 // conductor's to hold.
 type turnParker interface {
 	allowParking()
@@ -154,7 +154,7 @@ func startRun(local *Endpoint, remote PeerInfo, resp Responder, cfg runConfig) (
 	}
 	r.started = true
 	polling := []env.CPU{cfg.CPU}
-	if lr, ok := resp.(*LocalResponder); ok && !local.cfg.Op.OneSided() {
+	if lr, ok := resp.(*localResponder); ok && !local.cfg.Op.OneSided() {
 		polling = append(polling, lr.cpu)
 	}
 	r.others = env.KeepOthersOff(polling...)

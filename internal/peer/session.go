@@ -12,6 +12,7 @@ import (
 
 	"github.com/rdmabench/rdmabench/env"
 	"github.com/rdmabench/rdmabench/internal/oob"
+	"github.com/rdmabench/rdmabench/internal/responder"
 	"github.com/rdmabench/rdmabench/rdmalat"
 )
 
@@ -139,7 +140,7 @@ type servedSession struct {
 	start   time.Time
 	ep      *rdmalat.Endpoint
 	release func()
-	resp    *rdmalat.LocalResponder
+	resp    responder.Loop
 	seq     uint32
 }
 
@@ -218,7 +219,7 @@ func (s *servedSession) open(p oob.Params) error {
 			return s.fail(oob.CodeResource, err)
 		}
 	}
-	s.resp = rdmalat.NewLocalResponder(ep, client, rdmalat.ResponderConfig{CPU: s.cfg.CPU, Timeout: timeout, MaxRoundTrips: s.cfg.Limits.WithDefaults().MaxRoundTrips})
+	s.resp = server().New(ep, client, responder.Config{CPU: s.cfg.CPU, Timeout: timeout, MaxRoundTrips: s.cfg.Limits.WithDefaults().MaxRoundTrips})
 	s.seq = 0
 	return s.conn.Send(oob.Barrier{Seq: 0})
 }
@@ -272,7 +273,7 @@ func (s *servedSession) run(m oob.Run) error {
 	switch {
 	case werr != nil:
 		return fmt.Errorf("run %d (%d bytes, %d round trips answered): the client went away: %w", m.Seq, m.Size, answered, werr)
-	case errors.Is(loopErr, rdmalat.ErrRoundTripLimit):
+	case errors.Is(loopErr, responder.ErrRoundTripLimit):
 		return s.fail(oob.CodeParams, fmt.Errorf("%w: run %d reached this peer's limit of %d round trips in one run (rdmapeer -max-round-trips)",
 			oob.ErrInvalidParams, m.Seq, s.resp.MaxRoundTrips()))
 	case errors.Is(loopErr, rdmalat.ErrTimeout):
@@ -350,7 +351,7 @@ func (s *servedSession) wire(ep *rdmalat.Endpoint) oob.Endpoint {
 // peer's own whatever the client asked, and by Shutdown. It returns what the client told of
 // itself.
 func (s *servedSession) acceptCM(ep *rdmalat.Endpoint, timeout time.Duration) (rdmalat.PeerInfo, error) {
-	l, err := ep.ListenCM()
+	l, err := server().ListenCM(ep)
 	if err != nil {
 		return rdmalat.PeerInfo{}, s.fail(oob.CodeResource, err)
 	}
@@ -374,12 +375,18 @@ func (s *servedSession) acceptCM(ep *rdmalat.Endpoint, timeout time.Duration) (r
 			}
 		}()
 	}
-	client, err := ep.AcceptCM(ctx, l, wire.CMCookie)
+	client, err := server().AcceptCM(ctx, ep, l, wire.CMCookie)
 	if err != nil {
 		// rdmacm's error names the address
 		return rdmalat.PeerInfo{}, s.fail(oob.CodeResource, fmt.Errorf("accepting the client's rdma_cm connection: %w", err))
 	}
 	return client, nil
+}
+
+// server is rdmalat's server side: the answering loop and the rdma_cm
+// accept, which its public API leaves out.
+func server() responder.Hooks[*rdmalat.Endpoint, rdmalat.PeerInfo] {
+	return responder.For[*rdmalat.Endpoint, rdmalat.PeerInfo]()
 }
 
 // newCookie draws a session's rdma_cm cookie, never 0 (0 is "none").
