@@ -18,12 +18,16 @@ import (
 func Tie(cmd *exec.Cmd) { cmd.SysProcAttr = tied(false) }
 
 // TieGroup is Tie with cmd in a process group of its own: a terminal's ^C
-// does not reach it directly, and cancelling the context of a command
-// made by exec.CommandContext kills the whole group, whatever cmd started
-// (a compiler, a shell's children), not cmd's process alone. Off Linux it
-// does all but the parent-death signal.
+// does not reach it directly, and for a command made by
+// exec.CommandContext (the only kind with a Cancel, which Start refuses
+// on any other) cancelling the context kills the whole group, whatever
+// cmd started (a compiler, a shell's children), not cmd's process alone.
+// Off Linux it does all but the parent-death signal.
 func TieGroup(cmd *exec.Cmd) {
 	cmd.SysProcAttr = tied(true)
+	if cmd.Cancel == nil {
+		return
+	}
 	cmd.Cancel = func() error {
 		if cmd.Process == nil {
 			return nil

@@ -67,6 +67,13 @@ func TestTieGroupCancelKillsTheGroup(t *testing.T) {
 	err = waitWithin(t, cmd, 10*time.Second)
 	require.Error(t, err)
 	waitGone(t, grandchild)
+
+	// A command made by exec.Command has no Cancel, and TieGroup gives
+	// it none (Start would refuse it).
+	cmd = exec.Command("true")
+	TieGroup(cmd)
+	assert.Nil(t, cmd.Cancel)
+	require.NoError(t, cmd.Run())
 }
 
 // waitGone fails t unless pid ends within 10 s; a zombie waiting for its
