@@ -60,6 +60,6 @@
 //
 // Run it with go test -bench=MyLibrary -count=10, or through the
 // soft-RoCE VM with go test -exec rxevm; compare two runs with benchstat.
-// The same code is Example_benchmark, which go test compiles; a test of
-// internal/publicapi keeps the two alike.
+// The same code is Example_benchmark, which go test compiles; a test
+// keeps the two alike.
 package rdmalat
