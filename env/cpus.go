@@ -58,10 +58,10 @@ func FormatCPUs(cpus ...CPU) string {
 	return FormatCPUList(ids)
 }
 
-// MaxCPU is the largest CPU number a list may name: the kernel's largest
+// maxCPU is the largest CPU number a list may name: the kernel's largest
 // NR_CPUS (CONFIG_MAXSMP) is 8192. It bounds what a hostile "0-4000000000"
 // could make a reader allocate.
-const MaxCPU = 8191
+const maxCPU = 8191
 
 // ErrCPUList matches every error of ParseCPUList.
 var ErrCPUList = errors.New("not a CPU list")
@@ -73,7 +73,7 @@ var errCPURepeated = fmt.Errorf("%w: a CPU named twice", ErrCPUList)
 // -c, /sys/devices/system/cpu/online): numbers and ranges separated by
 // commas, "0-3,8", kept in the order given. Spaces around items are
 // allowed; an empty list is nil. A CPU named twice, a range that runs
-// backwards, or a number above MaxCPU is an error matching ErrCPUList. It
+// backwards, or a number above 8191 (the kernel's largest NR_CPUS) is an error matching ErrCPUList. It
 // is the one reader of CPU lists: the variables, the flags and sysfs.
 func ParseCPUList(s string) ([]int, error) {
 	s = strings.TrimSpace(s)
@@ -114,8 +114,8 @@ func parseCPUNumber(s string) (int, error) {
 	switch {
 	case err != nil || n < 0:
 		return 0, fmt.Errorf("%q is not a CPU number", s)
-	case n > MaxCPU:
-		return 0, fmt.Errorf("CPU %d is above %d, the most a kernel has", n, MaxCPU)
+	case n > maxCPU:
+		return 0, fmt.Errorf("CPU %d is above %d, the most a kernel has", n, maxCPU)
 	}
 	return n, nil
 }

@@ -186,7 +186,7 @@ func TestPinThread(t *testing.T) {
 	}()
 	require.NoError(t, <-done)
 
-	_, err = PinTo(MaxCPU).PinThread()
+	_, err = PinTo(maxCPU).PinThread()
 	assert.ErrorContains(t, err, "pinning to CPU 8191: ")
 
 	restore, err := CPU{}.PinThread()
