@@ -73,8 +73,9 @@ var errCPURepeated = fmt.Errorf("%w: a CPU named twice", ErrCPUList)
 // -c, /sys/devices/system/cpu/online): numbers and ranges separated by
 // commas, "0-3,8", kept in the order given. Spaces around items are
 // allowed; an empty list is nil. A CPU named twice, a range that runs
-// backwards, or a number above 8191 (the kernel's largest NR_CPUS) is an error matching ErrCPUList. It
-// is the one reader of CPU lists: the variables, the flags and sysfs.
+// backwards, or a number above 8191 (the kernel's largest NR_CPUS) is an
+// error matching ErrCPUList. It is the one reader of CPU lists: the
+// variables, the flags and sysfs.
 func ParseCPUList(s string) ([]int, error) {
 	s = strings.TrimSpace(s)
 	if s == "" {
