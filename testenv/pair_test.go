@@ -15,7 +15,7 @@ import (
 // "unpinned" for none; CPU 0 is a CPU.
 func TestCPULines(t *testing.T) {
 	for _, tc := range []struct {
-		pair      rdmalat.Pair
+		pair       rdmalat.Pair
 		cpus, peer string
 	}{
 		{rdmalat.Pair{Mode: "loopback", CPUs: [2]env.CPU{env.PinTo(3), env.PinTo(2)}}, "2-3", ""},
