@@ -17,7 +17,6 @@ import (
 
 	"github.com/rdmabench/rdmabench/env"
 	"github.com/rdmabench/rdmabench/internal/peer"
-	"github.com/rdmabench/rdmabench/rdmalat"
 	"github.com/rdmabench/rdmabench/testenv"
 )
 
@@ -30,8 +29,9 @@ import (
 func TestTwoNodeBenchmark(t *testing.T) {
 	c := testenv.MustHaveRDMA(t)
 	peerDev := testenv.MustHaveSecondDevice(t, c)
-	cpus, err := rdmalat.DefaultCPUs()
+	cpus, err := env.DefaultCPUs()
 	require.NoError(t, err)
+	require.Len(t, cpus, 2, "a CPU for the initiator and one for the peer")
 	var mu sync.Mutex
 	var log []string
 	srv := peer.New(peer.Config{

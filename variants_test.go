@@ -13,7 +13,6 @@ import (
 
 	"github.com/rdmabench/rdmabench/env"
 	"github.com/rdmabench/rdmabench/internal/peer"
-	"github.com/rdmabench/rdmabench/rdmalat"
 	"github.com/rdmabench/rdmabench/testenv"
 )
 
@@ -98,8 +97,9 @@ func TestEveryVariantLoopback(t *testing.T) {
 func TestEveryVariantTwoNode(t *testing.T) {
 	c := testenv.MustHaveRDMA(t)
 	peerDev := testenv.MustHaveSecondDevice(t, c)
-	cpus, err := rdmalat.DefaultCPUs()
+	cpus, err := env.DefaultCPUs()
 	require.NoError(t, err)
+	require.Len(t, cpus, 2, "a CPU for the initiator and one for the peer")
 	srv := peer.New(peer.Config{
 		Session: peer.ServeConfig{Device: peerDev, GIDIndex: -1},
 		CPUs:    []int{cpus[1]},

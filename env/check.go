@@ -4,9 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"slices"
-	"strconv"
-	"strings"
 )
 
 // Check validates what can be validated before any RDMA object is made:
@@ -14,14 +11,8 @@ import (
 // RDMABENCH_SAMPLES_DIR being a directory this process can write to
 // (created if missing). Each error says what to type instead.
 func (c Config) Check() error {
-	if len(c.CPUs) > 0 {
-		allowed, err := AllowedCPUs()
-		if err != nil {
-			return fmt.Errorf("%s=%s: %w", VarCPUs, joinInts(c.CPUs), err)
-		}
-		if err := checkCPUs(c.CPUs, allowed); err != nil {
-			return err
-		}
+	if err := CheckCPUs(VarCPUs, c.CPUs); err != nil {
+		return err
 	}
 	if c.SamplesDir != "" {
 		if err := checkSamplesDir(c.SamplesDir); err != nil {
@@ -29,22 +20,6 @@ func (c Config) Check() error {
 		}
 	}
 	return nil
-}
-
-// checkCPUs fails when a CPU in cpus is not among those this process may
-// run on, suggesting the default choice (the last two allowed).
-func checkCPUs(cpus, allowed []int) error {
-	var bad []int
-	for _, n := range cpus {
-		if !slices.Contains(allowed, n) {
-			bad = append(bad, n)
-		}
-	}
-	if len(bad) == 0 {
-		return nil
-	}
-	example := allowed[max(0, len(allowed)-len(cpus)):]
-	return fmt.Errorf("%s=%s: this process may run on CPUs %s; e.g. %s=%s or none", VarCPUs, joinInts(cpus), FormatCPUList(allowed), VarCPUs, joinInts(example))
 }
 
 // checkSamplesDir makes dir if missing and writes and removes a file in it.
@@ -71,12 +46,4 @@ func unwrapPath(err error) error {
 		return fmt.Errorf("%s: %w", pe.Op, pe.Err)
 	}
 	return err
-}
-
-func joinInts(v []int) string {
-	s := make([]string, len(v))
-	for i, n := range v {
-		s[i] = strconv.Itoa(n)
-	}
-	return strings.Join(s, ",")
 }

@@ -1,6 +1,7 @@
 package env
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"testing"
@@ -11,13 +12,13 @@ import (
 
 func TestCheckCPUs(t *testing.T) {
 	allowed := []int{0, 1, 2, 3}
-	assert.NoError(t, checkCPUs([]int{2, 3}, allowed))
-	assert.NoError(t, checkCPUs([]int{0}, allowed))
-	assert.EqualError(t, checkCPUs([]int{99, 100}, allowed),
+	assert.NoError(t, checkCPUs(VarCPUs, []int{2, 3}, allowed))
+	assert.NoError(t, checkCPUs(VarCPUs, []int{0}, allowed))
+	assert.EqualError(t, checkCPUs(VarCPUs, []int{99, 100}, allowed),
 		"RDMABENCH_CPUS=99,100: this process may run on CPUs 0-3; e.g. RDMABENCH_CPUS=2,3 or none")
-	assert.EqualError(t, checkCPUs([]int{7}, []int{4, 5, 6}),
+	assert.EqualError(t, checkCPUs(VarCPUs, []int{7}, []int{4, 5, 6}),
 		"RDMABENCH_CPUS=7: this process may run on CPUs 4-6; e.g. RDMABENCH_CPUS=6 or none")
-	assert.EqualError(t, checkCPUs([]int{1, 5}, []int{5}),
+	assert.EqualError(t, checkCPUs(VarCPUs, []int{1, 5}, []int{5}),
 		"RDMABENCH_CPUS=1,5: this process may run on CPUs 5; e.g. RDMABENCH_CPUS=5 or none")
 }
 
@@ -31,6 +32,7 @@ func TestCheckCPUsThisProcess(t *testing.T) {
 	err = Config{CPUs: []int{100000}}.Check()
 	assert.ErrorContains(t, err, "RDMABENCH_CPUS=100000: this process may run on CPUs ")
 	assert.NoError(t, Config{NoPin: true}.Check())
+	assert.EqualError(t, CheckCPUs("-cpu", []int{100000}), fmt.Sprintf("-cpu=100000: this process may run on CPUs %s; e.g. -cpu=%d or none", FormatCPUList(allowed), allowed[len(allowed)-1]))
 }
 
 func TestCheckSamplesDir(t *testing.T) {

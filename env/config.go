@@ -29,16 +29,13 @@ const (
 	DefaultMaxSamples = 10_000_000
 )
 
-// Named values of config fields. A zero GID index or CPU field takes its
-// default (the best GID; a thread the package pins or leaves unpinned as
-// its doc says), so the real index 0 and CPU 0 have names of their own,
-// and so do "none" and the explicit choices. An inline size is a number of
-// bytes: 0 is never inline.
+// Named values of config fields. A zero GID index field takes its default
+// (the best GID), so the real index 0 has a name of its own, and so do
+// the explicit choices. An inline size is a number of bytes: 0 is never
+// inline.
 const (
 	GIDBest        = -1 // a GID index field: the best GID, chosen like perftest (what 0 means too)
 	GIDIndex0      = -2 // a GID index field: the entry at index 0
-	NoCPU          = -1 // a CPU field: the thread is not pinned
-	CPU0           = -2 // a CPU field: CPU 0
 	InlineDevice   = -1 // Config.Inline: the device's limit
 	InlinePerftest = -2 // Config.Inline: perftest's default for the operation, at most the device's limit
 )

@@ -4,6 +4,13 @@
 // Config, and resolved here (the default CPUs, the default device's rule,
 // whether an absent device skips or fails a test).
 //
+// CPU placement lives here whole (cpus.go, cpus_linux.go): a CPU (the
+// zero CPU is unpinned, PinTo(0) is CPU 0), the one reader of CPU lists
+// (ParseCPUList), the default choice (DefaultCPUs, Config.PinCPUs), the
+// check against the CPUs this process may use (CheckCPUs) and the
+// affinity calls (CPU.Pin, CPU.PinThread, KeepOthersOff), for the
+// benchmarks, rdmapeer -cpu, rdmacompare -cpus and the host tools alike.
+//
 // Commands and packages read the environment only through this package, so
 // that a variable means the same thing to the benchmarks, the peer
 // (rdmapeer) and the host tools (rdmainfo, rdmacheck, rdmatune). It imports

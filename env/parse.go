@@ -67,34 +67,6 @@ func parseByteCount(s string, limit int64) (int64, bool) {
 	return n * mult, true
 }
 
-// ParseCPUs parses a CPU choice given as name (a variable or a flag, named
-// in the error): "A,B" (initiator, responder), "A", "none" (none: true), or
-// empty for the default (nil, false). The two CPUs must differ: two
-// busy-polling threads on one CPU starve each other.
-func ParseCPUs(name, v string) (cpus []int, none bool, err error) {
-	v = strings.TrimSpace(v)
-	switch v {
-	case "":
-		return nil, false, nil
-	case "none":
-		return nil, true, nil
-	}
-	for _, f := range strings.Split(v, ",") {
-		n, err := strconv.Atoi(strings.TrimSpace(f))
-		if err != nil || n < 0 {
-			return nil, false, fmt.Errorf("%s=%q: %q is not a CPU number (example: %s=2,3 pins the initiator to CPU 2 and the responder to 3; %s=none disables pinning)", name, v, f, name, name)
-		}
-		cpus = append(cpus, n)
-	}
-	if len(cpus) > 2 {
-		return nil, false, fmt.Errorf("%s=%q names %d CPUs; give one (initiator) or two (initiator,responder)", name, v, len(cpus))
-	}
-	if len(cpus) == 2 && cpus[0] == cpus[1] {
-		return nil, false, fmt.Errorf("%s=%q pins both busy-polling threads to one CPU, which starves one of them; name two CPUs", name, v)
-	}
-	return cpus, false, nil
-}
-
 func parseMTU(v string) (int, error) {
 	if v == "" {
 		return 0, nil

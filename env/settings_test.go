@@ -7,7 +7,7 @@ import (
 )
 
 // A number as typed and a field's value convert both ways, and the zero
-// field is the default, never GID 0 or CPU 0.
+// field is the default, never GID 0.
 func TestGIDSetting(t *testing.T) {
 	for _, tc := range []struct{ typed, setting, index int }{
 		{-1, GIDBest, GIDBest},
@@ -19,15 +19,6 @@ func TestGIDSetting(t *testing.T) {
 		assert.Equal(t, tc.index, GIDIndexOf(tc.setting), "GIDIndexOf(%d)", tc.setting)
 	}
 	assert.Equal(t, GIDBest, GIDIndexOf(0), "a zero field is the best GID, not index 0")
-}
-
-func TestCPUSetting(t *testing.T) {
-	for _, tc := range []struct{ typed, setting int }{{-1, NoCPU}, {0, CPU0}, {1, 1}, {7, 7}} {
-		assert.Equal(t, tc.setting, CPUSetting(tc.typed), "CPUSetting(%d)", tc.typed)
-		assert.Equal(t, tc.typed, CPUOf(tc.setting, 5), "CPUOf(%d)", tc.setting)
-	}
-	assert.Equal(t, 5, CPUOf(0, 5), "a zero field takes the default")
-	assert.Equal(t, NoCPU, CPUOf(0, NoCPU))
 }
 
 // RDMABENCH_GID_INDEX=0 is index 0, which the field says with GIDIndex0.

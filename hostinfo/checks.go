@@ -43,16 +43,16 @@ func (f *facts) checks() []Warning {
 	f.checkIRQs(add)
 	f.checkNUMA(add)
 	if len(f.cpus) == 2 {
-		if sib, _ := AreSiblings(f.fsys, f.cpus[0], f.cpus[1]); sib {
+		if sib, _ := areSiblings(f.fsys, f.cpus[0], f.cpus[1]); sib {
 			add("smt", fmt.Sprintf("initiator CPU %d and responder CPU %d are SMT siblings of one core: the two busy-polling threads share its execution units", f.cpus[0], f.cpus[1]),
 				"pin them to different cores with RDMABENCH_CPUS=A,B (a CPU's siblings: /sys/devices/system/cpu/cpuN/topology/thread_siblings_list)")
 		}
 	}
 	if f.clock != nil && f.clock.Slow() {
-		add("clocksource", fmt.Sprintf("a clock read costs %s, measured here, with clocksource %s: each read enters the kernel, and each sample pays for it", f.clock, Clocksource(f.fsys)),
+		add("clocksource", fmt.Sprintf("a clock read costs %s, measured here, with clocksource %s: each read enters the kernel, and each sample pays for it", f.clock, readClocksource(f.fsys)),
 			"find why the kernel gave up the TSC (dmesg | grep -i tsc); boot with clocksource=tsc, or tsc=reliable in a VM whose host has an invariant TSC")
 	}
-	if v := Virtualization(f.fsys); v != "none" {
+	if v := readVirtualization(f.fsys); v != "none" {
 		which := " (" + v + ")"
 		if v == "hypervisor" {
 			which = "" // the CPU says there is one, not which
@@ -95,7 +95,7 @@ func (f *facts) checkIdle(add func(check, problem, fix string)) {
 	// Without a cpuidle driver the kernel halts idle CPUs (HLT), which
 	// neither sysfs nor PM QoS can prevent; say so only when the kernel
 	// says there is no driver, not when the files are merely absent.
-	if _, poll := f.cmdline("idle"); len(noDriver) > 0 && CPUIdleDriver(f.fsys) == "none" && !poll {
+	if _, poll := f.cmdline("idle"); len(noDriver) > 0 && readCPUIdleDriver(f.fsys) == "none" && !poll {
 		add("cpu-idle", fmt.Sprintf("no cpuidle driver: idle %s halt (HLT), which neither sysfs nor PM QoS can prevent", cpuWord(noDriver)),
 			"boot with idle=poll to keep idle CPUs polling (at the cost of power); in a KVM guest, cpuidle_haltpoll polls before halting")
 	}
@@ -104,7 +104,7 @@ func (f *facts) checkIdle(add func(check, problem, fix string)) {
 func (f *facts) checkGovernor(add func(check, problem, fix string)) {
 	byGov := map[string][]int{}
 	for _, c := range f.cpus {
-		if g := Governor(f.fsys, c); g != "no cpufreq" && g != "performance" {
+		if g := readGovernor(f.fsys, c); g != "no cpufreq" && g != "performance" {
 			byGov[g] = append(byGov[g], c)
 		}
 	}

@@ -21,8 +21,7 @@ type Options struct {
 	// the device's lines and checks.
 	Device string
 	// CPUs are the measuring CPUs: the initiator's, then the responder's
-	// when it runs on this host (loopback). Negative entries (unpinned)
-	// are ignored, so a [2]int with -1s can be passed as CPUs[:].
+	// when it runs on this host (loopback); none when unpinned.
 	CPUs []int
 	// GOMAXPROCS as the benchmarks run with it; 0 means
 	// runtime.GOMAXPROCS(0) now (call Collect outside a run that lowers
@@ -105,16 +104,12 @@ func Collect(o Options) Report {
 	if f.fsys == nil {
 		f.fsys = Root
 	}
-	for _, c := range o.CPUs {
-		if c >= 0 {
-			f.cpus = append(f.cpus, c)
-		}
-	}
+	f.cpus = o.CPUs
 	f.pmqos, f.pmqosOK = PMQoSLimit(f.fsys)
 	if !f.pmqosOK {
 		f.pmqos = -1
 	}
-	f.cmdline = func(name string) (string, bool) { return CmdlineParam(f.fsys, name) }
+	f.cmdline = func(name string) (string, bool) { return readCmdlineParam(f.fsys, name) }
 	f.getenv = o.Getenv
 	if f.getenv == nil {
 		f.getenv = os.Getenv
@@ -122,11 +117,11 @@ func Collect(o Options) Report {
 	f.hostContention = strings.Join(strings.Fields(f.getenv(env.VarHostCPUContention)), " ")
 	for _, c := range f.cpus {
 		f.idle[c] = CPUIdleStates(f.fsys, c)
-		f.cpuNodes[c] = CPUNUMANode(f.fsys, c)
+		f.cpuNodes[c] = readCPUNUMANode(f.fsys, c)
 	}
 	f.devNode = -1
 	if f.device != "" {
-		f.devNode = DeviceNUMANode(f.fsys, f.device)
+		f.devNode = readDeviceNUMANode(f.fsys, f.device)
 		f.irqs = DeviceIRQs(f.fsys, f.device)
 	}
 	f.clock = o.Clock
@@ -163,7 +158,7 @@ func (f *facts) lines(o Options) []Line {
 	case 1:
 		siblings = "one cpu"
 	case 2:
-		switch sib, known := AreSiblings(fsys, f.cpus[0], f.cpus[1]); {
+		switch sib, known := areSiblings(fsys, f.cpus[0], f.cpus[1]); {
 		case !known:
 			siblings = "unknown"
 		case sib:
@@ -181,18 +176,18 @@ func (f *facts) lines(o Options) []Line {
 		godebug = "none"
 	}
 	lines := []Line{
-		{"cpu-model", CPUModel(fsys)},
-		{"cpu-smt", SMT(fsys)},
+		{"cpu-model", readCPUModel(fsys)},
+		{"cpu-smt", readSMT(fsys)},
 		{"cpu-smt-siblings", siblings},
 		{"cpu-numa-node", perCPU(func(c int) string { return node(f.cpuNodes[c]) })},
-		{"cpu-governor", perCPU(func(c int) string { return Governor(fsys, c) })},
-		{"cpu-boost", perCPU(func(c int) string { return Boost(fsys, c) })},
-		{"cpu-idle", perCPU(func(c int) string { return IdleStates(fsys, c) })},
-		{"cpu-idle-deepest", perCPU(func(c int) string { return DeepestIdle(fsys, c, f.pmqos) })},
-		{"cpu-idle-driver", CPUIdleDriver(fsys)},
+		{"cpu-governor", perCPU(func(c int) string { return readGovernor(fsys, c) })},
+		{"cpu-boost", perCPU(func(c int) string { return readBoost(fsys, c) })},
+		{"cpu-idle", perCPU(func(c int) string { return readIdleStates(fsys, c) })},
+		{"cpu-idle-deepest", perCPU(func(c int) string { return readDeepestIdle(fsys, c, f.pmqos) })},
+		{"cpu-idle-driver", readCPUIdleDriver(fsys)},
 		{"pm-qos", PMQoS(fsys)},
-		{"cpu-isolated", Isolated(fsys)},
-		{"cpu-nohz-full", NohzFull(fsys)},
+		{"cpu-isolated", readIsolated(fsys)},
+		{"cpu-nohz-full", readNohzFull(fsys)},
 	}
 	if f.device != "" {
 		devNode := "none"
@@ -200,17 +195,17 @@ func (f *facts) lines(o Options) []Line {
 			devNode = strconv.Itoa(f.devNode)
 		}
 		lines = append(lines,
-			Line{"irq-affinity", IRQAffinity(fsys, f.device)},
+			Line{"irq-affinity", readIRQAffinity(fsys, f.device)},
 			Line{"rdma-numa-node", devNode},
-			Line{"rdma-driver", DeviceDriver(fsys, f.device)},
+			Line{"rdma-driver", readDeviceDriver(fsys, f.device)},
 		)
 	}
 	lines = append(lines,
-		Line{"rdma-core", RDMACore(fsys)},
-		Line{"clocksource", Clocksource(fsys)},
-		Line{"transparent-hugepage", TransparentHugepage(fsys)},
-		Line{"virtualization", Virtualization(fsys)},
-		Line{"kernel", Kernel(fsys)},
+		Line{"rdma-core", readRDMACore(fsys)},
+		Line{"clocksource", readClocksource(fsys)},
+		Line{"transparent-hugepage", readTransparentHugepage(fsys)},
+		Line{"virtualization", readVirtualization(fsys)},
+		Line{"kernel", readKernel(fsys)},
 		Line{"go-version", runtime.Version()},
 		Line{"go-maxprocs", strconv.Itoa(maxprocs)},
 		Line{"go-debug", godebug},

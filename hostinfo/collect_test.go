@@ -155,7 +155,7 @@ func TestCollectBadHost(t *testing.T) {
 	assert.Equal(t, "none", l["go-debug"])
 	assert.Equal(t, "4", l["go-maxprocs"])
 	// The idle=poll after "--" goes to init, not the kernel.
-	_, poll := CmdlineParam(badHost(), "idle")
+	_, poll := readCmdlineParam(badHost(), "idle")
 	assert.False(t, poll)
 
 	// Warnings carry the values seen and what to do.
@@ -209,7 +209,7 @@ func TestMeasureClockCost(t *testing.T) {
 	if c.Read > 3*c.Syscall {
 		t.Errorf("a clock read %v dearer than 3 system calls %v", c.Read, c.Syscall)
 	}
-	t.Logf("clock read %s, clocksource %s", c, Clocksource(Root))
+	t.Logf("clock read %s, clocksource %s", c, readClocksource(Root))
 }
 
 func TestCollectSiblings(t *testing.T) {
@@ -365,13 +365,13 @@ func TestReportInBenchmarkOutput(t *testing.T) {
 
 func TestRDMACoreFromMaps(t *testing.T) {
 	m := fstest.MapFS{"proc/self/maps": file("7f00-7f10 r-xp 00000000 08:01 123 /opt/rdma/lib/libibverbs.so.1.14.56.0\n")}
-	assert.Equal(t, "56.0", RDMACore(m))
-	assert.Equal(t, "unknown", RDMACore(fstest.MapFS{}))
+	assert.Equal(t, "56.0", readRDMACore(m))
+	assert.Equal(t, "unknown", readRDMACore(fstest.MapFS{}))
 	_, ok := rdmaCoreOf("libibverbs.so.1")
 	assert.False(t, ok)
 }
 
 func TestFirstDevice(t *testing.T) {
-	assert.Equal(t, "mlx5_0", FirstDevice(badHost()))
-	assert.Equal(t, "", FirstDevice(fstest.MapFS{}))
+	assert.Equal(t, "mlx5_0", firstDevice(badHost()))
+	assert.Equal(t, "", firstDevice(fstest.MapFS{}))
 }

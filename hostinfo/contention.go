@@ -46,7 +46,10 @@ func ParseContention(s string) (Contention, error) {
 	if _, err := fmt.Sscanf(s, contentionFormat, &c.Slowdown, &c.Unsteady, &c.Worst, &cpus); err != nil {
 		return Contention{}, fmt.Errorf("cpu contention %q: want the form %q: %w", s, Contention{Slowdown: 1, Unsteady: 1, Worst: 1, CPUs: []int{0, 1}}.String(), err)
 	}
-	c.CPUs = env.ParseCPUList(cpus)
+	var err error
+	if c.CPUs, err = env.ParseCPUList(cpus); err != nil {
+		return Contention{}, fmt.Errorf("cpu contention %q: %w", s, err)
+	}
 	return c, nil
 }
 

@@ -10,9 +10,9 @@ import (
 	"github.com/rdmabench/rdmabench/env"
 )
 
-// CPUModel returns the first "model name" of /proc/cpuinfo (x86), else
+// readCPUModel returns the first "model name" of /proc/cpuinfo (x86), else
 // its "Model" or "CPU part" line (arm64), else "unknown".
-func CPUModel(fsys fs.FS) string {
+func readCPUModel(fsys fs.FS) string {
 	info, ok := readTrim(fsys, "proc/cpuinfo")
 	if !ok {
 		return "unknown"
@@ -28,10 +28,10 @@ func CPUModel(fsys fs.FS) string {
 	return "unknown"
 }
 
-// SMT returns whether simultaneous multithreading is on: "on", "off",
+// readSMT returns whether simultaneous multithreading is on: "on", "off",
 // "not supported", or "unknown" when the kernel does not say
 // (/sys/devices/system/cpu/smt).
-func SMT(fsys fs.FS) string {
+func readSMT(fsys fs.FS) string {
 	control, _ := readTrim(fsys, "sys/devices/system/cpu/smt/control")
 	active, ok := readTrim(fsys, "sys/devices/system/cpu/smt/active")
 	switch {
@@ -45,29 +45,29 @@ func SMT(fsys fs.FS) string {
 	return "unknown"
 }
 
-// Siblings returns the CPUs sharing cpu's core, cpu included
+// readSiblings returns the CPUs sharing cpu's core, cpu included
 // (topology/thread_siblings_list); nil when unknown.
-func Siblings(fsys fs.FS, cpu int) []int {
+func readSiblings(fsys fs.FS, cpu int) []int {
 	l, ok := readTrim(fsys, cpuDir(cpu)+"/topology/thread_siblings_list")
 	if !ok {
 		return nil
 	}
-	return env.ParseCPUList(l)
+	return cpuListOrNil(l)
 }
 
-// AreSiblings reports whether CPUs a and b are distinct hardware threads
+// areSiblings reports whether CPUs a and b are distinct hardware threads
 // of one core, and whether the kernel said.
-func AreSiblings(fsys fs.FS, a, b int) (siblings, known bool) {
-	sib := Siblings(fsys, a)
+func areSiblings(fsys fs.FS, a, b int) (siblings, known bool) {
+	sib := readSiblings(fsys, a)
 	if sib == nil {
 		return false, false
 	}
 	return a != b && slices.Contains(sib, b), true
 }
 
-// CPUNUMANode returns the NUMA node of cpu (the nodeN entry in its sysfs
+// readCPUNUMANode returns the NUMA node of cpu (the nodeN entry in its sysfs
 // directory), or -1 when unknown.
-func CPUNUMANode(fsys fs.FS, cpu int) int {
+func readCPUNUMANode(fsys fs.FS, cpu int) int {
 	entries, err := fs.ReadDir(fsys, cpuDir(cpu))
 	if err != nil {
 		return -1
@@ -82,10 +82,10 @@ func CPUNUMANode(fsys fs.FS, cpu int) int {
 	return -1
 }
 
-// Boost returns whether the CPU may clock above its base frequency (Intel
+// readBoost returns whether the CPU may clock above its base frequency (Intel
 // Turbo Boost, AMD Core Performance Boost): "on", "off", or "unknown".
-// Boost makes a core's speed depend on how busy its neighbours are.
-func Boost(fsys fs.FS, cpu int) string {
+// readBoost makes a core's speed depend on how busy its neighbours are.
+func readBoost(fsys fs.FS, cpu int) string {
 	if v, ok := readTrim(fsys, "sys/devices/system/cpu/intel_pstate/no_turbo"); ok {
 		return onOff(v == "0")
 	}
@@ -104,13 +104,13 @@ func onOff(on bool) string {
 	return "off"
 }
 
-// DeepestIdle returns the deepest idle state cpu may enter and its exit
+// readDeepestIdle returns the deepest idle state cpu may enter and its exit
 // latency, like "C6 133us": the enabled state with the largest exit
 // latency not above limitUS (the PM QoS latency limit in force, in
 // microseconds; negative for none), because cpuidle governors skip states
 // slower to leave than the limit. "no cpuidle" when the host exposes no
 // states.
-func DeepestIdle(fsys fs.FS, cpu int, limitUS int) string {
+func readDeepestIdle(fsys fs.FS, cpu int, limitUS int) string {
 	states := CPUIdleStates(fsys, cpu)
 	if len(states) == 0 {
 		return "no cpuidle"
@@ -136,13 +136,13 @@ func deepestIdle(states []IdleState, limitUS int) (IdleState, bool) {
 	return deepest, found
 }
 
-// Isolated returns the CPUs isolated from the scheduler (isolcpus=), in
+// readIsolated returns the CPUs isolated from the scheduler (isolcpus=), in
 // list form, or "none".
-func Isolated(fsys fs.FS) string { return cpuListFile(fsys, "sys/devices/system/cpu/isolated") }
+func readIsolated(fsys fs.FS) string { return cpuListFile(fsys, "sys/devices/system/cpu/isolated") }
 
-// NohzFull returns the CPUs running without the scheduler tick when they
+// readNohzFull returns the CPUs running without the scheduler tick when they
 // have one task (nohz_full=), in list form, or "none".
-func NohzFull(fsys fs.FS) string { return cpuListFile(fsys, "sys/devices/system/cpu/nohz_full") }
+func readNohzFull(fsys fs.FS) string { return cpuListFile(fsys, "sys/devices/system/cpu/nohz_full") }
 
 func cpuListFile(fsys fs.FS, name string) string {
 	v, ok := readTrim(fsys, name)
@@ -150,7 +150,7 @@ func cpuListFile(fsys fs.FS, name string) string {
 		return "unknown"
 	}
 	// The kernel prints "(null)" for an unset nohz_full mask.
-	if cpus := env.ParseCPUList(v); len(cpus) > 0 {
+	if cpus := cpuListOrNil(v); len(cpus) > 0 {
 		return env.FormatCPUList(cpus)
 	}
 	return "none"
@@ -162,5 +162,15 @@ func OnlineCPUs(fsys fs.FS) []int {
 	if !ok {
 		return nil
 	}
-	return env.ParseCPUList(l)
+	return cpuListOrNil(l)
+}
+
+// cpuListOrNil reads a CPU list the kernel wrote; nil, unknown, when it
+// is not one.
+func cpuListOrNil(s string) []int {
+	cpus, err := env.ParseCPUList(s)
+	if err != nil {
+		return nil
+	}
+	return cpus
 }

@@ -48,10 +48,10 @@ func DeviceIRQs(fsys fs.FS, dev string) []IRQ {
 		}
 		irq := IRQ{N: n}
 		if l, ok := readTrim(fsys, "proc/irq/"+e.Name()+"/smp_affinity_list"); ok {
-			irq.Affinity = env.ParseCPUList(l)
+			irq.Affinity = cpuListOrNil(l)
 		}
 		if l, ok := readTrim(fsys, "proc/irq/"+e.Name()+"/effective_affinity_list"); ok {
-			irq.Effective = env.ParseCPUList(l)
+			irq.Effective = cpuListOrNil(l)
 		}
 		irqs = append(irqs, irq)
 	}
@@ -59,10 +59,10 @@ func DeviceIRQs(fsys fs.FS, dev string) []IRQ {
 	return irqs
 }
 
-// DeviceNUMANode returns the NUMA node of RDMA device dev's PCI function,
+// readDeviceNUMANode returns the NUMA node of RDMA device dev's PCI function,
 // or -1 when it has none (one-node hosts, virtual devices) or it is
 // unknown. Equivalent to cat /sys/class/infiniband/DEV/device/numa_node.
-func DeviceNUMANode(fsys fs.FS, dev string) int {
+func readDeviceNUMANode(fsys fs.FS, dev string) int {
 	if n, ok := readInt(fsys, ibDir(dev)+"/device/numa_node"); ok && n >= 0 {
 		return n
 	}
@@ -73,13 +73,13 @@ func DeviceNUMANode(fsys fs.FS, dev string) int {
 // no PCI function (and so no device/driver link) but a parent netdev.
 var softDrivers = []struct{ module, prefix string }{{"rdma_rxe", "rxe"}, {"siw", "siw"}}
 
-// DeviceDriver returns the kernel driver of RDMA device dev, like
+// readDeviceDriver returns the kernel driver of RDMA device dev, like
 // "mlx5_core", followed by the module's version where the module states
 // one (out-of-tree drivers such as MLNX_OFED's do: "mlx5_core 24.10-1.1.4").
 // Software devices have no PCI function: for them it names the loaded
 // soft-RoCE or soft-iWARP module ("rdma_rxe"). "unknown" when it cannot
 // tell.
-func DeviceDriver(fsys fs.FS, dev string) string {
+func readDeviceDriver(fsys fs.FS, dev string) string {
 	driver := ""
 	if target, err := fs.ReadLink(fsys, ibDir(dev)+"/device/driver"); err == nil {
 		driver = path.Base(target)
@@ -112,14 +112,14 @@ var libDirs = []string{
 	"lib/x86_64-linux-gnu", "lib/aarch64-linux-gnu", "usr/lib64", "lib64", "usr/lib", "lib",
 }
 
-// RDMACore returns the rdma-core version of the libibverbs this host
+// readRDMACore returns the rdma-core version of the libibverbs this host
 // would load, like "44.0". rdma-core names the library
 // libibverbs.so.1.ABI.VERSION (libibverbs.so.1.14.44.0 is rdma-core 44.0),
 // so the version is read from the file that libibverbs.so.1 links to: the
 // copy this process has mapped when it has one (proc/self/maps), else the
 // first found in the usual library directories. "unknown" when none is
 // found.
-func RDMACore(fsys fs.FS) string {
+func readRDMACore(fsys fs.FS) string {
 	if maps, ok := readTrim(fsys, "proc/self/maps"); ok {
 		for _, line := range strings.Split(maps, "\n") {
 			f := strings.Fields(line)
@@ -197,9 +197,9 @@ func (p SysfsProbe) PortCount(device string) (int, error) {
 	return len(ports), err
 }
 
-// FirstDevice returns env's default device as sysfs shows it: the first
+// firstDevice returns env's default device as sysfs shows it: the first
 // by name with an ACTIVE port; "" when there is none.
-func FirstDevice(fsys fs.FS) string {
+func firstDevice(fsys fs.FS) string {
 	name, _ := env.FirstActive(SysfsProbe{fsys})
 	return name
 }

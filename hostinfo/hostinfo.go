@@ -47,21 +47,21 @@ func readInt(fsys fs.FS, name string) (int, bool) {
 
 func cpuDir(cpu int) string { return "sys/devices/system/cpu/cpu" + strconv.Itoa(cpu) }
 
-// Governor returns the cpufreq scaling governor of cpu, like "performance",
+// readGovernor returns the cpufreq scaling governor of cpu, like "performance",
 // or "no cpufreq" when the host exposes none (VMs, some containers).
 // Equivalent to cat /sys/devices/system/cpu/cpuN/cpufreq/scaling_governor.
-func Governor(fsys fs.FS, cpu int) string {
+func readGovernor(fsys fs.FS, cpu int) string {
 	if g, ok := readTrim(fsys, cpuDir(cpu)+"/cpufreq/scaling_governor"); ok && g != "" {
 		return g
 	}
 	return "no cpufreq"
 }
 
-// IdleStates returns cpu's idle states in order, each name followed by "-"
+// readIdleStates returns cpu's idle states in order, each name followed by "-"
 // when disabled, like "POLL,C1,C1E,C6-"; "no cpuidle" when the host exposes
 // none. Deep idle states enabled on a polling CPU are the classic cause of
 // long wake-up tails.
-func IdleStates(fsys fs.FS, cpu int) string {
+func readIdleStates(fsys fs.FS, cpu int) string {
 	states := CPUIdleStates(fsys, cpu)
 	if len(states) == 0 {
 		return "no cpuidle"
@@ -116,11 +116,11 @@ func CPUIdleStates(fsys fs.FS, cpu int) []IdleState {
 	return states
 }
 
-// IRQAffinity summarises where the interrupts of RDMA device dev may be
+// readIRQAffinity summarises where the interrupts of RDMA device dev may be
 // delivered: "N irqs on cpus LIST" with the union of their
 // /proc/irq/N/smp_affinity_list, or "no irqs" for a device with no MSI
 // interrupts of its own (soft-RoCE rides on its netdev).
-func IRQAffinity(fsys fs.FS, dev string) string {
+func readIRQAffinity(fsys fs.FS, dev string) string {
 	irqs := DeviceIRQs(fsys, dev)
 	if len(irqs) == 0 {
 		return "no irqs"
@@ -132,8 +132,8 @@ func IRQAffinity(fsys fs.FS, dev string) string {
 	return fmt.Sprintf("%d irqs on cpus %s", len(irqs), env.FormatCPUList(cpus))
 }
 
-// Kernel returns the running kernel's release, like uname -r.
-func Kernel(fsys fs.FS) string {
+// readKernel returns the running kernel's release, like uname -r.
+func readKernel(fsys fs.FS) string {
 	if r, ok := readTrim(fsys, "proc/sys/kernel/osrelease"); ok {
 		return r
 	}
@@ -154,11 +154,11 @@ func joinCollapsed(cpus []int, f func(int) string) string {
 	return strings.Join(vals, "/")
 }
 
-// Clocksource returns the kernel's current clocksource, like "tsc". Some
+// readClocksource returns the kernel's current clocksource, like "tsc". Some
 // (tsc, kvm-clock, arch_sys_counter) are read in user space through the
 // vDSO, others (hpet, acpi_pm) make every clock_gettime a system call and a
 // device read; the warning rests on MeasureClockCost, not on the name.
-func Clocksource(fsys fs.FS) string {
+func readClocksource(fsys fs.FS) string {
 	if s, ok := readTrim(fsys, "sys/devices/system/clocksource/clocksource0/current_clocksource"); ok && s != "" {
 		return s
 	}

@@ -32,27 +32,27 @@ var fake = fstest.MapFS{
 }
 
 func TestGovernor(t *testing.T) {
-	assert.Equal(t, "performance", Governor(fake, 0))
-	assert.Equal(t, "no cpufreq", Governor(fake, 7))
+	assert.Equal(t, "performance", readGovernor(fake, 0))
+	assert.Equal(t, "no cpufreq", readGovernor(fake, 7))
 }
 
 func TestIdleStates(t *testing.T) {
 	// Sorted by state number (10 after 2), disabled ones marked with "-".
-	assert.Equal(t, "POLL,C1,C1E-,C6-", IdleStates(fake, 0))
-	assert.Equal(t, "no cpuidle", IdleStates(fake, 1))
+	assert.Equal(t, "POLL,C1,C1E-,C6-", readIdleStates(fake, 0))
+	assert.Equal(t, "no cpuidle", readIdleStates(fake, 1))
 }
 
 func TestIRQAffinity(t *testing.T) {
-	assert.Equal(t, "3 irqs on cpus 0-2,8", IRQAffinity(fake, "mlx5_0"))
-	assert.Equal(t, "no irqs", IRQAffinity(fake, "rxe0"))
+	assert.Equal(t, "3 irqs on cpus 0-2,8", readIRQAffinity(fake, "mlx5_0"))
+	assert.Equal(t, "no irqs", readIRQAffinity(fake, "rxe0"))
 }
 
 func TestKernel(t *testing.T) {
-	assert.Equal(t, "6.1.0-28-amd64", Kernel(fake))
-	assert.Equal(t, "unknown", Kernel(fstest.MapFS{}))
+	assert.Equal(t, "6.1.0-28-amd64", readKernel(fake))
+	assert.Equal(t, "unknown", readKernel(fstest.MapFS{}))
 }
 
 func TestClocksource(t *testing.T) {
-	assert.Equal(t, "tsc", Clocksource(fake))
-	assert.Equal(t, "unknown", Clocksource(fstest.MapFS{}))
+	assert.Equal(t, "tsc", readClocksource(fake))
+	assert.Equal(t, "unknown", readClocksource(fstest.MapFS{}))
 }

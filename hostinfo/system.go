@@ -48,10 +48,10 @@ func PMQoS(fsys fs.FS) string {
 	return strconv.Itoa(limit) + "us"
 }
 
-// TransparentHugepage returns the THP mode in force ("always", "madvise",
+// readTransparentHugepage returns the THP mode in force ("always", "madvise",
 // "never"), the bracketed word of
 // /sys/kernel/mm/transparent_hugepage/enabled.
-func TransparentHugepage(fsys fs.FS) string {
+func readTransparentHugepage(fsys fs.FS) string {
 	v, ok := readTrim(fsys, "sys/kernel/mm/transparent_hugepage/enabled")
 	if !ok {
 		return "unknown"
@@ -72,10 +72,10 @@ var hypervisors = []struct{ match, name string }{
 	{"Parallels", "parallels"}, {"BHYVE", "bhyve"}, {"Firecracker", "firecracker"},
 }
 
-// Virtualization names the hypervisor this kernel runs under ("qemu",
+// readVirtualization names the hypervisor this kernel runs under ("qemu",
 // "kvm", "vmware", "xen", ...), "hypervisor" when the CPU says there is
 // one but not which, or "none" on bare metal.
-func Virtualization(fsys fs.FS) string {
+func readVirtualization(fsys fs.FS) string {
 	vendor, _ := readTrim(fsys, "sys/class/dmi/id/sys_vendor")
 	product, _ := readTrim(fsys, "sys/class/dmi/id/product_name")
 	dmi := vendor + " " + product
@@ -103,9 +103,9 @@ func Virtualization(fsys fs.FS) string {
 	return "none"
 }
 
-// CmdlineParam returns the value of kernel command-line parameter name
+// readCmdlineParam returns the value of kernel command-line parameter name
 // ("" for a bare flag) and whether it is present.
-func CmdlineParam(fsys fs.FS, name string) (string, bool) {
+func readCmdlineParam(fsys fs.FS, name string) (string, bool) {
 	cmdline, _ := readTrim(fsys, "proc/cmdline")
 	for _, f := range strings.Fields(cmdline) {
 		if f == "--" {
@@ -119,9 +119,9 @@ func CmdlineParam(fsys fs.FS, name string) (string, bool) {
 	return "", false
 }
 
-// CPUIdleDriver returns the cpuidle driver in use ("intel_idle",
+// readCPUIdleDriver returns the cpuidle driver in use ("intel_idle",
 // "acpi_idle", "haltpoll", "none"), or "unknown".
-func CPUIdleDriver(fsys fs.FS) string {
+func readCPUIdleDriver(fsys fs.FS) string {
 	if d, ok := readTrim(fsys, "sys/devices/system/cpu/cpuidle/current_driver"); ok && d != "" {
 		return d
 	}

@@ -52,7 +52,7 @@ func TestCollectInVM(t *testing.T) {
 // Example_wiring shows what a benchmark's parent prints before b.Run: the
 // lines with its own, then the warnings, once per process.
 func Example_wiring() {
-	r := Collect(Options{FS: fakeHostForExample(), Device: "mlx5_0", CPUs: []int{1, -1}, GOMAXPROCS: 8,
+	r := Collect(Options{FS: fakeHostForExample(), Device: "mlx5_0", CPUs: []int{1}, GOMAXPROCS: 8,
 		Getenv: func(string) string { return "" }})
 	for _, l := range r.Lines[:4] {
 		fmt.Println(l)

@@ -39,7 +39,7 @@ func Measure(b B, p *Pair, size, warmup int, raw io.Writer) *latency.Recorder {
 		b.Fatal(err)
 	}
 	defer run.Close()
-	run.SetLabel(b.Name())
+	run.setLabel(b.Name())
 	if n := fixedIterations(); n > 0 {
 		run.Expect(n)
 	}

@@ -17,7 +17,7 @@ import (
 // Connecting through rdma_cm (perftest -R). An endpoint with
 // EndpointConfig.CM builds the same verbs objects as any other; instead of
 // Info and Connect, its queue pair is connected by internal/rdmacm (the
-// server side Accepts on a CMListener, the client side Dials it), and what
+// server side Accepts on a cmListener, the client side Dials it), and what
 // Connect would have taken from the peer's PeerInfo comes from the
 // connection: the peer's buffer, QP number and Q_Key from the CM's private
 // data, the UD address handle and the RC path MTU from rdma_cm. The
@@ -34,25 +34,25 @@ func checkCM(cfg EndpointConfig) error {
 // CM reports whether the endpoint connects through rdma_cm.
 func (e *Endpoint) CM() bool { return e.cfg.CM }
 
-// CMListener is an rdma_cm listener on an endpoint's device address, for
+// cmListener is an rdma_cm listener on an endpoint's device address, for
 // one connection: rdmapeer's side of a session with rdma_cm.
-type CMListener struct{ l *rdmacm.Listener }
+type cmListener struct{ l *rdmacm.Listener }
 
 // Addr returns the address and port the listener is bound to (the port
 // chosen by the kernel).
-func (l *CMListener) Addr() netip.AddrPort { return l.l.Addr() }
+func (l *cmListener) Addr() netip.AddrPort { return l.l.Addr() }
 
 // Close stops listening; an accepted connection lives on. Nil-safe.
-func (l *CMListener) Close() error {
+func (l *cmListener) Close() error {
 	if l == nil {
 		return nil
 	}
 	return l.l.Close()
 }
 
-// ListenCM listens for the peer's rdma_cm connection on the IP address of
+// listenCM listens for the peer's rdma_cm connection on the IP address of
 // e's device and port, on a port the kernel picks.
-func (e *Endpoint) ListenCM() (*CMListener, error) {
+func (e *Endpoint) listenCM() (*cmListener, error) {
 	addr, err := e.cmAddr()
 	if err != nil {
 		return nil, err
@@ -61,15 +61,15 @@ func (e *Endpoint) ListenCM() (*CMListener, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &CMListener{l}, nil
+	return &cmListener{l}, nil
 }
 
-// AcceptCM waits until ctx's deadline for the peer's connection on l and
+// acceptCM waits until ctx's deadline for the peer's connection on l and
 // connects e's queue pair to it; it returns what the peer told of itself,
 // for the responder's loop. With a cookie other than 0, only a request
 // that carries it is accepted (the one the session's client was told);
 // others are refused and the wait goes on.
-func (e *Endpoint) AcceptCM(ctx context.Context, l *CMListener, cookie uint64) (PeerInfo, error) {
+func (e *Endpoint) acceptCM(ctx context.Context, l *cmListener, cookie uint64) (PeerInfo, error) {
 	if err := e.checkCMConnect(); err != nil {
 		return PeerInfo{}, err
 	}
@@ -83,7 +83,7 @@ func (e *Endpoint) AcceptCM(ctx context.Context, l *CMListener, cookie uint64) (
 }
 
 // dialCM connects e's queue pair through rdma_cm to the listener at addr
-// (a peer's CMListener), from the IP address of e's device, within ctx's
+// (a peer's cmListener), from the IP address of e's device, within ctx's
 // deadline, sending cookie (the one the peer named with its listener); it returns
 // what the peer told of itself.
 func (e *Endpoint) dialCM(ctx context.Context, addr netip.AddrPort, cookie uint64) (PeerInfo, error) {
@@ -112,7 +112,7 @@ func connectCMLoopback(local, responder *Endpoint, timeout time.Duration) error 
 			return err
 		}
 	}
-	l, err := responder.ListenCM()
+	l, err := responder.listenCM()
 	if err != nil {
 		return err
 	}

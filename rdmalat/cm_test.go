@@ -37,10 +37,10 @@ func TestCMRefusesUC(t *testing.T) {
 	cfg := rdmalat.EndpointConfig{Device: "nodev0", GIDIndex: -1, Op: spec.Write, Transport: spec.UC, CM: true, MaxSize: 64}
 	_, err := rdmalat.NewEndpoint(cfg)
 	require.EqualError(t, err, "rdmalat: rdma_cm over uc: librdmacm connects RC and UD queue pairs only (perftest -R refuses UC too); use rc or ud, or connect without rdma_cm (unset RDMABENCH_CM)")
-	_, err = rdmalat.NewLoopback(rdmalat.LoopbackConfig{Endpoint: cfg, CPUs: [2]int{rdmalat.NoCPU, rdmalat.NoCPU}})
+	_, err = rdmalat.NewLoopback(rdmalat.LoopbackConfig{Endpoint: cfg})
 	require.ErrorContains(t, err, "rdma_cm over uc")
 	start := time.Now()
-	_, err = rdmalat.DialPeer(t.Context(), "127.0.0.1:1", rdmalat.RemoteConfig{Endpoint: cfg, CPU: -1})
+	_, err = rdmalat.DialPeer(t.Context(), "127.0.0.1:1", rdmalat.RemoteConfig{Endpoint: cfg})
 	require.ErrorContains(t, err, "rdma_cm over uc")
 	assert.Less(t, time.Since(start), time.Second, "refused before dialling")
 }
@@ -54,7 +54,7 @@ func newCMPair(t *testing.T, v variant, peerDevice string, maxSize int) *rdmalat
 			Device: c.Device, GIDIndex: c.GIDIndex, Op: v.op, Transport: v.tr, Events: v.events, CM: true,
 			MaxSize: maxSize, Inline: c.Inline, MTU: c.MTU,
 		},
-		PeerDevice: peerDevice, CPUs: [2]int{rdmalat.NoCPU, rdmalat.NoCPU}, Timeout: 10 * time.Second,
+		PeerDevice: peerDevice, Timeout: 10 * time.Second,
 	})
 	require.NoError(t, err, "%v", v)
 	t.Cleanup(func() { assert.NoError(t, p.Close()) })
@@ -109,7 +109,7 @@ func TestCMTwoNode(t *testing.T) {
 	c := testenv.MustHaveRDMA(t)
 	peerDev := testenv.MustHaveSecondDevice(t, c)
 	srv := peer.New(peer.Config{
-		Session: peer.ServeConfig{Device: peerDev, GIDIndex: -1, CPU: -1},
+		Session: peer.ServeConfig{Device: peerDev, GIDIndex: -1},
 		Logf:    t.Logf,
 	})
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
@@ -191,7 +191,7 @@ func TestCMTwoNode(t *testing.T) {
 					Device: c.Device, GIDIndex: c.GIDIndex, Op: v.op, Transport: v.tr, Events: v.events, CM: true,
 					MaxSize: maxSize, Inline: c.Inline, MTU: c.MTU,
 				},
-				CPU: -1, Timeout: 10 * time.Second,
+				Timeout: 10 * time.Second,
 			})
 			require.NoError(t, err)
 			require.Positive(t, p.Local.CMSetupTime(), "connected by rdma_cm")

@@ -10,7 +10,7 @@ import (
 // the C loop (reported as clock-ns) plus recording the sample in Go
 // (ns/op).
 func BenchmarkSampleCost(b *testing.B) {
-	clock := ClockCost(1 << 20)
+	clock := clockCost(1 << 20)
 	r := latency.NewRecorder(true)
 	v := int64(20000)
 	b.ReportAllocs()

@@ -35,7 +35,7 @@ func BenchmarkLoopDesign(b *testing.B) {
 	}
 	p, err := NewLoopback(LoopbackConfig{
 		Endpoint: EndpointConfig{Device: dev, GIDIndex: env.GIDBest, MaxSize: 4096, Inline: InlineDevice},
-		CPUs:     env.CPUSettings(cpus), Timeout: 5 * time.Second,
+		CPUs:     cpus, Timeout: 5 * time.Second,
 	})
 	if err != nil {
 		b.Fatal(err)

@@ -51,7 +51,7 @@ type EndpointConfig struct {
 	// instead of busy-polling; every operation but write.
 	Events bool
 	// CM connects the queue pair through rdma_cm (perftest -R; RC and UD):
-	// AcceptCM (or, two-node, DialPeer) instead of Info and Connect.
+	// acceptCM (or, two-node, DialPeer) instead of Info and Connect.
 	CM      bool
 	MaxSize int // largest message; the buffer holds two of them
 	// Inline is the largest message sent inline: InlineDevice (-1) for
@@ -62,19 +62,14 @@ type EndpointConfig struct {
 	MTU    int // bytes; 0: the port's active MTU
 }
 
-// Values of GID index and CPU fields besides a number: their zero is the
-// default, so index 0 and CPU 0 are named.
+// Values of a GID index field besides a number: its zero is the default,
+// so index 0 is named.
 const (
 	// GIDBest as EndpointConfig.GIDIndex picks the best GID, as perftest
 	// does (RoCE v2 over IPv4 first): what 0 means too.
 	GIDBest = env.GIDBest
 	// GIDIndex0 as EndpointConfig.GIDIndex is the entry at index 0.
 	GIDIndex0 = env.GIDIndex0
-	// NoCPU as a CPU field (RemoteConfig.CPU, ResponderConfig.CPU, an
-	// entry of LoopbackConfig.CPUs) leaves that thread unpinned.
-	NoCPU = env.NoCPU
-	// CPU0 as a CPU field pins the thread to CPU 0.
-	CPU0 = env.CPU0
 )
 
 // Inline settings of EndpointConfig.Inline besides a size in bytes.

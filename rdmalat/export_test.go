@@ -12,7 +12,7 @@ import (
 // Hooks for the black-box tests of every operation (ops_test.go), which
 // need to look at both sides' buffers of a loopback pair.
 
-func responderEndpoint(p *Pair) *Endpoint { return p.Responder.(*LocalResponder).ep }
+func responderEndpoint(p *Pair) *Endpoint { return p.Responder.(*localResponder).ep }
 
 // PeerReceiveHalf returns the loopback responder's receive half: what the
 // initiator's READ reads and its atomics change (the first 8 bytes).

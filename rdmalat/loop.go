@@ -89,7 +89,7 @@ func (c *cLoop) ping(rtt []int64) error { return c.l.Ping(rtt) }
 // is the normal end and returns nil.
 func (c *cLoop) pong(max uint64) (uint64, error) { return c.l.Pong(max) }
 
-// ClockCost returns the cost in nanoseconds of one clock read in the
+// clockCost returns the cost in nanoseconds of one clock read in the
 // measured loop (clock_gettime(CLOCK_MONOTONIC)), the only measurement
 // work done there per sample, averaged over n reads.
-func ClockCost(n int) float64 { return loops.ClockCost(n) }
+func clockCost(n int) float64 { return loops.ClockCost(n) }

@@ -6,16 +6,16 @@ import (
 	"time"
 
 	"github.com/rdmabench/rdmabench/env"
+	"github.com/rdmabench/rdmabench/internal/responder"
 )
 
 // LoopbackConfig describes a loopback pair: both endpoints in this process.
 type LoopbackConfig struct {
 	Endpoint   EndpointConfig // the initiator's; the responder copies it
 	PeerDevice string         // the responder's device; empty: the same
-	// CPUs pin the initiator and the responder, as CPU fields: 0 takes
-	// that thread's CPU of DefaultCPUs, NoCPU leaves it unpinned, CPU0 is
-	// CPU 0.
-	CPUs    [2]int
+	// CPUs pin the initiator and the responder; the zero CPU leaves a
+	// thread unpinned. DefaultCPUs is the benchmarks' choice.
+	CPUs    [2]env.CPU
 	Timeout time.Duration
 }
 
@@ -30,10 +30,10 @@ type Pair struct {
 	// responder's device.
 	Mode       string
 	PeerDevice DeviceInfo
-	CPUs       [2]int // the initiator's and the responder's CPUs; NoCPU: not pinned
+	CPUs       [2]env.CPU // the initiator's and the loopback responder's
 	// PeerCPU, two-node only, is the CPU rdmapeer's answering thread is
-	// pinned to, -1 when not pinned.
-	PeerCPU int
+	// pinned to.
+	PeerCPU env.CPU
 	// PeerSessions, two-node only, is how many other sessions rdmapeer
 	// served when this one opened (each on its own CPU when rdmapeer
 	// pins them, side by side when it does not).
@@ -49,10 +49,7 @@ func NewLoopback(cfg LoopbackConfig) (_ *Pair, err error) {
 	if cfg.Timeout <= 0 {
 		cfg.Timeout = 5 * time.Second
 	}
-	p := &Pair{Mode: "loopback", Timeout: cfg.Timeout}
-	if p.CPUs, err = loopbackCPUs(cfg.CPUs); err != nil {
-		return nil, err
-	}
+	p := &Pair{Mode: "loopback", Timeout: cfg.Timeout, CPUs: cfg.CPUs}
 	defer func() {
 		if err != nil {
 			p.Close()
@@ -86,7 +83,7 @@ func NewLoopback(cfg LoopbackConfig) (_ *Pair, err error) {
 	}
 	p.Remote = remote.Info()
 	p.PeerDevice = remote.Device()
-	p.Responder = NewLocalResponder(remote, p.Local.Info(), ResponderConfig{CPU: env.CPUSetting(p.CPUs[1]), Timeout: cfg.Timeout})
+	p.Responder = newLocalResponder(remote, p.Local.Info(), responder.Config{CPU: p.CPUs[1], Timeout: cfg.Timeout})
 	return p, nil
 }
 
@@ -106,17 +103,4 @@ func (p *Pair) Close() error {
 	}
 	p.closers = nil
 	return errors.Join(errs...)
-}
-
-// loopbackCPUs resolves LoopbackConfig.CPUs into CPU numbers (NoCPU: not
-// pinned), asking for DefaultCPUs only when a field is 0.
-func loopbackCPUs(fields [2]int) ([2]int, error) {
-	var def [2]int
-	if fields[0] == 0 || fields[1] == 0 {
-		var err error
-		if def, err = DefaultCPUs(); err != nil {
-			return def, err
-		}
-	}
-	return [2]int{env.CPUOf(fields[0], def[0]), env.CPUOf(fields[1], def[1])}, nil
 }

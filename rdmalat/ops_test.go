@@ -79,7 +79,7 @@ func newPair(t *testing.T, v variant, peerDevice string, maxSize int) *rdmalat.P
 			Device: c.Device, GIDIndex: c.GIDIndex, Op: v.op, Transport: v.tr, Events: v.events,
 			MaxSize: maxSize, Inline: c.Inline, MTU: c.MTU,
 		},
-		PeerDevice: peerDevice, CPUs: env.CPUSettings(cpus), Timeout: 5 * time.Second,
+		PeerDevice: peerDevice, CPUs: cpus, Timeout: 5 * time.Second,
 	})
 	require.NoError(t, err, "%v", v)
 	t.Cleanup(func() { assert.NoError(t, p.Close()) })
@@ -155,7 +155,7 @@ func TestReceiverGoneTimesOut(t *testing.T) {
 		t.Run(v.String(), func(t *testing.T) {
 			p, err := rdmalat.NewLoopback(rdmalat.LoopbackConfig{
 				Endpoint: rdmalat.EndpointConfig{Device: c.Device, GIDIndex: c.GIDIndex, Op: v.op, Transport: v.tr, Events: v.events, MaxSize: 64},
-				CPUs:     [2]int{rdmalat.NoCPU, rdmalat.NoCPU}, Timeout: timeout,
+				Timeout:  timeout, // both threads unpinned
 			})
 			require.NoError(t, err)
 			defer func() { assert.NoError(t, p.Close()) }()
@@ -304,7 +304,7 @@ func TestEventsSaveCPU(t *testing.T) {
 	shared := func(events bool) *rdmalat.Pair {
 		p, err := rdmalat.NewLoopback(rdmalat.LoopbackConfig{
 			Endpoint: rdmalat.EndpointConfig{Device: c.Device, GIDIndex: c.GIDIndex, Op: spec.Send, Events: events, MaxSize: 64, Inline: c.Inline},
-			CPUs:     env.CPUSettings([2]int{cpus[0], cpus[0]}), Timeout: 5 * time.Second,
+			CPUs:     [2]env.CPU{cpus[0], cpus[0]}, Timeout: 5 * time.Second,
 		})
 		require.NoError(t, err)
 		t.Cleanup(func() { assert.NoError(t, p.Close()) })
@@ -364,7 +364,7 @@ func BenchmarkOperations(b *testing.B) {
 		p, err := rdmalat.NewLoopback(rdmalat.LoopbackConfig{
 			Endpoint: rdmalat.EndpointConfig{Device: c.Device, GIDIndex: c.GIDIndex, Op: v.op, Transport: v.tr,
 				Events: v.events, MaxSize: 4096, Inline: c.Inline, MTU: c.MTU},
-			CPUs: env.CPUSettings(cpus), Timeout: 5 * time.Second,
+			CPUs: cpus, Timeout: 5 * time.Second,
 		})
 		if err != nil {
 			b.Fatalf("%v: %v", v, err)

@@ -21,9 +21,9 @@ type RemoteConfig struct {
 	// GIDIndex are this node's only: the peer uses its own (rdmapeer
 	// -device, -port, -gid-index).
 	Endpoint EndpointConfig
-	// CPU pins the initiator's thread; 0 or NoCPU: not pinned; CPU0: CPU
-	// 0. The peer pins its answering thread itself (rdmapeer -cpu).
-	CPU int
+	// CPU pins the initiator's thread; the zero CPU leaves it unpinned.
+	// The peer pins its answering thread itself (rdmapeer -cpu).
+	CPU env.CPU
 	// Timeout bounds each step of the exchange with the peer and, on both
 	// sides, every wait of the RDMA loop (sent as Params.IdleTimeout).
 	// 0: 5 s.
@@ -115,7 +115,7 @@ func dialPeerOnce(ctx context.Context, addr string, cfg RemoteConfig) (_ *Pair, 
 		return nil, err
 	}
 	resp := &remoteResponder{conn: conn, addr: addr}
-	p := &Pair{Mode: "two-node", CPUs: [2]int{env.CPUOf(cfg.CPU, NoCPU), NoCPU}, PeerCPU: -1, Timeout: cfg.Timeout, Responder: resp}
+	p := &Pair{Mode: "two-node", CPUs: [2]env.CPU{cfg.CPU, {}}, Timeout: cfg.Timeout, Responder: resp}
 	defer func() {
 		if err != nil {
 			p.Close()
@@ -170,9 +170,17 @@ func dialPeerOnce(ctx context.Context, addr string, cfg RemoteConfig) (_ *Pair, 
 		Name: pe.Device, Firmware: pe.Firmware, LinkLayer: pe.LinkLayer, Port: int(pe.Port),
 		MTU: local.Device().MTU, GIDIndex: int(pe.GIDIndex),
 	}
-	p.PeerCPU = int(pe.CPU)
+	p.PeerCPU = cpuOfWire(pe.CPU)
 	p.PeerSessions = int(pe.Sessions)
 	return p, nil
+}
+
+// cpuOfWire reads oob.Endpoint.CPU, where -1 is "not pinned".
+func cpuOfWire(c int32) env.CPU {
+	if c < 0 {
+		return env.CPU{}
+	}
+	return env.PinTo(int(c))
 }
 
 // wireFlags are the session flags of an endpoint configuration.

@@ -26,7 +26,7 @@ import (
 func remoteConfig(timeout time.Duration) rdmalat.RemoteConfig {
 	return rdmalat.RemoteConfig{
 		Endpoint: rdmalat.EndpointConfig{Device: "nodev0", GIDIndex: -1, MaxSize: 4096, Inline: -1},
-		CPU:      -1, Timeout: timeout,
+		Timeout:  timeout,
 	}
 }
 

@@ -6,16 +6,17 @@ import (
 	"time"
 
 	"github.com/rdmabench/rdmabench/env"
+	"github.com/rdmabench/rdmabench/internal/responder"
 )
 
-// LocalResponder answers from a goroutine of this process, locked to its
+// localResponder answers from a goroutine of this process, locked to its
 // own OS thread and pinned: the loopback pair's responder, and rdmapeer's
 // for each of its sessions (internal/peer). For READ and atomics it runs
 // nothing: the responder's CPU takes no part, as in perftest.
-type LocalResponder struct {
+type localResponder struct {
 	ep        *Endpoint
 	initiator PeerInfo
-	cpu       int
+	cpu       env.CPU
 	timeout   time.Duration
 	max       uint64 // round trips one run may answer; 0: no limit
 	loop      *cLoop
@@ -23,34 +24,24 @@ type LocalResponder struct {
 	parkable  bool // the next Start gives the loop an eventfd to park on
 }
 
-// ErrRoundTripLimit ends a responder's loop that answered its max.
-var ErrRoundTripLimit = errors.New("rdmalat: the run reached the responder's limit of round trips")
-
-// ResponderConfig says how a LocalResponder answers.
-type ResponderConfig struct {
-	CPU           int           // CPU to pin the answering thread to; 0 or NoCPU: not pinned; CPU0: CPU 0
-	Timeout       time.Duration // the loop's longest wait for the initiator; 0: 5 s
-	MaxRoundTrips uint64        // round trips one run may answer; 0: no limit
-}
-
-// NewLocalResponder returns the responder of ep, connected to the
+// newLocalResponder returns the responder of ep, connected to the
 // initiator described by initiator.
-func NewLocalResponder(ep *Endpoint, initiator PeerInfo, cfg ResponderConfig) *LocalResponder {
+func newLocalResponder(ep *Endpoint, initiator PeerInfo, cfg responder.Config) *localResponder {
 	if cfg.Timeout <= 0 {
 		cfg.Timeout = 5 * time.Second
 	}
-	return &LocalResponder{ep: ep, initiator: initiator, cpu: env.CPUOf(cfg.CPU, NoCPU), timeout: cfg.Timeout, max: cfg.MaxRoundTrips}
+	return &localResponder{ep: ep, initiator: initiator, cpu: cfg.CPU, timeout: cfg.Timeout, max: cfg.MaxRoundTrips}
 }
 
 // Endpoint returns the endpoint the responder answers from.
-func (r *LocalResponder) Endpoint() *Endpoint { return r.ep }
+func (r *localResponder) Endpoint() *Endpoint { return r.ep }
 
 // MaxRoundTrips returns the limit of round trips one run may answer.
-func (r *LocalResponder) MaxRoundTrips() uint64 { return r.max }
+func (r *localResponder) MaxRoundTrips() uint64 { return r.max }
 
 // Abort ends the answering loop at once, wherever it waits; Stop must
 // still be called. It does nothing when no loop runs.
-func (r *LocalResponder) Abort() {
+func (r *localResponder) Abort() {
 	if r.loop != nil {
 		r.loop.stop()
 	}
@@ -61,7 +52,7 @@ type pongResult struct {
 	err error
 }
 
-func (r *LocalResponder) Start(size int, abort func(error)) error {
+func (r *localResponder) Start(size int, abort func(error)) error {
 	if r.ep.cfg.Op.OneSided() {
 		return nil // READ and atomics: this side's CPU does nothing
 	}
@@ -86,7 +77,7 @@ func (r *LocalResponder) Start(size int, abort func(error)) error {
 		defer unpin()
 		n, err := loop.pong(r.max)
 		if err == nil && r.max > 0 && n == r.max {
-			err = fmt.Errorf("%w (%d)", ErrRoundTripLimit, r.max)
+			err = fmt.Errorf("%w (%d)", responder.ErrRoundTripLimit, r.max)
 		}
 		if err != nil {
 			abort(fmt.Errorf("rdmalat: responder: %w", err))
@@ -104,7 +95,7 @@ func (r *LocalResponder) Start(size int, abort func(error)) error {
 // Stop ends the loop once an answer in flight has completed (the
 // initiator sees an answer land before this side polls its completion),
 // and returns the round trips answered.
-func (r *LocalResponder) Stop() (uint64, error) {
+func (r *localResponder) Stop() (uint64, error) {
 	if r.loop == nil {
 		return 0, nil
 	}
@@ -127,7 +118,7 @@ func (r *LocalResponder) Stop() (uint64, error) {
 }
 
 // allowParking makes the next Start's loop able to park (turn-taking).
-func (r *LocalResponder) allowParking() { r.parkable = true }
+func (r *localResponder) allowParking() { r.parkable = true }
 
 // park puts the answering thread to sleep at its next wait for the
 // initiator, in read(2) on an eventfd (internal/loops): between turns of a
@@ -135,7 +126,7 @@ func (r *LocalResponder) allowParking() { r.parkable = true }
 // it involves no Go scheduling. Call it once the initiator's chunk has
 // returned, when every round trip it ran has been answered; it returns
 // once the thread sleeps. READ and atomics have no loop to park.
-func (r *LocalResponder) park() error {
+func (r *localResponder) park() error {
 	if r.loop == nil {
 		return nil
 	}
@@ -160,7 +151,7 @@ func (r *LocalResponder) park() error {
 }
 
 // resume wakes a parked responder.
-func (r *LocalResponder) resume() error {
+func (r *localResponder) resume() error {
 	if r.loop != nil {
 		r.loop.l.Unpark()
 	}

@@ -11,6 +11,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/rdmabench/rdmabench/env"
 	"github.com/rdmabench/rdmabench/internal/turn"
 )
 
@@ -47,7 +48,7 @@ type runConfig struct {
 	Size    int
 	Warmup  int           // round trips run first and not returned
 	Timeout time.Duration // longest wait for the peer or a completion
-	CPU     int           // CPU to pin the initiator to; NoCPU: no pinning (a number, not a CPU field)
+	CPU     env.CPU       // the initiator's
 }
 
 const (
@@ -95,7 +96,7 @@ type Run struct {
 }
 
 // turnParker is a responder that can stop answering between turns without
-// spinning (LocalResponder). A remote peer cannot: its process is not the
+// spinning (localResponder). A remote peer cannot: its process is not the
 // conductor's to hold.
 type turnParker interface {
 	allowParking()
@@ -152,11 +153,11 @@ func startRun(local *Endpoint, remote PeerInfo, resp Responder, cfg runConfig) (
 		return nil, fmt.Errorf("rdmalat: starting the responder: %w", err)
 	}
 	r.started = true
-	polling := []int{cfg.CPU}
-	if lr, ok := resp.(*LocalResponder); ok && !local.cfg.Op.OneSided() {
+	polling := []env.CPU{cfg.CPU}
+	if lr, ok := resp.(*localResponder); ok && !local.cfg.Op.OneSided() {
 		polling = append(polling, lr.cpu)
 	}
-	r.others = keepOthersOff(polling)
+	r.others = env.KeepOthersOff(polling...)
 	if r.turns != nil {
 		if err = r.warmUpInTurn(cfg.Warmup); err != nil {
 			return nil, fmt.Errorf("rdmalat: warm-up: %w", err)

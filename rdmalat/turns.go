@@ -72,10 +72,10 @@ func (r *Run) burst() error {
 	return errors.Join(err, r.turns.Release(b))
 }
 
-// SetLabel names the Run's bursts for the conductor (Measure gives the
+// setLabel names the Run's bursts for the conductor (Measure gives the
 // benchmark's name); it counts the runs of each label, which the
 // conductor pairs in order. It does nothing without a conductor.
-func (r *Run) SetLabel(label string) {
+func (r *Run) setLabel(label string) {
 	if r.turns != nil && label != "" {
 		r.label, r.runNo = label, nextRunNo(label)
 	}

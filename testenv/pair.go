@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -38,14 +37,14 @@ func NewPair(c env.Config, op rdmalat.Op, maxSize int) (*rdmalat.Pair, error) {
 	if c.Peer != "" {
 		ctx, cancel := context.WithTimeout(context.Background(), 2*c.Timeout+5*time.Second)
 		defer cancel()
-		p, err := rdmalat.DialPeer(ctx, c.Peer, rdmalat.RemoteConfig{Endpoint: ecfg, CPU: env.CPUSetting(cpus[0]), Timeout: c.Timeout, Token: c.PeerToken})
+		p, err := rdmalat.DialPeer(ctx, c.Peer, rdmalat.RemoteConfig{Endpoint: ecfg, CPU: cpus[0], Timeout: c.Timeout, Token: c.PeerToken})
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", env.VarPeer, err) // DialPeer names the address
 		}
 		return p, nil
 	}
 	return rdmalat.NewLoopback(rdmalat.LoopbackConfig{
-		Endpoint: ecfg, PeerDevice: c.PeerDevice, CPUs: env.CPUSettings(cpus), Timeout: c.Timeout,
+		Endpoint: ecfg, PeerDevice: c.PeerDevice, CPUs: cpus, Timeout: c.Timeout,
 	})
 }
 
@@ -95,14 +94,6 @@ func MustPair(tb testing.TB, op rdmalat.Op, maxSize int) (*rdmalat.Pair, env.Con
 // with benchstat -col (for example -col rdma-fw).
 func ConfigLines(p *rdmalat.Pair, c env.Config) []string {
 	d := p.Local.Device()
-	cpus := slices.DeleteFunc([]int{p.CPUs[0], p.CPUs[1]}, func(c int) bool { return c < 0 })
-	if p.Mode != "loopback" && len(cpus) > 1 {
-		cpus = cpus[:1]
-	}
-	cpuDesc := "unpinned"
-	if len(cpus) > 0 {
-		cpuDesc = env.FormatCPUList(cpus)
-	}
 	lines := [][2]string{
 		{"rdmabench-mode", p.Mode},
 		{"rdma-device", d.Name},
@@ -119,7 +110,7 @@ func ConfigLines(p *rdmalat.Pair, c env.Config) []string {
 		{"rdma-inline-max", strconv.Itoa(d.Inline)},
 		{"rdma-peer-device", p.PeerDevice.Name},
 		{"rdma-peer-fw", p.PeerDevice.Firmware},
-		{"rdmabench-cpus", cpuDesc},
+		{"rdmabench-cpus", env.FormatCPUs(measuring(p)...)},
 		{"rdmabench-warmup", strconv.Itoa(c.Warmup)},
 	}
 	if p.Mode == "two-node" {
@@ -139,21 +130,29 @@ func ConfigLines(p *rdmalat.Pair, c env.Config) []string {
 // and the CPUs it measures on: both threads' in loopback mode, the
 // initiator's in two-node mode.
 func hostReport(p *rdmalat.Pair) hostinfo.Report {
-	cpus := p.CPUs[:]
-	if p.Mode != "loopback" {
-		cpus = cpus[:1]
+	var cpus []int
+	for _, c := range measuring(p) {
+		if id, ok := c.ID(); ok {
+			cpus = append(cpus, id)
+		}
 	}
 	return hostinfo.Collect(hostinfo.Options{Device: p.Local.Device().Name, CPUs: cpus})
+}
+
+// measuring returns the CPUs of this host's busy-polling threads: both in
+// loopback mode, the initiator's in two-node mode.
+func measuring(p *rdmalat.Pair) []env.CPU {
+	if p.Mode != "loopback" {
+		return p.CPUs[:1]
+	}
+	return p.CPUs[:]
 }
 
 // peerCPU says where rdmapeer's thread answered and how many other
 // sessions it served when this one opened: "3", "unpinned (2 other
 // sessions on the peer)".
 func peerCPU(p *rdmalat.Pair) string {
-	v := "unpinned"
-	if p.PeerCPU >= 0 {
-		v = strconv.Itoa(p.PeerCPU)
-	}
+	v := p.PeerCPU.String()
 	if p.PeerSessions > 0 {
 		v += fmt.Sprintf(" (%d other sessions on the peer)", p.PeerSessions)
 	}

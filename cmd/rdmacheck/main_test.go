@@ -76,7 +76,7 @@ func TestBadInput(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"-cpus", "x"}, `-cpus="x": "x" is not a CPU number`},
+		{[]string{"-cpus", "x"}, `-cpus="x": not a CPU list: "x": "x" is not a CPU number`},
 		{[]string{"-device", "notexist0"}, `no RDMA device "notexist0"`},
 		{[]string{"extra"}, `unexpected argument "extra"`},
 	} {

@@ -60,7 +60,6 @@ import (
 	"io"
 	"os"
 	"os/signal"
-	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -130,7 +129,7 @@ func parseFlags(args []string, stderr io.Writer) (*perftestcmp.Config, error) {
 		return nil, fmt.Errorf("-warmup %d: want 0 up to fewer than -iters %d minus one (perftest measures iters-1 samples)", c.Warmup, c.Iters)
 	}
 	if c.CPUs, err = parseCPUs(*cpuList); err != nil {
-		return nil, fmt.Errorf("-cpus: %w", err)
+		return nil, err
 	}
 	if c.Timeout <= 0 {
 		return nil, fmt.Errorf("-timeout %s: want a positive duration", c.Timeout)
@@ -141,24 +140,26 @@ func parseFlags(args []string, stderr io.Writer) (*perftestcmp.Config, error) {
 	return c, nil
 }
 
-// parseCPUs reads "2,3"; "" picks the benchmarks' default pair.
+// parseCPUs reads -cpus "2,3" (env.ParseCPUs); "" picks the benchmarks'
+// default pair.
 func parseCPUs(s string) ([2]int, error) {
-	if strings.TrimSpace(s) == "" {
-		return rdmalat.DefaultCPUs()
-	}
-	f := strings.Split(s, ",")
-	var cpus [2]int
-	if len(f) != 2 {
-		return cpus, fmt.Errorf("%q: want two CPU numbers, initiator and responder, such as 2,3", s)
-	}
-	for i := range f {
-		n, err := strconv.Atoi(strings.TrimSpace(f[i]))
-		if err != nil || n < 0 {
-			return cpus, fmt.Errorf("%q: %q is not a CPU number (example: -cpus 2,3)", s, f[i])
+	cpus, none, err := env.ParseCPUs("-cpus", s)
+	switch {
+	case err != nil:
+		return [2]int{}, err
+	case cpus == nil && !none:
+		pair, err := rdmalat.DefaultCPUs()
+		if err != nil {
+			return [2]int{}, err
 		}
-		cpus[i] = n
+		cpus = make([]int, 2)
+		for i, c := range pair {
+			cpus[i], _ = c.ID() // the default pair always pins
+		}
+	case len(cpus) != 2:
+		return [2]int{}, fmt.Errorf("%q: want two CPU numbers, initiator and responder, such as 2,3", s)
 	}
-	return cpus, nil
+	return [2]int{cpus[0], cpus[1]}, nil
 }
 
 func main() {

@@ -15,6 +15,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/rdmabench/rdmabench/env"
 	"github.com/rdmabench/rdmabench/internal/noise"
 )
 
@@ -22,7 +23,7 @@ func main() {
 	seed := flag.Uint64("seed", 1, "seed of the on/off schedule")
 	lo := flag.Duration("min", 100*time.Millisecond, "shortest phase")
 	hi := flag.Duration("max", 500*time.Millisecond, "longest phase")
-	cpu := flag.Int("cpu", 1, "host CPU to load; -1: not pinned")
+	cpu := flag.String("cpu", "1", "host `CPU` to load, or none")
 	dur := flag.Duration("for", 0, "stop after this long; 0: until killed")
 	flag.Parse()
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
@@ -32,10 +33,33 @@ func main() {
 		ctx, cancel = context.WithTimeout(ctx, *dur)
 		defer cancel()
 	}
-	busy, idle, err := noise.Run(ctx, *seed, *lo, *hi, *cpu, nil)
+	pin, err := parseCPU(*cpu)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "rdmanoise:", err)
+		os.Exit(2)
+	}
+	busy, idle, err := noise.Run(ctx, *seed, *lo, *hi, pin, nil)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "noise:", err)
 		os.Exit(2)
 	}
-	fmt.Printf("noise: seed %d, %v busy, %v idle on CPU %d\n", *seed, busy.Round(time.Millisecond), idle.Round(time.Millisecond), *cpu)
+	fmt.Printf("noise: seed %d, %v busy, %v idle on CPU %v\n", *seed, busy.Round(time.Millisecond), idle.Round(time.Millisecond), pin)
+}
+
+// parseCPU reads -cpu: one CPU this process may use, or none.
+func parseCPU(v string) (env.CPU, error) {
+	if v == "none" {
+		return env.CPU{}, nil
+	}
+	cpus, err := env.ParseCPUList(v)
+	if err == nil && len(cpus) != 1 {
+		err = fmt.Errorf("%d CPUs", len(cpus))
+	}
+	if err != nil {
+		return env.CPU{}, fmt.Errorf("-cpu %q: %v; want one CPU, such as -cpu 1, or -cpu none", v, err)
+	}
+	if err := env.CheckCPUs("-cpu", cpus); err != nil {
+		return env.CPU{}, err
+	}
+	return env.PinTo(cpus[0]), nil
 }

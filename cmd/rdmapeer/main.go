@@ -175,28 +175,31 @@ func parseFlags(args []string, getenv func(string) string, stderr io.Writer) (*o
 	return o, nil
 }
 
-// parseCPUs parses -cpu: empty for the last allowed CPU, "none", or a list.
+// parseCPUs parses -cpu: empty for the loopback responder's default CPU
+// (env.DefaultCPUs: the last this process may use), "none", or a CPU list
+// (env.ParseCPUList: 3, 2,3 or 2-5), each a CPU this process may use and
+// none named twice, so that a bad choice fails here and not in a
+// client's session.
 func parseCPUs(v string) ([]int, error) {
 	switch v = strings.TrimSpace(v); v {
 	case "none":
 		return nil, nil
 	case "":
-		allowed, err := env.AllowedCPUs()
+		def, err := env.DefaultCPUs()
 		if err != nil {
 			return nil, err
 		}
-		if len(allowed) == 0 {
+		if len(def) == 0 {
 			return nil, errors.New("sched_getaffinity: no CPU allowed")
 		}
-		return allowed[len(allowed)-1:], nil
+		return def[len(def)-1:], nil
 	}
-	var cpus []int
-	for f := range strings.SplitSeq(v, ",") {
-		n, err := strconv.Atoi(strings.TrimSpace(f))
-		if err != nil || n < 0 {
-			return nil, fmt.Errorf("-cpu %q: %q is not a CPU number (example: -cpu 3, -cpu 2,3 or -cpu none)", v, f)
-		}
-		cpus = append(cpus, n)
+	cpus, err := env.ParseCPUList(v)
+	if err != nil {
+		return nil, fmt.Errorf("-cpu %q: %v (each session answers on a CPU of its own; example: -cpu 3, -cpu 2,3, -cpu 2-5 or -cpu none)", v, err)
+	}
+	if err := env.CheckCPUs("-cpu", cpus); err != nil {
+		return nil, err
 	}
 	return cpus, nil
 }

@@ -56,28 +56,31 @@ func TestFlagsTokenAllow(t *testing.T) {
 }
 
 func TestFlagsEnvAndFlags(t *testing.T) {
-	env := getenv("RDMABENCH_DEVICE", "rxe1", "RDMABENCH_PORT", "2", "RDMABENCH_GID_INDEX", "3", "RDMABENCH_TIMEOUT", "2s")
-	o, err := parseFlags(nil, env, &bytes.Buffer{})
+	allowed, err := env.AllowedCPUs()
+	require.NoError(t, err)
+	two := allowed[max(0, len(allowed)-2):] // -cpu names CPUs this process may use
+	vars := getenv("RDMABENCH_DEVICE", "rxe1", "RDMABENCH_PORT", "2", "RDMABENCH_GID_INDEX", "3", "RDMABENCH_TIMEOUT", "2s")
+	o, err := parseFlags(nil, vars, &bytes.Buffer{})
 	require.NoError(t, err)
 	assert.Equal(t, "rxe1", o.device)
 	assert.Equal(t, 2, o.port)
 	assert.Equal(t, 3, o.gidIndex)
 	assert.Equal(t, 2*time.Second, o.timeout)
 
-	o, err = parseFlags([]string{"-device", "mlx5_0", "-gid-index", "-1", "-listen", "192.168.1.2:9999", "-cpu", "2, 3",
-		"-max-sessions", "1", "-max-memory", "1G", "-max-size", "64K", "-max-round-trips", "1000", "-idle", "none"}, env, &bytes.Buffer{})
+	o, err = parseFlags([]string{"-device", "mlx5_0", "-gid-index", "-1", "-listen", "192.168.1.2:9999", "-cpu", strings.ReplaceAll(env.FormatCPUList(two), ",", ", "),
+		"-max-sessions", "1", "-max-memory", "1G", "-max-size", "64K", "-max-round-trips", "1000", "-idle", "none"}, vars, &bytes.Buffer{})
 	require.NoError(t, err)
 	assert.Equal(t, "mlx5_0", o.device)
 	assert.Equal(t, -1, o.gidIndex)
 	assert.Equal(t, "192.168.1.2:9999", o.listen)
-	assert.Equal(t, []int{2, 3}, o.cpus)
+	assert.Equal(t, two, o.cpus)
 	assert.Equal(t, 1, o.maxSessions)
 	assert.Equal(t, int64(1<<30), o.maxMemory)
 	assert.Equal(t, int64(64<<10), o.maxSize)
 	assert.Equal(t, uint64(1000), o.maxRoundTrips)
 	assert.Equal(t, peer.NoIdleLimit, o.idle)
 
-	o, err = parseFlags([]string{"-cpu", "none"}, env, &bytes.Buffer{})
+	o, err = parseFlags([]string{"-cpu", "none"}, vars, &bytes.Buffer{})
 	require.NoError(t, err)
 	assert.Nil(t, o.cpus)
 
@@ -102,7 +105,10 @@ func TestFlagsErrors(t *testing.T) {
 		{[]string{"-max-size", "0"}, nil, `-max-size "0": want a byte count`},
 		{[]string{"-max-size", "64M"}, nil, "-max-size 64M needs 134217728 bytes registered per session, over -max-memory 64M"},
 		{[]string{"-max-round-trips", "0"}, nil, "-max-round-trips 0: want at least 1"},
-		{[]string{"-cpu", "x"}, nil, `-cpu "x": "x" is not a CPU number (example: -cpu 3, -cpu 2,3 or -cpu none)`},
+		{[]string{"-cpu", "x"}, nil, `-cpu "x": not a CPU list: "x": "x" is not a CPU number (each session answers on a CPU of its own; example: -cpu 3, -cpu 2,3, -cpu 2-5 or -cpu none)`},
+		{[]string{"-cpu", "1,1"}, nil, `-cpu "1,1": not a CPU list: a CPU named twice (CPU 1) (each session answers on a CPU of its own; example: -cpu 3, -cpu 2,3, -cpu 2-5 or -cpu none)`},
+		{[]string{"-cpu", "999"}, nil, "-cpu=999: this process may run on CPUs "},
+		{[]string{"-cpu", "9999"}, nil, `-cpu "9999": not a CPU list: "9999": CPU 9999 is above 8191, the most a kernel has`},
 		{nil, []string{"RDMABENCH_GID_INDEX", "x"}, `RDMABENCH_GID_INDEX="x": want a GID table index`},
 		{[]string{"-allow", "nodeA"}, nil, `-allow "nodeA": "nodeA" is neither an address nor a CIDR prefix (example: -allow 10.0.0.0/24,192.168.77.2)`},
 		{[]string{"-max-per-client", "0"}, nil, "-max-per-client 0: want at least 1"},

@@ -59,7 +59,7 @@ func helperClient(addr string) int {
 	}
 	p, err := rdmalat.DialPeer(context.Background(), addr, rdmalat.RemoteConfig{
 		Endpoint: rdmalat.EndpointConfig{Device: c.Device, GIDIndex: -1, MaxSize: 64, Inline: -1},
-		CPU:      -1, Timeout: 5 * time.Second,
+		Timeout:  5 * time.Second,
 	})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
@@ -203,7 +203,7 @@ func dialPeer(t *testing.T, addr, device string, maxSize int, timeout time.Durat
 	require.NoError(t, err)
 	p, err := rdmalat.DialPeer(t.Context(), addr, rdmalat.RemoteConfig{
 		Endpoint: rdmalat.EndpointConfig{Device: device, GIDIndex: -1, MaxSize: maxSize, Inline: -1},
-		CPU:      env.CPUSetting(cpus[0]), Timeout: timeout,
+		CPU:      cpus[0], Timeout: timeout,
 	})
 	require.NoError(t, err)
 	t.Cleanup(func() { p.Close() })

@@ -19,7 +19,7 @@ import (
 func remoteConfig(device string, timeout time.Duration, token string) rdmalat.RemoteConfig {
 	return rdmalat.RemoteConfig{
 		Endpoint: rdmalat.EndpointConfig{Device: device, GIDIndex: -1, MaxSize: 4096, Inline: -1},
-		CPU:      -1, Timeout: timeout, Token: token,
+		Timeout:  timeout, Token: token,
 	}
 }
 
@@ -71,7 +71,7 @@ func TestTwoNodeOneSessionPerCPU(t *testing.T) {
 	assert.Equal(t, cpus[1], first.PeerCPU)
 	_, err = rdmalat.DialPeer(t.Context(), pp.addr, remoteConfig(dev, time.Second, ""))
 	require.ErrorIs(t, err, oob.ErrBusy)
-	assert.Contains(t, err.Error(), fmt.Sprintf("every answering CPU (rdmapeer -cpu %d) serves another session", cpus[1]))
+	assert.Contains(t, err.Error(), fmt.Sprintf("every answering CPU (rdmapeer -cpu %v) serves another session", cpus[1]))
 	require.NoError(t, first.Close())
 
 	second, err := rdmalat.DialPeer(t.Context(), pp.addr, remoteConfig(dev, 10*time.Second, ""))
@@ -80,7 +80,7 @@ func TestTwoNodeOneSessionPerCPU(t *testing.T) {
 	assert.Equal(t, cpus[1], second.PeerCPU)
 	assert.Zero(t, second.PeerSessions)
 	cfg := strings.Join(testenv.ConfigLines(second, testenv.MustLoad(t)), "\n")
-	assert.Contains(t, cfg, fmt.Sprintf("rdma-peer-cpu: %d\n", cpus[1]))
+	assert.Contains(t, cfg, fmt.Sprintf("rdma-peer-cpu: %v\n", cpus[1]))
 	s, _ := runRoundTrips(t, second, 64, 10, 100)
 	assert.Equal(t, int64(100), s.Count)
 }

@@ -34,7 +34,7 @@ func TestTwoNodeRuns(t *testing.T) {
 	p := dialPeer(t, pp.addr, dev, 64<<10, 5*time.Second)
 	assert.Equal(t, "two-node", p.Mode)
 	assert.Equal(t, peerDev, p.PeerDevice.Name)
-	assert.Equal(t, -1, p.CPUs[1])
+	assert.Equal(t, env.CPU{}, p.CPUs[1])
 	sizes := []int{2, 64, 4096, 64 << 10}
 	var total uint64
 	for _, size := range sizes {
@@ -52,7 +52,7 @@ func TestTwoNodeRuns(t *testing.T) {
 	assert.Contains(t, cfg, "rdma-peer-fw: ")
 	lastCPU, err := parseCPUs("")
 	require.NoError(t, err)
-	assert.Equal(t, lastCPU[0], p.PeerCPU, "rdmapeer's default: the last CPU it may use")
+	assert.Equal(t, env.PinTo(lastCPU[0]), p.PeerCPU, "rdmapeer's default: the last CPU it may use")
 	assert.Contains(t, cfg, fmt.Sprintf("rdma-peer-cpu: %d\n", lastCPU[0]))
 	t.Logf("config lines:\n%s", cfg)
 
@@ -182,7 +182,7 @@ func TestPeerManySessions(t *testing.T) {
 	session := func() error {
 		p, err := rdmalat.DialPeer(t.Context(), addr, rdmalat.RemoteConfig{
 			Endpoint: rdmalat.EndpointConfig{Device: dev, GIDIndex: -1, MaxSize: 4096, Inline: -1},
-			CPU:      -1, Timeout: 10 * time.Second,
+			Timeout:  10 * time.Second,
 		})
 		if err != nil {
 			return err
@@ -264,7 +264,7 @@ func TestTwoNodeVsLoopback(t *testing.T) {
 	mk := func(peerDevice string) *rdmalat.Pair {
 		p, err := rdmalat.NewLoopback(rdmalat.LoopbackConfig{
 			Endpoint:   rdmalat.EndpointConfig{Device: dev, GIDIndex: -1, MaxSize: 4096, Inline: -1},
-			PeerDevice: peerDevice, CPUs: env.CPUSettings(cpus), Timeout: 5 * time.Second,
+			PeerDevice: peerDevice, CPUs: cpus, Timeout: 5 * time.Second,
 		})
 		require.NoError(t, err)
 		t.Cleanup(func() { p.Close() })

@@ -32,6 +32,7 @@ import (
 	"github.com/rdmabench/rdmabench/env"
 	"github.com/rdmabench/rdmabench/hostinfo/pmqos"
 	"github.com/rdmabench/rdmabench/hostinfo/tune"
+	"github.com/rdmabench/rdmabench/internal/childproc"
 	"github.com/rdmabench/rdmabench/internal/target"
 )
 
@@ -222,7 +223,7 @@ func (c config) hold(cmdline []string) int {
 	// The command dies with rdmatune, even when rdmatune is killed and
 	// cannot pass a signal on. (Not its own process group: the command may
 	// read the terminal.)
-	cmd.SysProcAttr = childAttr()
+	childproc.Tie(cmd) // it never outlives its holder
 	if err := cmd.Start(); err != nil {
 		fmt.Fprintf(c.log, "rdmatune: %v\n", err)
 		return 127

@@ -230,7 +230,7 @@ func onCPU(cpu int, f func() []time.Duration) ([]time.Duration, error) {
 	done := make(chan result)
 	go func() {
 		runtime.LockOSThread() // never unlocked: the thread exits with the goroutine
-		if err := env.SetAffinity(0, cpu); err != nil {
+		if err := env.PinTo(cpu).Pin(0); err != nil {
 			done <- result{err: fmt.Errorf("cpuprobe: pin to CPU %d: %w", cpu, err)}
 			return
 		}

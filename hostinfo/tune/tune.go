@@ -136,7 +136,11 @@ func (p *Plan) planIRQ(fsys fs.FS, n int, cpus, online []int) {
 		p.note("irq %d: %v", n, err)
 		return
 	}
-	cur := env.ParseCPUList(old)
+	cur, err := env.ParseCPUList(old)
+	if err != nil {
+		p.note("irq %d: %s: %v", n, name, err)
+		return
+	}
 	if !overlaps(cur, cpus) {
 		return
 	}

@@ -15,11 +15,11 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"time"
 
 	"golang.org/x/sys/unix"
 
+	"github.com/rdmabench/rdmabench/internal/childproc"
 	"github.com/rdmabench/rdmabench/internal/cmdout"
 )
 
@@ -138,8 +138,7 @@ func (b *Builder) build(ctx context.Context, name, dir string) (string, error) {
 	cmd.Dir = dir
 	// go test -c runs the compiler and linker as children: on cancel the
 	// whole process group goes, not just the go command.
-	cmd.SysProcAttr = buildAttr()
-	cmd.Cancel = func() error { return killGroup(cmd.Process) }
+	childproc.TieGroup(cmd)
 	cmd.WaitDelay = 5 * time.Second
 	out, err := cmd.CombinedOutput()
 	if err != nil {
@@ -292,8 +291,3 @@ func staleRepos(dir string) ([]string, error) {
 
 // tailLines is how much of a failed build's output an error quotes.
 const tailLines = 10
-
-// killGroup kills p's process group.
-func killGroup(p *os.Process) error {
-	return syscall.Kill(-p.Pid, syscall.SIGKILL)
-}

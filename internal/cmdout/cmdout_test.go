@@ -27,3 +27,21 @@ func TestTail(t *testing.T) {
 		}
 	}
 }
+
+func TestOneLine(t *testing.T) {
+	for _, tc := range []struct {
+		out   string
+		lines int
+		want  string
+	}{
+		{"", 6, ""},
+		{"\n\n", 6, ""},
+		{"only", 6, "; output ends: only"}, // fewer lines than asked
+		// Nine lines, the last three kept; trailing newlines dropped.
+		{"1\n2\n3\n4\n5\n6\n7\n8\n9\n\n\n", 3, "; output ends: 7 | 8 | 9"},
+	} {
+		if got := OneLine([]byte(tc.out), tc.lines); got != tc.want {
+			t.Errorf("OneLine(%q, %d) = %q, want %q", tc.out, tc.lines, got, tc.want)
+		}
+	}
+}

@@ -40,18 +40,16 @@ func Check(lo, hi time.Duration) error {
 }
 
 // Run follows the schedule until ctx ends: busy phases spin on a thread
-// pinned to cpu (-1: not pinned), idle phases sleep. onPhase, if not nil,
+// pinned to cpu (the zero CPU: not pinned), idle phases sleep. onPhase, if not nil,
 // is called as each phase ends. It returns the time spent busy and idle.
-func Run(ctx context.Context, seed uint64, lo, hi time.Duration, cpu int, onPhase func(i int, p Phase)) (busy, idle time.Duration, err error) {
+func Run(ctx context.Context, seed uint64, lo, hi time.Duration, cpu env.CPU, onPhase func(i int, p Phase)) (busy, idle time.Duration, err error) {
 	if err := Check(lo, hi); err != nil {
 		return 0, 0, err
 	}
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
-	if cpu >= 0 {
-		if err := env.SetAffinity(0, cpu); err != nil {
-			return 0, 0, fmt.Errorf("pinning the noise to CPU %d: %w", cpu, err)
-		}
+	if err := cpu.Pin(0); err != nil {
+		return 0, 0, fmt.Errorf("pinning the noise: %w", err)
 	}
 	r := rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15))
 	for i := 0; ctx.Err() == nil; i++ {

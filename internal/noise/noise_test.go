@@ -5,6 +5,8 @@ import (
 	"reflect"
 	"testing"
 	"time"
+
+	"github.com/rdmabench/rdmabench/env"
 )
 
 func TestScheduleIsSeededAndBounded(t *testing.T) {
@@ -32,7 +34,7 @@ func TestRunFollowsTheScheduleAndStops(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	var got []Phase
-	busy, idle, err := Run(ctx, 3, 5*time.Millisecond, 15*time.Millisecond, -1, func(i int, p Phase) {
+	busy, idle, err := Run(ctx, 3, 5*time.Millisecond, 15*time.Millisecond, env.CPU{}, func(i int, p Phase) {
 		got = append(got, p)
 		if len(got) == 4 {
 			cancel()
@@ -48,7 +50,7 @@ func TestRunFollowsTheScheduleAndStops(t *testing.T) {
 	if busy != want[0].Len+want[2].Len || idle != want[1].Len+want[3].Len {
 		t.Errorf("busy %v idle %v, want %v and %v", busy, idle, want[0].Len+want[2].Len, want[1].Len+want[3].Len)
 	}
-	if _, _, err := Run(ctx, 1, 0, time.Second, -1, nil); err == nil {
+	if _, _, err := Run(ctx, 1, 0, time.Second, env.CPU{}, nil); err == nil {
 		t.Error("min 0 accepted")
 	}
 }

@@ -5,6 +5,8 @@ import (
 	"net"
 	"net/netip"
 	"strings"
+
+	"github.com/rdmabench/rdmabench/env"
 )
 
 // Defaults of the admission limits.
@@ -105,7 +107,7 @@ func formatPrefixes(ps []netip.Prefix) string {
 // address's count and its CPU.
 type admission struct {
 	slot   int
-	cpu    int          // -1: not pinned
+	cpu    env.CPU
 	client netip.Prefix // its clientKey
 }
 
@@ -116,18 +118,18 @@ func (s *Server) admitLocked(ip netip.Addr) (admission, string, string) {
 	if n := s.perClient[k]; n >= s.cfg.MaxPerClient {
 		return admission{}, "per-client", fmt.Sprintf("rdmapeer is busy: %s already has %d sessions, this peer's limit per client address (rdmapeer -max-per-client); try again later", clientName(k), n)
 	}
-	cpu := -1
+	var cpu env.CPU
 	if len(s.cfg.CPUs) > 0 {
-		cpu = s.freeCPULocked()
-		if cpu < 0 {
+		var free bool
+		if cpu, free = s.freeCPULocked(); !free {
 			return admission{}, "cpu", fmt.Sprintf("rdmapeer is busy: every answering CPU (rdmapeer -cpu %s) serves another session, and two sessions on one CPU would spoil each other's latency; try again later, or give rdmapeer more CPUs", formatCPUs(s.cfg.CPUs))
 		}
 	}
 	select {
 	case slot := <-s.slots:
 		s.perClient[k]++
-		if cpu >= 0 {
-			s.cpuBusy[cpu] = true
+		if id, pinned := cpu.ID(); pinned {
+			s.cpuBusy[id] = true
 		}
 		return admission{slot: slot, cpu: cpu, client: k}, "", ""
 	default:
@@ -141,18 +143,18 @@ func (s *Server) releaseLocked(a admission) {
 	if s.perClient[a.client]--; s.perClient[a.client] <= 0 {
 		delete(s.perClient, a.client)
 	}
-	if a.cpu >= 0 {
-		delete(s.cpuBusy, a.cpu)
+	if id, pinned := a.cpu.ID(); pinned {
+		delete(s.cpuBusy, id)
 	}
 }
 
-func (s *Server) freeCPULocked() int {
+func (s *Server) freeCPULocked() (env.CPU, bool) {
 	for _, c := range s.cfg.CPUs {
 		if !s.cpuBusy[c] {
-			return c
+			return env.PinTo(c), true
 		}
 	}
-	return -1
+	return env.CPU{}, false
 }
 
 func formatCPUs(cpus []int) string {

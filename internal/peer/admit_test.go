@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/rdmabench/rdmabench/env"
 	"github.com/rdmabench/rdmabench/internal/oob"
 	"github.com/rdmabench/rdmabench/internal/spec"
 )
@@ -60,7 +61,7 @@ func holdSession(c *oob.Conn, cfg ServeConfig, first oob.Message) error {
 	if cfg.Others != nil {
 		others = cfg.Others()
 	}
-	if err := c.SendEndpoint(oob.Endpoint{Device: "fake0", CPU: int32(cfg.CPU), Sessions: uint16(others)}); err != nil {
+	if err := c.SendEndpoint(oob.Endpoint{Device: "fake0", CPU: wireCPU(cfg.CPU), Sessions: uint16(others)}); err != nil {
 		return err
 	}
 	_, err := c.Next(0) // until the client closes, or Shutdown
@@ -374,4 +375,12 @@ func TestShutdown(t *testing.T) {
 	assert.Equal(t, "peer: rdmapeer is shutting down", perr.Error())
 	_, err = net.Dial("tcp", ln.Addr().String())
 	assert.Error(t, err, "the listener is closed")
+}
+
+// wireCPU is oob's CPU field for c: -1 when not pinned.
+func wireCPU(c env.CPU) int32 {
+	if id, pinned := c.ID(); pinned {
+		return int32(id)
+	}
+	return -1
 }

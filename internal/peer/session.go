@@ -12,6 +12,7 @@ import (
 
 	"github.com/rdmabench/rdmabench/env"
 	"github.com/rdmabench/rdmabench/internal/oob"
+	"github.com/rdmabench/rdmabench/internal/responder"
 	"github.com/rdmabench/rdmabench/rdmalat"
 )
 
@@ -24,7 +25,7 @@ type ServeConfig struct {
 	// GIDIndex is this node's GID: -1 the best. A client may not choose
 	// another: Params whose GIDIndex is neither -1 nor this are refused.
 	GIDIndex int
-	CPU      int // CPU to pin the answering thread to; -1: not pinned
+	CPU      env.CPU // the answering thread's; the zero CPU leaves it unpinned
 	Limits   oob.Limits
 	// Idle bounds the wait for the client's next request, between runs
 	// and between sessions; 0: DefaultIdle; NoIdleLimit (any negative
@@ -141,7 +142,7 @@ type servedSession struct {
 	start   time.Time
 	ep      *rdmalat.Endpoint
 	release func()
-	resp    *rdmalat.LocalResponder
+	resp    responder.Loop
 	seq     uint32
 }
 
@@ -217,7 +218,7 @@ func (s *servedSession) open(p oob.Params) error {
 			return s.fail(oob.CodeResource, err)
 		}
 	}
-	s.resp = rdmalat.NewLocalResponder(ep, client, rdmalat.ResponderConfig{CPU: env.CPUSetting(s.cfg.CPU), Timeout: timeout, MaxRoundTrips: s.cfg.Limits.WithDefaults().MaxRoundTrips})
+	s.resp = server().New(ep, client, responder.Config{CPU: s.cfg.CPU, Timeout: timeout, MaxRoundTrips: s.cfg.Limits.WithDefaults().MaxRoundTrips})
 	s.seq = 0
 	return s.conn.Send(oob.Barrier{Seq: 0})
 }
@@ -271,7 +272,7 @@ func (s *servedSession) run(m oob.Run) error {
 	switch {
 	case werr != nil:
 		return fmt.Errorf("run %d (%d bytes, %d round trips answered): the client went away: %w", m.Seq, m.Size, answered, werr)
-	case errors.Is(loopErr, rdmalat.ErrRoundTripLimit):
+	case errors.Is(loopErr, responder.ErrRoundTripLimit):
 		return s.fail(oob.CodeParams, fmt.Errorf("%w: run %d reached this peer's limit of %d round trips in one run (rdmapeer -max-round-trips)",
 			oob.ErrInvalidParams, m.Seq, s.resp.MaxRoundTrips()))
 	case errors.Is(loopErr, rdmalat.ErrTimeout):
@@ -331,7 +332,10 @@ func (s *servedSession) wire(ep *rdmalat.Endpoint) oob.Endpoint {
 		LID: info.LID, QPN: info.QPN, PSN: info.PSN, GID: info.GID, GIDIndex: int32(dev.GIDIndex),
 		MTU: uint32(info.MTU), RKey: info.RKey, Addr: info.Addr, Size: uint32(info.Size),
 	}
-	w.CPU = int32(s.cfg.CPU)
+	w.CPU = -1 // oob's "not pinned"
+	if id, pinned := s.cfg.CPU.ID(); pinned {
+		w.CPU = int32(id)
+	}
 	if s.cfg.Others != nil {
 		w.Sessions = uint16(min(max(s.cfg.Others(), 0), 1<<16-1))
 	}
@@ -346,7 +350,7 @@ func (s *servedSession) wire(ep *rdmalat.Endpoint) oob.Endpoint {
 // peer's own whatever the client asked, and by Shutdown. It returns what the client told of
 // itself.
 func (s *servedSession) acceptCM(ep *rdmalat.Endpoint, timeout time.Duration) (rdmalat.PeerInfo, error) {
-	l, err := ep.ListenCM()
+	l, err := server().ListenCM(ep)
 	if err != nil {
 		return rdmalat.PeerInfo{}, s.fail(oob.CodeResource, err)
 	}
@@ -370,12 +374,18 @@ func (s *servedSession) acceptCM(ep *rdmalat.Endpoint, timeout time.Duration) (r
 			}
 		}()
 	}
-	client, err := ep.AcceptCM(ctx, l, wire.CMCookie)
+	client, err := server().AcceptCM(ctx, ep, l, wire.CMCookie)
 	if err != nil {
 		// rdmacm's error names the address
 		return rdmalat.PeerInfo{}, s.fail(oob.CodeResource, fmt.Errorf("accepting the client's rdma_cm connection: %w", err))
 	}
 	return client, nil
+}
+
+// server is rdmalat's server side: the answering loop and the rdma_cm
+// accept, which its public API leaves out.
+func server() responder.Hooks[*rdmalat.Endpoint, rdmalat.PeerInfo] {
+	return responder.For[*rdmalat.Endpoint, rdmalat.PeerInfo]()
 }
 
 // newCookie draws a session's rdma_cm cookie, never 0 (0 is "none").

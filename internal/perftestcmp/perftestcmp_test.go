@@ -14,6 +14,7 @@ import (
 	"syscall"
 	"testing"
 
+	"github.com/rdmabench/rdmabench/env"
 	"github.com/rdmabench/rdmabench/internal/schedstat"
 )
 
@@ -492,10 +493,10 @@ func TestNoPerftest(t *testing.T) {
 // only when pinned.
 func TestConfigCPUs(t *testing.T) {
 	c := &Config{CPUs: [2]int{4, 6}, PinPerftest: true}
-	if c.cpusEnv() != "4,6" || c.perftestCPU(0) != 4 || c.perftestCPU(1) != 6 {
-		t.Errorf("pinned: cpusEnv %q, perftestCPU %d %d", c.cpusEnv(), c.perftestCPU(0), c.perftestCPU(1))
+	if c.cpusEnv() != "4,6" || c.perftestCPU(0) != env.PinTo(4) || c.perftestCPU(1) != env.PinTo(6) {
+		t.Errorf("pinned: cpusEnv %q, perftestCPU %v %v", c.cpusEnv(), c.perftestCPU(0), c.perftestCPU(1))
 	}
-	if c.PinPerftest = false; c.perftestCPU(0) != -1 || c.perftestCPU(1) != -1 || c.cpusEnv() != "4,6" {
-		t.Errorf("-pin=false: cpusEnv %q, perftestCPU %d %d", c.cpusEnv(), c.perftestCPU(0), c.perftestCPU(1))
+	if c.PinPerftest = false; c.perftestCPU(0).Pinned() || c.perftestCPU(1).Pinned() || c.cpusEnv() != "4,6" {
+		t.Errorf("-pin=false: cpusEnv %q, perftestCPU %v %v", c.cpusEnv(), c.perftestCPU(0), c.perftestCPU(1))
 	}
 }

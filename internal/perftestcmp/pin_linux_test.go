@@ -26,7 +26,7 @@ func TestStartPinned(t *testing.T) {
 	cmd := exec.Command("grep", "Cpus_allowed_list", "/proc/self/status")
 	var out strings.Builder
 	cmd.Stdout = &out
-	if err := startPinned(cmd, cpu); err != nil {
+	if err := startPinned(cmd, env.PinTo(cpu)); err != nil {
 		t.Fatal(err)
 	}
 	if err := cmd.Wait(); err != nil {
@@ -43,14 +43,14 @@ func TestStartPinned(t *testing.T) {
 	out.Reset()
 	cmd = exec.Command("grep", "Cpus_allowed_list", "/proc/self/status")
 	cmd.Stdout = &out
-	if err := startPinned(cmd, -1); err != nil {
+	if err := startPinned(cmd, env.CPU{}); err != nil {
 		t.Fatal(err)
 	}
 	cmd.Wait()
 	if before.Count() > 1 && strings.TrimSpace(strings.TrimPrefix(out.String(), "Cpus_allowed_list:")) == strconv.Itoa(cpu) {
 		t.Errorf("unpinned child on one CPU: %q", out.String())
 	}
-	if err := startPinned(exec.Command("true"), 4095); err == nil || !strings.Contains(err.Error(), "-cpus names CPUs this process may use") {
+	if err := startPinned(exec.Command("true"), env.PinTo(4095)); err == nil || !strings.Contains(err.Error(), "pinning to CPU 4095: invalid argument (name CPUs this process may use; see taskset -p $$) (-cpus chooses the CPUs)") {
 		t.Errorf("CPU 4095: %v", err)
 	}
 }

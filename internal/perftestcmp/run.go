@@ -19,6 +19,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/rdmabench/rdmabench/env"
 	"github.com/rdmabench/rdmabench/internal/perftest"
 )
 
@@ -55,13 +56,13 @@ type Config struct {
 func (c *Config) cpusEnv() string { return fmt.Sprintf("%d,%d", c.CPUs[0], c.CPUs[1]) }
 
 // perftestCPU returns the CPU for perftest's client (side 0, which
-// measures, as our initiator) or server (1, as our responder); -1 when
-// perftest runs unpinned.
-func (c *Config) perftestCPU(side int) int {
+// measures, as our initiator) or server (1, as our responder); the zero
+// CPU when perftest runs unpinned.
+func (c *Config) perftestCPU(side int) env.CPU {
 	if !c.PinPerftest {
-		return -1
+		return env.CPU{}
 	}
-	return c.CPUs[side]
+	return env.PinTo(c.CPUs[side])
 }
 
 // Run does the comparison, prints the table to stdout and the progress to

@@ -23,11 +23,30 @@ func TestNoInternalTypes(t *testing.T) {
 	if os.Getenv(env.VarVM) == "1" {
 		t.Skip("skipping in the VM: reads the source tree, which only the host has")
 	}
-	root := filepath.Join("..", "..")
-	fset := token.NewFileSet()
 	var found []string
-	files := 0
-	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+	files, err := walkPublic(filepath.Join("..", ".."), func(rel string, f *ast.File) {
+		for _, where := range leaks(f) {
+			found = append(found, rel+": "+where)
+		}
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range found {
+		t.Errorf("public API names a type users cannot: %s", f)
+	}
+	if files == 0 {
+		t.Fatal("no public package found: the walk is broken")
+	}
+	t.Run("size", testPublicAPISize)
+}
+
+// walkPublic parses every non-test file of the module at root's public
+// packages (outside internal/, cmd/ and docs/; not package main) and
+// calls fn with its path relative to root; it returns how many it read.
+func walkPublic(root string, fn func(rel string, f *ast.File)) (files int, err error) {
+	fset := token.NewFileSet()
+	err = filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
 		}
@@ -52,20 +71,10 @@ func TestNoInternalTypes(t *testing.T) {
 			return nil
 		}
 		files++
-		for _, where := range leaks(f) {
-			found = append(found, rel+": "+where)
-		}
+		fn(rel, f)
 		return nil
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, f := range found {
-		t.Errorf("public API names a type users cannot: %s", f)
-	}
-	if files == 0 {
-		t.Fatal("no public package found: the walk is broken")
-	}
+	return files, err
 }
 
 // leaks lists the exported declarations of f whose types name an internal

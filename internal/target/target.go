@@ -23,7 +23,9 @@ type Target struct {
 // Resolve picks the device from device, else getenv(env.VarDevice), else
 // env.FirstActive as sysfs in fsys shows it; and the CPUs from cpus, else
 // getenv(env.VarCPUs), else env.DefaultCPUs. A CPU list is read by
-// env.ParseCPUs: "A,B" (initiator, responder), "A", or "none".
+// env.ParseCPUs: "A,B" (initiator, responder), "A", or "none"; CPUs this
+// process may not use are refused as the benchmark refuses them
+// (env.CheckCPUs).
 func Resolve(fsys fs.FS, device, cpus string, getenv func(string) string) (Target, error) {
 	var t Target
 	probe := hostinfo.SysfsProbe{FS: fsys}
@@ -47,6 +49,9 @@ func Resolve(fsys fs.FS, device, cpus string, getenv func(string) string) (Targe
 	case none:
 		return t, nil
 	case list != nil:
+		if err := env.CheckCPUs(source, list); err != nil {
+			return t, err
+		}
 		t.CPUs = list
 		return t, nil
 	}

@@ -24,10 +24,11 @@ import (
 
 	"github.com/rdmabench/rdmabench/env"
 	"github.com/rdmabench/rdmabench/fleet"
+	"github.com/rdmabench/rdmabench/internal/childproc"
+	"github.com/rdmabench/rdmabench/internal/cmdout"
 	"github.com/rdmabench/rdmabench/internal/fleet/control"
 	"github.com/rdmabench/rdmabench/internal/fleet/jobdir"
 	"github.com/rdmabench/rdmabench/internal/fleet/slurm"
-	"github.com/rdmabench/rdmabench/internal/procout"
 	"github.com/rdmabench/rdmabench/internal/syncio"
 )
 
@@ -251,7 +252,7 @@ func (a *Agent) runBench(ctx context.Context, peer string, environ []string) ([]
 	cmd := exec.CommandContext(ctx, a.opts.Bench,
 		"-test.run=^$", "-test.bench="+a.opts.Benchmark, "-test.benchtime="+a.opts.Benchtime,
 		"-test.count="+strconv.Itoa(a.opts.Count), "-test.timeout="+testTimeout.Round(time.Second).String())
-	childAttrs(cmd)
+	childproc.TieGroup(cmd) // a deadline kills everything it started
 	cmd.Env = append(environ[:len(environ):len(environ)], env.VarPeer+"="+peer)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
@@ -262,10 +263,10 @@ func (a *Agent) runBench(ctx context.Context, peer string, environ []string) ([]
 		out = append(append(out, "\n# stderr:\n"...), stderr.Bytes()...)
 	}
 	if ctx.Err() != nil {
-		return out, fmt.Errorf("the benchmark passed the pair's deadline (-timeout %v) and was killed%s", a.opts.Timeout, procout.OneLine(out, jobdir.ReasonLines))
+		return out, fmt.Errorf("the benchmark passed the pair's deadline (-timeout %v) and was killed%s", a.opts.Timeout, cmdout.OneLine(out, jobdir.ReasonLines))
 	}
 	if err != nil {
-		return out, fmt.Errorf("the benchmark failed (%v)%s", err, procout.OneLine(out, jobdir.ReasonLines))
+		return out, fmt.Errorf("the benchmark failed (%v)%s", err, cmdout.OneLine(out, jobdir.ReasonLines))
 	}
 	return out, nil
 }
@@ -318,7 +319,7 @@ func (a *Agent) runDst(ctx context.Context) error {
 		allow[i] = ip.String()
 	}
 	cmd := exec.CommandContext(peerCtx, a.opts.Peer, "-listen", net.JoinHostPort(host, strconv.Itoa(peerPort)), "-allow", strings.Join(allow, ","))
-	childAttrs(cmd)
+	childproc.TieGroup(cmd) // a deadline kills everything it started
 	cmd.Env = control.ChildEnv(a.env, c.PeerToken())
 	ready := make(chan error, 2)
 	cmd.Stdout = &lineWatcher{w: log, prefix: "rdmapeer listening on ", found: func() { ready <- nil }}
@@ -342,7 +343,7 @@ func (a *Agent) runDst(ctx context.Context) error {
 		peerErr = errors.New("not listening within the pair's deadline")
 	}
 	if peerErr != nil {
-		peerErr = fmt.Errorf("%s %v%s", a.opts.Peer, peerErr, procout.OneLine(readFile(logFile.Name()), jobdir.ReasonLines))
+		peerErr = fmt.Errorf("%s %v%s", a.opts.Peer, peerErr, cmdout.OneLine(readFile(logFile.Name()), jobdir.ReasonLines))
 	}
 
 	var cc control.Authed

@@ -36,6 +36,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rdmabench/rdmabench/internal/childproc"
 	"github.com/rdmabench/rdmabench/internal/fleet/control"
 )
 
@@ -126,7 +127,7 @@ func fakeSrun(args []string) int {
 		cmd := exec.Command(args[i], args[i+1:]...)
 		cmd.Env = append(os.Environ(), "SLURM_PROCID="+strconv.Itoa(id), "SLURM_STEP_NODELIST="+nodelist, "SLURMD_NODENAME="+node)
 		cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
-		cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+		childproc.Tie(cmd)
 		if err := cmd.Start(); err != nil {
 			fmt.Fprintln(os.Stderr, "fake srun:", err)
 			return 1

@@ -10,7 +10,7 @@ import (
 	"github.com/rdmabench/rdmabench/env"
 	"github.com/rdmabench/rdmabench/fleet"
 	"github.com/rdmabench/rdmabench/internal/benchfile"
-	"github.com/rdmabench/rdmabench/internal/procout"
+	"github.com/rdmabench/rdmabench/internal/cmdout"
 )
 
 // RunConfig is the configuration that labels every result of a job, the
@@ -73,7 +73,7 @@ func RewriteResults(out []byte, name string, s fleet.Step, config [][2]string) (
 		return nil, err
 	}
 	if info.Results == 0 {
-		return nil, fmt.Errorf("no benchmark results in the output%s", procout.OneLine(out, ReasonLines))
+		return nil, fmt.Errorf("no benchmark results in the output%s", cmdout.OneLine(out, ReasonLines))
 	}
 	return buf.Bytes(), nil
 }

@@ -11,6 +11,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/rdmabench/rdmabench/internal/childproc"
 	"github.com/rdmabench/rdmabench/internal/syncio"
 
 	"github.com/rdmabench/rdmabench/internal/vm/guest"
@@ -141,7 +142,7 @@ func (v *VM) Boot(ctx context.Context, bound time.Duration, stdout io.Writer, co
 	}
 	cmd.Stdout = qout
 	cmd.Stderr = qout
-	cmd.SysProcAttr = procAttr()
+	childproc.TieGroup(cmd) // ^C reaches rxevm, which stops QEMU itself
 	start := time.Now()
 	err = cmd.Start()
 	conW.Close()

@@ -19,7 +19,6 @@ import (
 	"fmt"
 	"net"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"time"
 
@@ -27,7 +26,7 @@ import (
 )
 
 // ParsePin parses -pin: "auto" (the host CPUs rxevm may run on), "none", or
-// a list of host CPUs "0,1". It returns nil for none.
+// a list of host CPUs "0,1" (env.ParseCPUList). It returns nil for none.
 func ParsePin(flagValue string) ([]int, error) {
 	switch flagValue {
 	case "none", "off", "":
@@ -39,13 +38,9 @@ func ParsePin(flagValue string) ([]int, error) {
 		}
 		return cpus, nil
 	}
-	var cpus []int
-	for _, f := range strings.Split(flagValue, ",") {
-		n, err := strconv.Atoi(strings.TrimSpace(f))
-		if err != nil || n < 0 {
-			return nil, fmt.Errorf("-pin %q: want auto, none or host CPU numbers like 0,1", flagValue)
-		}
-		cpus = append(cpus, n)
+	cpus, err := env.ParseCPUList(flagValue)
+	if err != nil {
+		return nil, fmt.Errorf("-pin %q: %v; want auto, none or host CPU numbers like 0,1 or 0-3", flagValue, err)
 	}
 	return cpus, nil
 }
@@ -143,7 +138,7 @@ func PinVCPUs(tids, hostCPUs []int) (string, error) {
 		}
 		seen[tid] = true
 		cpu := hostCPUs[i%len(hostCPUs)]
-		if err := env.SetAffinity(tid, cpu); err != nil {
+		if err := env.PinTo(cpu).Pin(tid); err != nil {
 			return "", fmt.Errorf("pinning vCPU %d (thread %d) to CPU %d: %w", i, tid, cpu, err)
 		}
 		parts = append(parts, fmt.Sprintf("%d->%d", i, cpu))

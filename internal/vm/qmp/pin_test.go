@@ -24,6 +24,8 @@ func TestPinPlan(t *testing.T) {
 		{" 3 ", []int{3}, ""},
 		{"0,x", nil, "want auto, none or host CPU numbers"},
 		{"-1", nil, "want auto, none or host CPU numbers"},
+		{"0-2", []int{0, 1, 2}, ""},
+		{"1,1", nil, "a CPU named twice (CPU 1); want auto"},
 	} {
 		got, err := ParsePin(c.in)
 		if c.err != "" {

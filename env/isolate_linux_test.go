@@ -1,18 +1,16 @@
-package rdmalat
+package env
 
 import (
 	"runtime"
 	"testing"
 
 	"golang.org/x/sys/unix"
-
-	"github.com/rdmabench/rdmabench/env"
 )
 
 // TestKeepOthersOff: while a run measures, the process's other threads
 // leave the polling CPU; the polling thread stays; restore puts all back.
 func TestKeepOthersOff(t *testing.T) {
-	cpus, err := env.AllowedCPUs()
+	cpus, err := AllowedCPUs()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -24,25 +22,23 @@ func TestKeepOthersOff(t *testing.T) {
 		tid  chan int
 		done chan struct{}
 	}
-	start := func(pin int) thread {
+	start := func(pin CPU) thread {
 		th := thread{make(chan int), make(chan struct{})}
 		go func() {
 			runtime.LockOSThread()
 			defer runtime.UnlockOSThread()
-			if pin >= 0 {
-				restore, err := pinThread(pin)
-				if err != nil {
-					t.Error(err)
-				} else {
-					defer restore()
-				}
+			restore, err := pin.PinThread()
+			if err != nil {
+				t.Error(err)
+			} else {
+				defer restore()
 			}
 			th.tid <- unix.Gettid()
 			<-th.done
 		}()
 		return th
 	}
-	poller, other := start(poll), start(-1)
+	poller, other := start(PinTo(poll)), start(CPU{})
 	pTID, oTID := <-poller.tid, <-other.tid
 	defer close(poller.done)
 	defer close(other.done)
@@ -55,7 +51,7 @@ func TestKeepOthersOff(t *testing.T) {
 	}
 	before := mask(oTID)
 
-	restore := keepOthersOff([]int{poll})
+	restore := KeepOthersOff(PinTo(poll))
 	if m := mask(oTID); m.IsSet(poll) || m.Count() != before.Count()-1 {
 		t.Errorf("other thread's mask while measuring: %v, want %v without CPU %d", m, before, poll)
 	}
@@ -71,10 +67,14 @@ func TestKeepOthersOff(t *testing.T) {
 	}
 
 	// Every allowed CPU polling: nothing to move them to, nothing moved.
-	restore = keepOthersOff(cpus)
+	var all []CPU
+	for _, c := range cpus {
+		all = append(all, PinTo(c))
+	}
+	restore = KeepOthersOff(all...)
 	if m := mask(oTID); m != before {
 		t.Errorf("with every CPU polling, other thread's mask %v, want %v", m, before)
 	}
 	restore()
-	keepOthersOff([]int{-1})() // unpinned: nothing at all
+	KeepOthersOff(CPU{})() // unpinned: nothing at all
 }
