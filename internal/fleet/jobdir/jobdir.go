@@ -16,6 +16,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/rdmabench/rdmabench/fleet"
+	"github.com/rdmabench/rdmabench/internal/atomicfile"
 )
 
 // The job directory's layout: one file per pair and round.
@@ -64,27 +65,7 @@ func ReadPlan(ctx context.Context, path string) (*fleet.Plan, error) {
 // that a reader on the shared filesystem never sees half of it. It is
 // readable by all (0644), like every other file of the job directory.
 func WriteAtomic(path string, data []byte) error {
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return err
-	}
-	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
-	if err != nil {
-		return err
-	}
-	_, err = tmp.Write(data)
-	if cerr := tmp.Chmod(0o644); err == nil {
-		err = cerr
-	}
-	if cerr := tmp.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(tmp.Name(), path)
-	}
-	if err != nil {
-		os.Remove(tmp.Name())
-	}
-	return err
+	return atomicfile.WriteFile(path, data, 0o644)
 }
 
 // RecordFailed writes the step's failure file, unless its result is

@@ -5,7 +5,6 @@
 package jobreport
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -18,6 +17,7 @@ import (
 
 	"github.com/rdmabench/rdmabench/fleet"
 	"github.com/rdmabench/rdmabench/fleet/heatmap"
+	"github.com/rdmabench/rdmabench/internal/atomicfile"
 	"github.com/rdmabench/rdmabench/internal/fleet/jobdir"
 )
 
@@ -138,13 +138,12 @@ func Write(ctx context.Context, dir string, o Options, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
-	var m bytes.Buffer
-	fmt.Fprintf(&m, "# rdmafleet: the median of each pair's results ± its 95%% confidence interval, as\n")
-	fmt.Fprintf(&m, "# benchstat -filter /size:S -row /src -col /dst pairs/*.txt prints them; rows run the benchmark.\n")
-	if err := c.results.WriteMatrix(&m, c.plan.Nodes); err != nil {
-		return err
-	}
-	if err := jobdir.WriteAtomic(filepath.Join(dir, "matrix.txt"), m.Bytes()); err != nil {
+	err = atomicfile.Write(filepath.Join(dir, "matrix.txt"), 0o644, func(m io.Writer) error {
+		fmt.Fprintf(m, "# rdmafleet: the median of each pair's results ± its 95%% confidence interval, as\n")
+		fmt.Fprintf(m, "# benchstat -filter /size:S -row /src -col /dst pairs/*.txt prints them; rows run the benchmark.\n")
+		return c.results.WriteMatrix(m, c.plan.Nodes)
+	})
+	if err != nil {
 		return err
 	}
 
@@ -171,8 +170,14 @@ func Write(ctx context.Context, dir string, o Options, stdout io.Writer) error {
 		return err
 	}
 	side := heatmap.Size(len(c.plan.Nodes))
-	for _, name := range []string{"heatmap.png", "heatmap.svg"} {
-		if err := p.Save(side, side, filepath.Join(dir, name)); err != nil {
+	for _, format := range []string{"png", "svg"} {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		err := atomicfile.Write(filepath.Join(dir, "heatmap."+format), 0o644, func(f io.Writer) error {
+			return heatmap.Save(f, p, side, format)
+		})
+		if err != nil {
 			return err
 		}
 	}
