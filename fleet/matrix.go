@@ -298,7 +298,9 @@ func (r *Results) writeTable(b *bufio.Writer, bench, unit string, nodes []string
 // hasCell reports whether s is a cell's summary, not the zero of a pair
 // without results (a summary has at least one sample, so a finite center
 // and an interval around it).
-func hasCell(s benchmath.Summary) bool { return s.Lo != 0 || s.Hi != 0 || s.Center != 0 || s.Confidence != 0 }
+func hasCell(s benchmath.Summary) bool {
+	return s.Lo != 0 || s.Hi != 0 || s.Center != 0 || s.Confidence != 0
+}
 
 func footnote(k int) string {
 	marks := []string{"¹", "²", "³", "⁴", "⁵", "⁶", "⁷", "⁸", "⁹"}
