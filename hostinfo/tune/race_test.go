@@ -21,7 +21,9 @@ func TestRestoreWaitsThenReads(t *testing.T) {
 	t.Setenv(env.VarHostCPUContention, "")
 	root := fakeRoot(t)
 	state := filepath.Join(t.TempDir(), "state.json")
-	gov := func(cpu string) string { return read(t, root, "sys/devices/system/cpu/cpu"+cpu+"/cpufreq/scaling_governor") }
+	gov := func(cpu string) string {
+		return read(t, root, "sys/devices/system/cpu/cpu"+cpu+"/cpufreq/scaling_governor")
+	}
 	pA, err := NewPlan(Options{Root: root, CPUs: []int{0}})
 	require.NoError(t, err)
 	_, err = Apply(pA, state)
