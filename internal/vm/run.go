@@ -36,7 +36,7 @@ func session(ctx context.Context, c *Config, stderr io.Writer, pattern string, b
 
 // runVM is Run in its temporary directory tmp.
 func runVM(ctx context.Context, c *Config, tmp string, stdout, stderr io.Writer, logf func(string, ...any)) int {
-	p, err := prepare(ctx, c, tmp, logf)
+	p, err := prepare(ctx, c, tmp, stderr, logf)
 	if err != nil {
 		return fail(ctx, stderr, err)
 	}
