@@ -75,8 +75,17 @@ test: vet test-host fuzz $(OUT)
 
 # A short fuzz of the out-of-band protocol decoder, from its seed corpus.
 FUZZTIME ?= 10s
+# The readers of files: results as benchfile, the summary and a fleet's
+# pair files read them, plans, perftest's output, rdmatune's state. Each
+# one briefly (go test -fuzz takes one target at a time).
+FILE_FUZZTIME ?= 5s
+FILE_FUZZ = ./internal/benchfile:FuzzRead ./internal/summary:FuzzRead ./fleet:FuzzReadPair \
+	./fleet:FuzzParsePlan ./fleet:FuzzReadPlan ./internal/perftest:FuzzParseLatency ./hostinfo/tune:FuzzParseState
 fuzz:
 	$(GO) test -run='^$$' -fuzz=FuzzDecode -fuzztime=$(FUZZTIME) -fuzzminimizetime=200x ./internal/oob
+	set -e; for t in $(FILE_FUZZ); do \
+		$(GO) test -run='^$$' -fuzz="^$${t#*:}$$" -fuzztime=$(FILE_FUZZTIME) -fuzzminimizetime=200x -parallel 1 "$${t%%:*}"; \
+	done
 
 $(OUT):
 	mkdir -p $(OUT)
