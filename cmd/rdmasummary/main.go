@@ -23,6 +23,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/rdmabench/rdmabench/internal/atomicfile"
 	"github.com/rdmabench/rdmabench/internal/report"
 	"github.com/rdmabench/rdmabench/internal/summary"
 )
@@ -81,7 +82,7 @@ func summarize(results, out, arts string, stdout, stderr io.Writer) error {
 	if out == "" {
 		return nil
 	}
-	if err := os.WriteFile(filepath.Join(out, "summary.txt"), []byte(text.String()), 0o644); err != nil {
+	if err := atomicfile.WriteFile(filepath.Join(out, "summary.txt"), []byte(text.String()), 0o644); err != nil {
 		return err
 	}
 	if arts == "" {
