@@ -78,12 +78,20 @@ test-vm: build
 test: vet test-host fuzz $(OUT)
 	$(MAKE) test-vm
 
-# A short fuzz of the out-of-band protocol decoder, from its seed corpus.
-FUZZTIME ?= 10s
+# Every parser of outside input, each fuzzed briefly from its seed corpus
+# (go test -fuzz takes one target at a time): the out-of-band protocol and
+# its handshake, the duet's turn lines, the instruction counter's report,
+# results as benchfile, the summary and a fleet's pair files read them,
+# plans, perftest's output, rdmatune's state. FUZZTIME=5m for a long run.
+FUZZTIME ?= 5s
+FUZZ = ./internal/oob:FuzzDecode ./internal/oob:FuzzAcceptHandshake ./internal/turn:FuzzParse \
+	./internal/work:FuzzParseReport ./internal/benchfile:FuzzRead ./internal/summary:FuzzRead \
+	./fleet:FuzzReadPair ./fleet:FuzzParsePlan ./fleet:FuzzReadPlan \
+	./internal/perftest:FuzzParseLatency ./hostinfo/tune:FuzzParseState
 fuzz:
-	$(GO) test -run='^$$' -fuzz=FuzzDecode -fuzztime=$(FUZZTIME) -fuzzminimizetime=200x ./internal/oob
-	$(GO) test -run='^$$' -fuzz=FuzzAcceptHandshake -fuzztime=$(FUZZTIME) -fuzzminimizetime=200x ./internal/oob
-	$(GO) test -run='^$$' -fuzz=FuzzParse -fuzztime=$(FUZZTIME) -fuzzminimizetime=200x ./internal/turn
+	set -e; for t in $(FUZZ); do \
+		$(GO) test -run='^$$' -fuzz="^$${t#*:}$$" -fuzztime=$(FUZZTIME) -fuzzminimizetime=200x -parallel 1 "$${t%%:*}"; \
+	done
 
 $(OUT):
 	mkdir -p $(OUT)

@@ -137,3 +137,15 @@ func BenchmarkWrite(b *testing.B) {
 		}
 	}
 }
+
+// TestReadHlogEndless: a line that never ends (/dev/zero) is an error
+// naming it, not the host's memory.
+func TestReadHlogEndless(t *testing.T) {
+	if _, err := os.Stat("/dev/zero"); err != nil {
+		t.Skipf("skipping test: no /dev/zero: %v", err)
+	}
+	_, err := ReadHlog("/dev/zero")
+	if err == nil || !strings.Contains(err.Error(), "/dev/zero:1: a line over 1048576 bytes: not an HDR log") {
+		t.Fatalf("ReadHlog(/dev/zero) = %v", err)
+	}
+}

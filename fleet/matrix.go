@@ -1,7 +1,7 @@
 package fleet
 
 import (
-	"bytes"
+	"bufio"
 	"fmt"
 	"io"
 	"math"
@@ -31,10 +31,22 @@ type Results struct {
 	Benches []string // benchmark names without src, dst and GOMAXPROCS, in order of appearance
 	Units   []string // tidied units (sec/op, p50-sec, ...), in order of appearance
 	values  map[cellKey][]float64
+	names   map[string]string // node and benchmark names, held once
 }
 
 // NewResults returns an empty set of results.
-func NewResults() *Results { return &Results{values: map[cellKey][]float64{}} }
+func NewResults() *Results {
+	return &Results{values: map[cellKey][]float64{}, names: map[string]string{}}
+}
+
+// intern returns the one copy of s this Results holds.
+func (r *Results) intern(s string) string {
+	if v, ok := r.names[s]; ok {
+		return v
+	}
+	r.names[s] = s
+	return s
+}
 
 // Read adds the results of one benchfmt file.
 func (r *Results) Read(rd io.Reader, fileName string) error {
@@ -45,6 +57,7 @@ func (r *Results) Read(rd io.Reader, fileName string) error {
 			f, line := rec.Pos()
 			return fmt.Errorf("%s:%d: %w", f, line, err)
 		}
+		bench, src, dst = r.intern(bench), r.intern(src), r.intern(dst)
 		if first {
 			for _, c := range rec.Config {
 				if c.File {
@@ -101,6 +114,7 @@ func (r *Results) ReadPair(rd io.Reader, fileName, src, dst string) error {
 		}
 	}
 	for k, vs := range one.values {
+		k.bench, k.src, k.dst = r.intern(k.bench), r.intern(k.src), r.intern(k.dst)
 		r.values[k] = append(r.values[k], vs...)
 	}
 	return nil
@@ -164,50 +178,61 @@ func (r *Results) Centers(bench, unit string, nodes []string) [][]float64 {
 // base" columns, which would compare every destination with the first.
 // Units other than times (B/op, allocs/op) are left out.
 func (r *Results) WriteMatrix(w io.Writer, nodes []string) error {
-	var b bytes.Buffer
+	b := bufio.NewWriter(w)
 	for _, c := range r.Config {
-		fmt.Fprintln(&b, c)
+		fmt.Fprintln(b, c)
 	}
 	for _, bench := range r.Benches {
 		for _, unit := range r.Units {
 			if benchunit.ClassOf(unit) != benchunit.Decimal || !strings.Contains(unit, "sec") {
 				continue
 			}
-			r.writeTable(&b, bench, unit, nodes)
+			r.writeTable(b, bench, unit, nodes)
 		}
 	}
-	_, err := w.Write(b.Bytes())
-	return err
+	return b.Flush()
 }
 
-func (r *Results) writeTable(b *bytes.Buffer, bench, unit string, nodes []string) {
-	var rows, cols []string
+func (r *Results) writeTable(b *bufio.Writer, bench, unit string, nodes []string) {
+	// Each cell's summary once, and rows and columns by index: a 1000-node
+	// matrix is 10^6 cells, and nothing here may cost more than a pass.
+	sums := make([][]benchmath.Summary, len(nodes))
+	hasRow := make([]bool, len(nodes))
+	hasCol := make([]bool, len(nodes))
 	var centers []float64
-	for _, src := range nodes {
-		for _, dst := range nodes {
+	for i, src := range nodes {
+		for j, dst := range nodes {
 			if s, ok := r.Summary(bench, unit, src, dst); ok {
+				if sums[i] == nil {
+					sums[i] = make([]benchmath.Summary, len(nodes))
+				}
+				sums[i][j] = s
 				centers = append(centers, s.Center)
-				if !slices.Contains(rows, src) {
-					rows = append(rows, src)
-				}
-				if !slices.Contains(cols, dst) {
-					cols = append(cols, dst)
-				}
+				hasRow[i], hasCol[j] = true, true
 			}
+		}
+	}
+	var rows, cols []string
+	var rowIdx, colIdx []int
+	for i, n := range nodes {
+		if hasRow[i] {
+			rows, rowIdx = append(rows, n), append(rowIdx, i)
+		}
+		if hasCol[i] {
+			cols, colIdx = append(cols, n), append(colIdx, i)
 		}
 	}
 	if len(rows) == 0 {
 		return
 	}
-	cols = slices.DeleteFunc(slices.Clone(nodes), func(n string) bool { return !slices.Contains(cols, n) })
 	scaler := benchunit.CommonScale(centers, benchunit.Decimal)
 	var warnings []string
 	cells := make([][]string, len(rows))
-	for i, src := range rows {
+	for i := range rows {
 		cells[i] = make([]string, len(cols))
-		for j, dst := range cols {
-			s, ok := r.Summary(bench, unit, src, dst)
-			if !ok {
+		for j := range cols {
+			s := sums[rowIdx[i]][colIdx[j]]
+			if !hasCell(s) {
 				continue
 			}
 			cell := scaler.Format(s.Center) + " ± " + s.PctRangeString()
@@ -268,6 +293,13 @@ func (r *Results) writeTable(b *bytes.Buffer, bench, unit string, nodes []string
 	for k, wn := range warnings {
 		fmt.Fprintf(b, "%s %s\n", footnote(k), wn)
 	}
+}
+
+// hasCell reports whether s is a cell's summary, not the zero of a pair
+// without results (a summary has at least one sample, so a finite center
+// and an interval around it).
+func hasCell(s benchmath.Summary) bool {
+	return s.Lo != 0 || s.Hi != 0 || s.Center != 0 || s.Confidence != 0
 }
 
 func footnote(k int) string {

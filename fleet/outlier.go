@@ -59,8 +59,18 @@ type Analysis struct {
 // Analyse applies th to the measures. A node is a suspect when more than
 // half of its pairs, and at least two, are bad: a slow or failed node
 // spoils every pair it is in, while a slow link spoils one.
+//
+// A figure that is no latency (NaN, infinite, negative) counts as a failed
+// pair: the readers refuse such values, and the rules must never compare
+// with one.
 func Analyse(measures []Measure, th Thresholds) Analysis {
 	a := Analysis{Thresholds: th}
+	measures = slices.Clone(measures)
+	for i, m := range measures {
+		if m.Failed == "" && (math.IsNaN(m.Value) || math.IsInf(m.Value, 0) || m.Value < 0) {
+			measures[i].Failed = "its figure is no latency (not finite, or negative)"
+		}
+	}
 	var values []float64
 	for _, m := range measures {
 		if m.Failed != "" {

@@ -1,6 +1,7 @@
 package fleet
 
 import (
+	"math"
 	"strings"
 	"testing"
 
@@ -87,4 +88,24 @@ func TestAnalyseUniformAndFailed(t *testing.T) {
 	b.Reset()
 	Analyse(nil, DefaultThresholds).Format(&b)
 	assert.Equal(t, "pairs measured: 0, failed: 0\nno outliers\n", b.String())
+}
+
+// TestAnalyseNoLatency: a NaN, infinite or negative figure is a failed
+// pair; the min rule and the report never print NaN.
+func TestAnalyseNoLatency(t *testing.T) {
+	nan := m("n1", "n4", 0)
+	nan.Value = math.NaN()
+	inf := m("n2", "n4", 0)
+	inf.Value = math.Inf(1)
+	a := Analyse([]Measure{nan, m("n1", "n2", 10), m("n1", "n3", 11), inf, m("n3", "n2", -1)}, DefaultThresholds)
+	assert.Equal(t, 2, a.Measured)
+	assert.InDelta(t, 10*us, a.Min, 1e-12)
+	assert.Equal(t, Pair{"n1", "n2"}, a.Fastest.Pair)
+	require.Len(t, a.Failed, 3)
+	assert.Equal(t, "its figure is no latency (not finite, or negative)", a.Failed[0].Failed)
+	var b strings.Builder
+	a.Format(&b)
+	assert.NotContains(t, b.String(), "NaN")
+	assert.NotContains(t, b.String(), "Inf")
+	assert.Contains(t, b.String(), "fastest: n1 n2 10.00us")
 }

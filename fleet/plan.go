@@ -205,6 +205,9 @@ func (p *Plan) checkPair(pair Pair) error {
 	return nil
 }
 
+// maxPlanLine bounds a line of a plan: "# nodes:" of 50,000 nodes fits.
+const maxPlanLine = 1 << 20
+
 // ParsePlan reads a plan file in ClusterKit's format, one pair a line:
 // "<round> <node1> <node2>", node1 running the benchmark; blank lines and
 // lines starting with # are skipped. Rounds are numbered from 1 and may
@@ -218,7 +221,9 @@ func ParsePlan(r io.Reader, name string, nodes []string) (*Plan, error) {
 	byRound := map[int][]Pair{}
 	busy := map[int]map[string]int{}
 	sc := bufio.NewScanner(r)
-	for line := 1; sc.Scan(); line++ {
+	sc.Buffer(make([]byte, 0, 64<<10), maxPlanLine)
+	line := 1
+	for ; sc.Scan(); line++ {
 		text := strings.TrimSpace(sc.Text())
 		if text == "" || strings.HasPrefix(text, "#") {
 			continue
@@ -244,6 +249,9 @@ func ParsePlan(r io.Reader, name string, nodes []string) (*Plan, error) {
 		byRound[round] = append(byRound[round], pair)
 	}
 	if err := sc.Err(); err != nil {
+		if errors.Is(err, bufio.ErrTooLong) {
+			return nil, fmt.Errorf("%s:%d: a line over %d bytes: not a plan", name, line, maxPlanLine)
+		}
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
 	if len(byRound) == 0 {

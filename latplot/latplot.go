@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"image/color"
+	"io"
 	"math"
 	"path/filepath"
 	"strconv"
@@ -20,6 +21,8 @@ import (
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/plotutil"
 	"gonum.org/v1/plot/vg"
+
+	"github.com/rdmabench/rdmabench/internal/atomicfile"
 )
 
 // Size of a saved plot.
@@ -204,7 +207,14 @@ func Save(p *plot.Plot, path string) error {
 	default:
 		return fmt.Errorf("latplot: %s: want a .png or .svg file name", path)
 	}
-	if err := p.Save(Width, Height, path); err != nil {
+	w, err := p.WriterTo(Width, Height, strings.TrimPrefix(strings.ToLower(filepath.Ext(path)), "."))
+	if err == nil {
+		err = atomicfile.Write(path, 0o644, func(f io.Writer) error {
+			_, err := w.WriteTo(f)
+			return err
+		})
+	}
+	if err != nil {
 		return fmt.Errorf("latplot: %w", err)
 	}
 	return nil

@@ -4,8 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"image/color"
+	"io"
 	"math"
-	"os"
 	"path/filepath"
 	"strings"
 
@@ -15,6 +15,8 @@ import (
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
 	"gonum.org/v1/plot/vg/vgimg"
+
+	"github.com/rdmabench/rdmabench/internal/atomicfile"
 )
 
 // SizePoint is one operation at one message size: the typical latency
@@ -151,14 +153,10 @@ func SaveGrid(path string, plots [][]*plot.Plot) error {
 			p.Draw(canvases[i][j])
 		}
 	}
-	f, err := os.Create(path)
-	if err != nil {
-		return fmt.Errorf("latplot: %w", err)
-	}
-	_, err = c.WriteTo(f)
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
+	err := atomicfile.Write(path, 0o644, func(f io.Writer) error {
+		_, err := c.WriteTo(f)
+		return err
+	})
 	if err != nil {
 		return fmt.Errorf("latplot: writing %s: %w", path, err)
 	}

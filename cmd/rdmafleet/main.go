@@ -73,9 +73,9 @@ func dispatch(ctx context.Context, args []string, getenv func(string) string, en
 	case "agent":
 		return runAgent(ctx, args[1:], getenv, environ, stderr)
 	case "plan":
-		return runPlan(args[1:], getenv, stdout, stderr)
+		return runPlan(ctx, args[1:], getenv, stdout, stderr)
 	case "report":
-		return runReport(args[1:], stdout, stderr)
+		return runReport(ctx, args[1:], stdout, stderr)
 	case "-h", "-help", "--help", "help":
 		fmt.Fprint(stdout, usage)
 		return 0

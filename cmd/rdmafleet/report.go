@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"flag"
 	"fmt"
@@ -9,7 +10,7 @@ import (
 	"github.com/rdmabench/rdmabench/internal/fleet/jobreport"
 )
 
-func runReport(args []string, stdout, stderr io.Writer) int {
+func runReport(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("rdmafleet report", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	var o jobreport.Options
@@ -26,7 +27,7 @@ func runReport(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "rdmafleet report: %v\n", err)
 		return 2
 	}
-	if err := jobreport.Write(*dir, o, stdout); err != nil {
+	if err := jobreport.Write(ctx, *dir, o, stdout); err != nil {
 		fmt.Fprintf(stderr, "rdmafleet report: %v\n", err)
 		return 1
 	}

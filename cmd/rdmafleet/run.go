@@ -13,6 +13,7 @@ import (
 
 	"github.com/rdmabench/rdmabench/fleet"
 	"github.com/rdmabench/rdmabench/internal/fleet/agent"
+	"github.com/rdmabench/rdmabench/internal/fleet/jobdir"
 	"github.com/rdmabench/rdmabench/internal/fleet/slurm"
 )
 
@@ -28,15 +29,18 @@ func (p *planFlags) register(fs *flag.FlagSet, getenv func(string) string) {
 	fs.Uint64Var(&p.seed, "seed", slurm.JobSeed(getenv), "shuffles the nodes of sample:K (default $SLURM_JOB_ID)")
 }
 
-func (p *planFlags) build(getenv func(string) string) (*fleet.Plan, error) {
+func (p *planFlags) build(ctx context.Context, getenv func(string) string) (*fleet.Plan, error) {
 	nodes, err := slurm.JobNodes(p.nodes, getenv)
 	if err != nil {
 		return nil, err
 	}
-	return fleet.Build(p.spec, nodes, p.seed, os.ReadFile)
+	// A plan file is read like the job directory's: a regular file, bounded,
+	// given up on a signal.
+	readFile := func(name string) ([]byte, error) { return jobdir.ReadFile(ctx, name, jobdir.MaxPlan) }
+	return fleet.Build(p.spec, nodes, p.seed, readFile)
 }
 
-func runPlan(args []string, getenv func(string) string, stdout, stderr io.Writer) int {
+func runPlan(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("rdmafleet plan", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	var pf planFlags
@@ -44,7 +48,7 @@ func runPlan(args []string, getenv func(string) string, stdout, stderr io.Writer
 	if err := fs.Parse(args); err != nil {
 		return exitFlag(err)
 	}
-	plan, err := pf.build(getenv)
+	plan, err := pf.build(ctx, getenv)
 	if err != nil {
 		fmt.Fprintf(stderr, "rdmafleet plan: %v\n", err)
 		return 2
@@ -80,7 +84,7 @@ func runDriver(ctx context.Context, args []string, getenv func(string) string, s
 		fmt.Fprintf(stderr, "%s rdmafleet: %s\n", time.Now().Format("15:04:05"), fmt.Sprintf(format, args...))
 	}
 	// Everything that can be wrong with the input fails here, before a step runs.
-	plan, err := pf.build(getenv)
+	plan, err := pf.build(ctx, getenv)
 	if err == nil {
 		err = opts.Check()
 	}

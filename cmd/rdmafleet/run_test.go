@@ -104,7 +104,7 @@ func TestRunFleetFailures(t *testing.T) {
 		"round03-n3-n4": "rdmapeer went away",
 	}
 	for base, want := range reasons {
-		why, err := jobdir.ReadFailed(filepath.Join(dir, jobdir.PairsDir, base+".failed"))
+		why, err := jobdir.ReadFailed(t.Context(), filepath.Join(dir, jobdir.PairsDir, base+".failed"))
 		require.NoError(t, err, base)
 		assert.Contains(t, why, want, base)
 	}
@@ -220,10 +220,10 @@ func readJobFile(t *testing.T, dir, name string) string {
 // is jobreport's, and TestRunFleet's).
 func TestReportCommand(t *testing.T) {
 	var stdout, stderr bytes.Buffer
-	assert.Equal(t, 1, runReport([]string{"-dir", t.TempDir()}, &stdout, &stderr))
+	assert.Equal(t, 1, runReport(t.Context(), []string{"-dir", t.TempDir()}, &stdout, &stderr))
 	assert.Contains(t, stderr.String(), "not a directory of rdmafleet run?")
-	assert.Equal(t, 2, runReport([]string{"-dir", t.TempDir(), "-min-ratio", "0.5"}, &stdout, &stderr))
+	assert.Equal(t, 2, runReport(t.Context(), []string{"-dir", t.TempDir(), "-min-ratio", "0.5"}, &stdout, &stderr))
 	assert.Contains(t, stderr.String(), "rdmafleet report: -min-ratio 0.5, -mads 6: want a ratio above 1")
-	assert.Equal(t, 2, runReport([]string{"-dir", t.TempDir(), "extra"}, &stdout, &stderr))
+	assert.Equal(t, 2, runReport(t.Context(), []string{"-dir", t.TempDir(), "extra"}, &stdout, &stderr))
 	assert.Contains(t, stderr.String(), "want -dir JOBDIR and no arguments")
 }

@@ -23,6 +23,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/rdmabench/rdmabench/internal/atomicfile"
 	"github.com/rdmabench/rdmabench/internal/report"
 	"github.com/rdmabench/rdmabench/internal/summary"
 )
@@ -52,17 +53,23 @@ func run(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "rdmasummary: -artifacts needs -out, the directory for overview.png and index.html; example: rdmasummary -out out -artifacts out/artifacts out/bench.txt\n")
 		return 2
 	}
-	if err := summarize(fl.Arg(0), *out, *arts, stdout); err != nil {
+	if err := summarize(fl.Arg(0), *out, *arts, stdout, stderr); err != nil {
 		fmt.Fprintf(stderr, "rdmasummary: %v\n", err)
 		return 1
 	}
 	return 0
 }
 
-func summarize(results, out, arts string, stdout io.Writer) error {
+func summarize(results, out, arts string, stdout, stderr io.Writer) error {
 	f, err := summary.ReadFile(results)
 	if err != nil {
 		return err
+	}
+	for _, e := range f.Skipped {
+		fmt.Fprintf(stderr, "rdmasummary: skipped %v\n", e)
+	}
+	if n := f.SkippedCount - len(f.Skipped); n > 0 {
+		fmt.Fprintf(stderr, "rdmasummary: skipped %d more malformed lines\n", n)
 	}
 	t := summary.Summarize(f, summary.DefaultOptions)
 	var text strings.Builder
@@ -75,7 +82,7 @@ func summarize(results, out, arts string, stdout io.Writer) error {
 	if out == "" {
 		return nil
 	}
-	if err := os.WriteFile(filepath.Join(out, "summary.txt"), []byte(text.String()), 0o644); err != nil {
+	if err := atomicfile.WriteFile(filepath.Join(out, "summary.txt"), []byte(text.String()), 0o644); err != nil {
 		return err
 	}
 	if arts == "" {

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -85,14 +86,27 @@ type RestoreOptions struct {
 // affinities), when it was recorded for another root, or (unless o.Force)
 // on another host or boot. A value the kernel refuses stays in the file, so
 // Restore can be run again.
+//
+// The root's lock is taken before the state file is read: a restore that
+// waited for another apply or restore reads the state as that one left it,
+// never a copy read before the wait.
 func Restore(statePath string, o RestoreOptions) ([]Change, error) {
-	p, err := LoadState(statePath)
-	if err != nil {
-		return nil, err
-	}
 	root := o.Root
 	if root == "" {
 		root = "/"
+	}
+	abs, err := filepath.Abs(statePath)
+	if err != nil {
+		return nil, fmt.Errorf("tune: %w", err)
+	}
+	l, err := lockRoot(root)
+	if err != nil {
+		return nil, err
+	}
+	defer l.unlock()
+	p, err := LoadState(statePath)
+	if err != nil {
+		return nil, err
 	}
 	if filepath.Clean(p.Root) != filepath.Clean(root) {
 		return nil, fmt.Errorf("tune: %s was recorded for -root %s, not %s: run rdmatune -root %s -state %s restore",
@@ -106,11 +120,10 @@ func Restore(statePath string, o RestoreOptions) ([]Change, error) {
 	if err := CheckIdentity(statePath, p); err != nil && !o.Force {
 		return nil, fmt.Errorf("tune: %w", err)
 	}
-	l, err := lockRoot(p.Root)
-	if err != nil {
-		return nil, err
+	if a := l.active(); a != "" && a != abs && !o.Force {
+		return nil, fmt.Errorf("tune: %w: %s is not the tuning in force, %s is: run rdmatune -state %s restore (or -force to replay %s anyway)",
+			ErrStale, statePath, a, a, statePath)
 	}
-	defer l.unlock()
 	var restored, failed []Change
 	var errs []error
 	for _, c := range slices.Backward(p.Changes) {
@@ -138,20 +151,65 @@ func Restore(statePath string, o RestoreOptions) ([]Change, error) {
 	return restored, nil
 }
 
-// LoadState reads the state file at statePath.
+// ErrStale reports a state file other than the one of the tuning in force
+// (recorded in the root's lock): its old values are not the host's now.
+var ErrStale = errors.New("stale state file")
+
+// maxState bounds a state file: a few hundred changes of a large host
+// take tens of kilobytes.
+const maxState = 1 << 20
+
+// LoadState reads the state file at statePath: a regular file (never
+// through a symlink) of at most a megabyte.
 func LoadState(statePath string) (Plan, error) {
-	b, err := os.ReadFile(statePath)
+	b, err := readState(statePath)
 	if errors.Is(err, fs.ErrNotExist) {
 		return Plan{}, fmt.Errorf("tune: nothing to restore: %s does not exist (the host was not tuned, or already restored)", statePath)
 	}
 	if err != nil {
 		return Plan{}, fmt.Errorf("tune: %w", err)
 	}
+	return ParseState(b, statePath)
+}
+
+// ParseState parses a state file's contents; name names it in errors.
+// Every change must name a file rdmatune writes, with values it writes.
+func ParseState(b []byte, name string) (Plan, error) {
 	var p Plan
 	if err := json.Unmarshal(b, &p); err != nil || p.Root == "" {
-		return Plan{}, fmt.Errorf("tune: %s is not a tuning state file (%v); remove it after checking the settings by hand", statePath, err)
+		return Plan{}, fmt.Errorf("tune: %s is not a tuning state file (%v); remove it after checking the settings by hand", name, err)
+	}
+	for _, c := range p.Changes {
+		if err := checkChange(c); err != nil {
+			return Plan{}, fmt.Errorf("tune: %s is not rdmatune's state, nothing restored: %w", name, err)
+		}
 	}
 	return p, nil
+}
+
+// readState reads a state file without following a symlink at it, and
+// only when it is a regular file within maxState bytes.
+func readState(statePath string) ([]byte, error) {
+	f, err := os.OpenFile(statePath, os.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK, 0)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	if !fi.Mode().IsRegular() {
+		return nil, fmt.Errorf("%s is not a regular file (%s)", statePath, fi.Mode().Type())
+	}
+	b, err := io.ReadAll(io.LimitReader(f, maxState+1))
+	if err != nil {
+		return nil, err
+	}
+	if len(b) > maxState {
+		return nil, fmt.Errorf("%s is over %d bytes: not a tuning state file", statePath, maxState)
+	}
+	return b, nil
 }
 
 func createState(statePath string, p Plan) error {

@@ -134,8 +134,16 @@ func (b *Builder) Side(ctx context.Context, name, arg string) (Built, error) {
 func (b *Builder) build(ctx context.Context, name, dir string) (string, error) {
 	bin := filepath.Join(b.tmp, name+".test")
 	fmt.Fprintf(b.log, "rdmaab: building the %s side: go test -c in %s\n", name, dir)
+	// The go command's work directory (go-build*) goes under tmp, which the
+	// sweep of a killed rdmaab removes whole: a SIGKILL gives the go
+	// command no chance to remove its own.
+	gotmp := filepath.Join(b.tmp, "gotmp")
+	if err := os.MkdirAll(gotmp, 0o755); err != nil {
+		return "", err
+	}
 	cmd := exec.CommandContext(ctx, "go", "test", "-c", "-o", bin, ".")
 	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "GOTMPDIR="+gotmp)
 	// go test -c runs the compiler and linker as children: on cancel the
 	// whole process group goes, not just the go command.
 	childproc.TieGroup(cmd)

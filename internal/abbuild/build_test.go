@@ -20,6 +20,7 @@ func fakeGo(t *testing.T) {
 	t.Helper()
 	dir := t.TempDir()
 	script := `#!/bin/sh
+if [ -n "$FAKEGO_ENVFILE" ]; then echo "$GOTMPDIR" > "$FAKEGO_ENVFILE"; fi
 if [ -n "$FAKEGO_PIDFILE" ]; then sleep 300 & echo $! > "$FAKEGO_PIDFILE.tmp"; mv "$FAKEGO_PIDFILE.tmp" "$FAKEGO_PIDFILE"; wait; fi
 while [ $# -gt 0 ]; do
 	if [ "$1" = -o ]; then shift; printf '#!/bin/sh\n' > "$1"; chmod +x "$1"; fi
@@ -134,6 +135,34 @@ func TestBuildKilledOnCancel(t *testing.T) {
 			syscall.Kill(pid, syscall.SIGKILL)
 			t.Fatal("the build's child outlived the cancel")
 		}
+	}
+}
+
+// The go command's work directory lies under the builder's swept
+// directory: a SIGKILLed rdmaab's go-build* goes with the next sweep.
+func TestBuildWorkDirSwept(t *testing.T) {
+	fakeGo(t)
+	envFile := filepath.Join(t.TempDir(), "env")
+	t.Setenv("FAKEGO_ENVFILE", envFile)
+	var log bytes.Buffer
+	b, err := NewBuilder(".", &log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	if _, err := b.build(t.Context(), "old", t.TempDir()); err != nil {
+		t.Fatal(err)
+	}
+	got, err := os.ReadFile(envFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	gotmp := strings.TrimSpace(string(got))
+	if gotmp != filepath.Join(b.tmp, "gotmp") {
+		t.Fatalf("GOTMPDIR=%q, want %s", gotmp, filepath.Join(b.tmp, "gotmp"))
+	}
+	if fi, err := os.Stat(gotmp); err != nil || !fi.IsDir() {
+		t.Fatalf("GOTMPDIR %s: %v", gotmp, err)
 	}
 }
 

@@ -51,6 +51,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"strconv"
 	"strings"
 )
@@ -277,7 +278,7 @@ func parseSample(s string, want int) (float64, error) {
 		return 0, ErrNoClock
 	}
 	v, err := strconv.ParseFloat(vs, 64)
-	if err != nil || v < 0 {
+	if err != nil || v < 0 || math.IsInf(v, 0) || math.IsNaN(v) {
 		return 0, fmt.Errorf("sample %d: %q is not a time", i, vs)
 	}
 	return v, nil
@@ -341,10 +342,16 @@ func parseRow(f []string, cols []column) (LatencyRow, error) {
 		return LatencyRow{}, fmt.Errorf("row has %d fields, the header %d columns", len(f), len(cols))
 	}
 	bytes, err := strconv.Atoi(f[0])
+	if err == nil && bytes < 1 {
+		err = fmt.Errorf("%d: want a size from 1", bytes)
+	}
 	if err != nil {
 		return LatencyRow{}, fmt.Errorf("#bytes: %v", err)
 	}
 	iters, err := strconv.Atoi(f[1])
+	if err == nil && iters < 1 {
+		err = fmt.Errorf("%d: want a count from 1", iters)
+	}
 	if err != nil {
 		return LatencyRow{}, fmt.Errorf("#iterations: %v", err)
 	}
@@ -362,8 +369,8 @@ func parseRow(f []string, cols []column) (LatencyRow, error) {
 			continue
 		}
 		v, err := strconv.ParseFloat(f[i+2], 64)
-		if err != nil {
-			return LatencyRow{}, fmt.Errorf("%s: %q is not a number", c.name, f[i+2])
+		if err != nil || math.IsInf(v, 0) || math.IsNaN(v) || v < 0 {
+			return LatencyRow{}, fmt.Errorf("%s: %q is not a number (a finite one, from 0)", c.name, f[i+2])
 		}
 		row.Values[Stat(c.name)] = v
 	}

@@ -3,10 +3,11 @@ package report
 import (
 	"fmt"
 	"html/template"
-	"os"
+	"io"
 	"path/filepath"
 
 	"github.com/rdmabench/rdmabench/artifacts"
+	"github.com/rdmabench/rdmabench/internal/atomicfile"
 	"github.com/rdmabench/rdmabench/internal/summary"
 	"github.com/rdmabench/rdmabench/latplot"
 )
@@ -123,14 +124,7 @@ window.addEventListener("load", function () {
 // WriteIndex writes the index page to out/index.html.
 func WriteIndex(out string, p Page) (string, error) {
 	path := filepath.Join(out, IndexFile)
-	f, err := os.Create(path)
-	if err != nil {
-		return "", fmt.Errorf("report: %w", err)
-	}
-	err = page.Execute(f, p)
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
+	err := atomicfile.Write(path, 0o644, func(f io.Writer) error { return page.Execute(f, p) })
 	if err != nil {
 		return "", fmt.Errorf("report: writing %s: %w", path, err)
 	}

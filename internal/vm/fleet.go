@@ -35,7 +35,7 @@ func RunFleet(ctx context.Context, c *Config, stdout, stderr io.Writer) int {
 
 // runFleet is RunFleet in its temporary directory tmp.
 func runFleet(ctx context.Context, c *Config, tmp string, stdout, stderr io.Writer, logf func(string, ...any)) int {
-	nodes, seg, err := prepareFleet(ctx, c, tmp, logf)
+	nodes, seg, err := prepareFleet(ctx, c, tmp, stderr, logf)
 	if err != nil {
 		return fail(ctx, stderr, err)
 	}
@@ -146,12 +146,12 @@ func runFleet(ctx context.Context, c *Config, tmp string, stdout, stderr io.Writ
 
 // prepareFleet builds each node's initramfs (the shared part from prepare,
 // then the node's own settings) and returns the nodes' VMs.
-func prepareFleet(ctx context.Context, c *Config, tmp string, logf func(string, ...any)) (_ []*qemu.VM, _ *segment.Segment, err error) {
+func prepareFleet(ctx context.Context, c *Config, tmp string, stderr io.Writer, logf func(string, ...any)) (_ []*qemu.VM, _ *segment.Segment, err error) {
 	netem, err := NetemByNode(c.Netem, c.Nodes)
 	if err != nil {
 		return nil, nil, err
 	}
-	p, err := prepare(ctx, c, tmp, logf)
+	p, err := prepare(ctx, c, tmp, stderr, logf)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -10,6 +10,8 @@ import (
 	"strings"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/rdmabench/rdmabench/internal/atomicfile"
 )
 
 // progressLog returns the function that prints progress lines ("rxevm: "
@@ -83,7 +85,7 @@ func (m kvmMemo) failed(logf func(string, ...any)) bool {
 
 // record notes that KVM failed on this host kernel.
 func (m kvmMemo) record() {
-	os.WriteFile(m.file(), []byte(hostKernel()+"\n"), 0o644)
+	atomicfile.WriteFile(m.file(), []byte(hostKernel()+"\n"), 0o644)
 }
 
 // randomHex returns n random bytes in hex.

@@ -33,7 +33,7 @@ type prepared struct {
 // cached guest (and, with several nodes, the fleet layer) up to date and
 // writes the kernel and the run's initramfs into tmp. In single-VM mode it
 // first probes the host CPUs (-probe).
-func prepare(ctx context.Context, c *Config, tmp string, logf func(string, ...any)) (*prepared, error) {
+func prepare(ctx context.Context, c *Config, tmp string, stderr io.Writer, logf func(string, ...any)) (*prepared, error) {
 	fleet := c.Nodes > 1
 	p := &prepared{kernel: filepath.Join(tmp, "vmlinuz"), initrd: filepath.Join(tmp, "initrd"), nonce: randomHex(8)}
 	if fleet {
@@ -56,7 +56,8 @@ func prepare(ctx context.Context, c *Config, tmp string, logf func(string, ...an
 		hostEnv = probeHost(ctx, c.SMP, pin, logf)
 	}
 
-	lock, err := debcache.Lock(ctx, p.cacheDir, logf)
+	notice := func(format string, args ...any) { fmt.Fprintf(stderr, format+"\n", args...) }
+	lock, err := debcache.Lock(ctx, p.cacheDir, logf, notice)
 	if err != nil {
 		return nil, err
 	}

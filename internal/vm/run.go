@@ -26,17 +26,21 @@ func Run(ctx context.Context, c *Config, stdout, stderr io.Writer) int {
 func session(ctx context.Context, c *Config, stderr io.Writer, pattern string, body func(tmp string, logf func(string, ...any)) int) int {
 	logf, closeLog := progressLog(c, stderr)
 	defer closeLog()
-	tmp, err := os.MkdirTemp("", pattern)
+	for _, d := range sweepTmp(os.TempDir()) {
+		logf("removed %s, left by an rxevm that was killed", d)
+	}
+	tmp, unlock, err := sessionTmp("", pattern)
 	if err != nil {
 		return fail(ctx, stderr, err)
 	}
 	defer os.RemoveAll(tmp)
+	defer unlock()
 	return body(tmp, logf)
 }
 
 // runVM is Run in its temporary directory tmp.
 func runVM(ctx context.Context, c *Config, tmp string, stdout, stderr io.Writer, logf func(string, ...any)) int {
-	p, err := prepare(ctx, c, tmp, logf)
+	p, err := prepare(ctx, c, tmp, stderr, logf)
 	if err != nil {
 		return fail(ctx, stderr, err)
 	}

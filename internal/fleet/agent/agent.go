@@ -96,7 +96,7 @@ func New(c Config) (*Agent, error) {
 			return nil, err
 		}
 	}
-	if a.plan, err = jobdir.ReadPlan(planPath); err != nil {
+	if a.plan, err = jobdir.ReadPlan(context.Background(), planPath); err != nil {
 		return nil, err
 	}
 	if c.Round > len(a.plan.Rounds) {

@@ -64,7 +64,7 @@ func (d *Driver) Run(ctx context.Context, plan *fleet.Plan, stdout io.Writer) er
 	d.Logf("%d nodes, %s: %d rounds, %d pairs; results in %s", len(plan.Nodes), plan.Pattern, len(plan.Rounds), len(plan.Steps()), d.Dir)
 	runErr := d.runRounds(ctx, d.Dir, plan)
 	if runErr == nil && d.Retest {
-		a, err := jobreport.Analyse(d.Dir, d.Report)
+		a, err := jobreport.Analyse(ctx, d.Dir, d.Report)
 		if err != nil {
 			return err
 		}
@@ -77,8 +77,9 @@ func (d *Driver) Run(ctx context.Context, plan *fleet.Plan, stdout io.Writer) er
 			runErr = d.runRounds(ctx, filepath.Join(d.Dir, jobdir.RetestDir), re)
 		}
 	}
-	// The report covers whatever ran, also after a cancelled job.
-	if err := jobreport.Write(d.Dir, d.Report, stdout); err != nil {
+	// The report covers whatever ran, also after a cancelled job: its
+	// reads are of files already written, bounded, so it runs to the end.
+	if err := jobreport.Write(context.WithoutCancel(ctx), d.Dir, d.Report, stdout); err != nil {
 		return errors.Join(runErr, err)
 	}
 	return runErr

@@ -6,12 +6,17 @@
 package jobdir
 
 import (
+	"bytes"
+	"context"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/rdmabench/rdmabench/fleet"
+	"github.com/rdmabench/rdmabench/internal/atomicfile"
 )
 
 // The job directory's layout: one file per pair and round.
@@ -43,41 +48,24 @@ func RawPath(dir string, s fleet.Step, what string) string {
 	return filepath.Join(dir, RawDir, PairBase(s)+"."+what)
 }
 
-// ReadPlan reads a plan file.
-func ReadPlan(path string) (*fleet.Plan, error) {
-	f, err := os.Open(path)
+// MaxPlan bounds a plan file: all pairs of 3,000 nodes fit.
+const MaxPlan = 128 << 20
+
+// ReadPlan reads a plan file, a regular one of at most MaxPlan bytes,
+// stopping when ctx is done.
+func ReadPlan(ctx context.Context, path string) (*fleet.Plan, error) {
+	b, err := ReadFile(ctx, path, MaxPlan)
 	if err != nil {
 		return nil, err
 	}
-	defer f.Close()
-	return fleet.ReadPlan(f, path)
+	return fleet.ReadPlan(bytes.NewReader(b), path)
 }
 
 // WriteAtomic writes a file under a temporary name and renames it, so
 // that a reader on the shared filesystem never sees half of it. It is
 // readable by all (0644), like every other file of the job directory.
 func WriteAtomic(path string, data []byte) error {
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return err
-	}
-	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
-	if err != nil {
-		return err
-	}
-	_, err = tmp.Write(data)
-	if cerr := tmp.Chmod(0o644); err == nil {
-		err = cerr
-	}
-	if cerr := tmp.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(tmp.Name(), path)
-	}
-	if err != nil {
-		os.Remove(tmp.Name())
-	}
-	return err
+	return atomicfile.WriteFile(path, data, 0o644)
 }
 
 // RecordFailed writes the step's failure file, unless its result is
@@ -86,21 +74,50 @@ func RecordFailed(dir string, s fleet.Step, reason string) error {
 	if _, err := os.Stat(ResultPath(dir, s)); err == nil {
 		return nil
 	}
-	reason = strings.Join(strings.Fields(reason), " ")
+	reason = CutReason(strings.Join(strings.Fields(reason), " "))
 	text := fmt.Sprintf("round: %d\nsrc: %s\ndst: %s\nreason: %s\n", s.Round, s.Src, s.Dst, reason)
 	return WriteAtomic(FailedPath(dir, s), []byte(text))
 }
 
-// ReadFailed returns the reason in a failure file.
-func ReadFailed(path string) (string, error) {
-	data, err := os.ReadFile(path)
+// MaxReason is the longest reason ReadFailed returns, in bytes: a
+// failure file is written by any node of the job, and its reason is copied
+// to outliers.txt and the report's output.
+const MaxReason = 512
+
+// maxFailed bounds what ReadFailed reads of a failure file: RecordFailed
+// writes a few lines before the reason.
+const maxFailed = 4 << 10
+
+// ReadFailed returns the reason in a failure file, on one line and cut to
+// MaxReason bytes (saying how much was cut), stopping when ctx is done.
+func ReadFailed(ctx context.Context, path string) (string, error) {
+	f, err := Open(ctx, path)
 	if err != nil {
 		return "", err
 	}
-	for line := range strings.SplitSeq(string(data), "\n") {
-		if r, ok := strings.CutPrefix(line, "reason: "); ok {
-			return r, nil
-		}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, maxFailed))
+	if err != nil {
+		return "", err
 	}
-	return "", fmt.Errorf("%s: no \"reason:\" line", path)
+	text := "\n" + string(data)
+	i := strings.Index(text, "\nreason: ")
+	if i < 0 {
+		return "", fmt.Errorf("%s: no \"reason:\" line", path)
+	}
+	start := i + len("\nreason: ")
+	r, _, _ := strings.Cut(text[start:], "\n")
+	return CutReason(strings.Join(strings.Fields(r), " ")), nil
+}
+
+// CutReason cuts r to MaxReason bytes on a character boundary, saying so.
+func CutReason(r string) string {
+	if len(r) <= MaxReason {
+		return r
+	}
+	cut := MaxReason
+	for cut > 0 && !utf8.RuneStart(r[cut]) {
+		cut--
+	}
+	return fmt.Sprintf("%s... (cut: over %d bytes)", r[:cut], MaxReason)
 }

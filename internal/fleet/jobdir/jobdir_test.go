@@ -57,7 +57,7 @@ func TestWriteAtomicAndFailures(t *testing.T) {
 	fi, err := os.Stat(FailedPath(dir, s))
 	require.NoError(t, err)
 	assert.Equal(t, os.FileMode(0o644), fi.Mode().Perm(), "failure files")
-	why, err := ReadFailed(FailedPath(dir, s))
+	why, err := ReadFailed(t.Context(), FailedPath(dir, s))
 	require.NoError(t, err)
 	assert.Equal(t, "rdmapeer exited before listening", why)
 
@@ -74,6 +74,6 @@ func TestWriteAtomicAndFailures(t *testing.T) {
 	assert.Empty(t, left, "no temporary files left")
 
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "bad.failed"), []byte("garbage\n"), 0o644))
-	_, err = ReadFailed(filepath.Join(dir, "bad.failed"))
+	_, err = ReadFailed(t.Context(), filepath.Join(dir, "bad.failed"))
 	assert.ErrorContains(t, err, `no "reason:" line`)
 }

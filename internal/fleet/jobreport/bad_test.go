@@ -15,7 +15,7 @@ import (
 // reason, and leaves the other pair's cell as it was.
 func TestReportMismatchedPairFile(t *testing.T) {
 	dir := copyDir(t, "testdata/job")
-	before, err := collect(dir, DefaultOptions)
+	before, err := collect(t.Context(), dir, DefaultOptions)
 	require.NoError(t, err)
 	cell, ok := before.results.Summary("RDMAWrite/size=2", "p50-sec", "n2", "n3")
 	require.True(t, ok)
@@ -24,11 +24,11 @@ func TestReportMismatchedPairFile(t *testing.T) {
 		"BenchmarkRDMAWrite/src=n2/dst=n3/size=2-4 5000 5260 ns/op 5260 p50-ns\n", 10)
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "pairs", "round03-n1-n2.txt"), []byte(rogue), 0o644))
 	var stdout bytes.Buffer
-	require.NoError(t, Write(dir, DefaultOptions, &stdout))
+	require.NoError(t, Write(t.Context(), dir, DefaultOptions, &stdout))
 	assert.Contains(t, stdout.String(), "failed: round 3 n1 n2: bad result file: "+
 		filepath.Join(dir, "pairs", "round03-n1-n2.txt")+": holds results of n2 -> n3, not of n1 -> n2\n")
 	assert.NotContains(t, stdout.String(), "n2 n3 5.26us")
-	after, err := collect(dir, DefaultOptions)
+	after, err := collect(t.Context(), dir, DefaultOptions)
 	require.NoError(t, err)
 	got, ok := after.results.Summary("RDMAWrite/size=2", "p50-sec", "n2", "n3")
 	require.True(t, ok)
@@ -56,7 +56,7 @@ func TestReportMalformedPairFiles(t *testing.T) {
 				require.NoError(t, os.WriteFile(p, []byte(tc.text), 0o644))
 			}
 			var stdout bytes.Buffer
-			require.NoError(t, Write(dir, DefaultOptions, &stdout))
+			require.NoError(t, Write(t.Context(), dir, DefaultOptions, &stdout))
 			assert.Contains(t, stdout.String(), tc.want)
 			assert.Contains(t, stdout.String(), "pairs measured: 5, failed: 1")
 			assert.FileExists(t, filepath.Join(dir, "matrix.txt"))
@@ -69,7 +69,7 @@ func TestReportMalformedPairFiles(t *testing.T) {
 func TestReportFileModes(t *testing.T) {
 	dir := copyDir(t, "testdata/job")
 	var stdout bytes.Buffer
-	require.NoError(t, Write(dir, DefaultOptions, &stdout))
+	require.NoError(t, Write(t.Context(), dir, DefaultOptions, &stdout))
 	for _, name := range []string{"matrix.txt", "outliers.txt"} {
 		fi, err := os.Stat(filepath.Join(dir, name))
 		require.NoError(t, err)

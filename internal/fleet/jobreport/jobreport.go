@@ -5,7 +5,7 @@
 package jobreport
 
 import (
-	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -17,6 +17,7 @@ import (
 
 	"github.com/rdmabench/rdmabench/fleet"
 	"github.com/rdmabench/rdmabench/fleet/heatmap"
+	"github.com/rdmabench/rdmabench/internal/atomicfile"
 	"github.com/rdmabench/rdmabench/internal/fleet/jobdir"
 )
 
@@ -51,9 +52,12 @@ type collected struct {
 // result nor a failure file counts as failed, and so does one whose file
 // is malformed or holds another pair's results (with the reason); only a
 // missing or unreadable plan fails the whole report.
-func collect(dir string, o Options) (*collected, error) {
+//
+// Every read stops when ctx is done, and a pair file that is not a
+// regular file (a FIFO would block the open) fails its pair.
+func collect(ctx context.Context, dir string, o Options) (*collected, error) {
 	path := filepath.Join(dir, jobdir.PlanFile)
-	plan, err := jobdir.ReadPlan(path)
+	plan, err := jobdir.ReadPlan(ctx, path)
 	if pe := (*fs.PathError)(nil); errors.As(err, &pe) { // not there, or unreadable
 		return nil, fmt.Errorf("%w (not a directory of rdmafleet run?)", err)
 	}
@@ -63,25 +67,33 @@ func collect(dir string, o Options) (*collected, error) {
 	c := &collected{plan: plan, results: fleet.NewResults()}
 	failed := map[int]string{}
 	for _, s := range plan.Steps() {
-		data, err := os.ReadFile(jobdir.ResultPath(dir, s))
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		f, err := jobdir.Open(ctx, jobdir.ResultPath(dir, s))
 		if err == nil {
-			if err := c.results.ReadPair(bytes.NewReader(data), jobdir.ResultPath(dir, s), s.Src, s.Dst); err != nil {
-				failed[s.Index] = "bad result file: " + oneLine(err.Error())
+			err = c.results.ReadPair(f, jobdir.ResultPath(dir, s), s.Src, s.Dst)
+			f.Close()
+			if ctx.Err() != nil {
+				return nil, ctx.Err()
+			}
+			if err != nil {
+				failed[s.Index] = "bad result file: " + cut(oneLine(err.Error()))
 			}
 			continue
 		}
 		if !errors.Is(err, os.ErrNotExist) {
-			failed[s.Index] = "unreadable result file: " + oneLine(err.Error())
+			failed[s.Index] = "unreadable result file: " + cut(oneLine(err.Error()))
 			continue
 		}
-		why, err := jobdir.ReadFailed(jobdir.FailedPath(dir, s))
+		why, err := jobdir.ReadFailed(ctx, jobdir.FailedPath(dir, s))
 		switch {
 		case err == nil:
 			failed[s.Index] = why
 		case errors.Is(err, os.ErrNotExist):
 			failed[s.Index] = "no result and no failure file (still running, or the job was stopped)"
 		default:
-			failed[s.Index] = "bad failure file: " + oneLine(err.Error())
+			failed[s.Index] = "bad failure file: " + cut(oneLine(err.Error()))
 		}
 	}
 	c.bench = o.Bench
@@ -105,9 +117,13 @@ func collect(dir string, o Options) (*collected, error) {
 // oneLine keeps a reason on one line of outliers.txt.
 func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
 
+// cut bounds a reason the report makes from an error: its file names and
+// quoted lines come from the job directory.
+func cut(s string) string { return jobdir.CutReason(s) }
+
 // Analyse judges the pairs of dir.
-func Analyse(dir string, o Options) (fleet.Analysis, error) {
-	c, err := collect(dir, o)
+func Analyse(ctx context.Context, dir string, o Options) (fleet.Analysis, error) {
+	c, err := collect(ctx, dir, o)
 	if err != nil {
 		return fleet.Analysis{}, err
 	}
@@ -115,19 +131,19 @@ func Analyse(dir string, o Options) (fleet.Analysis, error) {
 }
 
 // Write writes matrix.txt, outliers.txt and the heat map into dir,
-// and outliers.txt to stdout.
-func Write(dir string, o Options, stdout io.Writer) error {
-	c, err := collect(dir, o)
+// and outliers.txt to stdout, each file whole or not at all (written under
+// a temporary name and renamed). It stops when ctx is done.
+func Write(ctx context.Context, dir string, o Options, stdout io.Writer) error {
+	c, err := collect(ctx, dir, o)
 	if err != nil {
 		return err
 	}
-	var m bytes.Buffer
-	fmt.Fprintf(&m, "# rdmafleet: the median of each pair's results ± its 95%% confidence interval, as\n")
-	fmt.Fprintf(&m, "# benchstat -filter /size:S -row /src -col /dst pairs/*.txt prints them; rows run the benchmark.\n")
-	if err := c.results.WriteMatrix(&m, c.plan.Nodes); err != nil {
-		return err
-	}
-	if err := jobdir.WriteAtomic(filepath.Join(dir, "matrix.txt"), m.Bytes()); err != nil {
+	err = atomicfile.Write(filepath.Join(dir, "matrix.txt"), 0o644, func(m io.Writer) error {
+		fmt.Fprintf(m, "# rdmafleet: the median of each pair's results ± its 95%% confidence interval, as\n")
+		fmt.Fprintf(m, "# benchstat -filter /size:S -row /src -col /dst pairs/*.txt prints them; rows run the benchmark.\n")
+		return c.results.WriteMatrix(m, c.plan.Nodes)
+	})
+	if err != nil {
 		return err
 	}
 
@@ -135,7 +151,7 @@ func Write(dir string, o Options, stdout io.Writer) error {
 	var b strings.Builder
 	fmt.Fprintf(&b, "judged on: %s %s, %d nodes, plan %s\n", c.bench, o.Metric, len(c.plan.Nodes), c.plan.Pattern)
 	a.Format(&b)
-	if re, err := collect(filepath.Join(dir, jobdir.RetestDir), o); err == nil {
+	if re, err := collect(ctx, filepath.Join(dir, jobdir.RetestDir), o); err == nil {
 		formatRetest(&b, a, re)
 	} else if !errors.Is(err, os.ErrNotExist) {
 		return err
@@ -154,8 +170,14 @@ func Write(dir string, o Options, stdout io.Writer) error {
 		return err
 	}
 	side := heatmap.Size(len(c.plan.Nodes))
-	for _, name := range []string{"heatmap.png", "heatmap.svg"} {
-		if err := p.Save(side, side, filepath.Join(dir, name)); err != nil {
+	for _, format := range []string{"png", "svg"} {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		err := atomicfile.Write(filepath.Join(dir, "heatmap."+format), 0o644, func(f io.Writer) error {
+			return heatmap.Save(f, p, side, format)
+		})
+		if err != nil {
 			return err
 		}
 	}

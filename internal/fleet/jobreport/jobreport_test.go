@@ -30,7 +30,7 @@ func copyDir(t *testing.T, from string) string {
 func TestReportGolden(t *testing.T) {
 	dir := copyDir(t, "testdata/job")
 	var stdout bytes.Buffer
-	require.NoError(t, Write(dir, DefaultOptions, &stdout))
+	require.NoError(t, Write(t.Context(), dir, DefaultOptions, &stdout))
 	for _, name := range []string{"matrix.txt", "outliers.txt"} {
 		got, err := os.ReadFile(filepath.Join(dir, name))
 		require.NoError(t, err)
@@ -51,7 +51,7 @@ func TestReportGolden(t *testing.T) {
 	assert.Contains(t, readJobFile(t, dir, "heatmap.svg"), ">n4<")
 
 	// The heat map shows each pair both ways, in microseconds.
-	c, err := collect(dir, DefaultOptions)
+	c, err := collect(t.Context(), dir, DefaultOptions)
 	require.NoError(t, err)
 	grid := heatGrid(c.results, c.bench, "p50-sec", c.plan.Nodes)
 	assert.InDelta(t, 112.31, grid[0][3], 0.01, "n1 -> n4, measured")
@@ -62,7 +62,7 @@ func TestReportGolden(t *testing.T) {
 	stdout.Reset()
 	o := DefaultOptions
 	o.Bench, o.Metric = "RDMAWrite/size=4096", "p99-sec"
-	require.NoError(t, Write(dir, o, &stdout))
+	require.NoError(t, Write(t.Context(), dir, o, &stdout))
 	assert.Contains(t, stdout.String(), "judged on: RDMAWrite/size=4096 p99-sec")
 	assert.Contains(t, stdout.String(), "node n4: in 3 of its 3 pairs")
 }
@@ -72,11 +72,11 @@ func TestReportMissingPair(t *testing.T) {
 	require.NoError(t, os.Remove(filepath.Join(dir, "pairs", "round02-n4-n2.txt")))
 	require.NoError(t, os.RemoveAll(filepath.Join(dir, "retest")))
 	var stdout bytes.Buffer
-	require.NoError(t, Write(dir, DefaultOptions, &stdout))
+	require.NoError(t, Write(t.Context(), dir, DefaultOptions, &stdout))
 	assert.Contains(t, stdout.String(), "failed: round 2 n4 n2: no result and no failure file (still running, or the job was stopped)\n")
 	assert.NotContains(t, stdout.String(), "retest")
 
-	assert.ErrorContains(t, Write(t.TempDir(), DefaultOptions, &stdout), "not a directory of rdmafleet run?")
+	assert.ErrorContains(t, Write(t.Context(), t.TempDir(), DefaultOptions, &stdout), "not a directory of rdmafleet run?")
 	o := DefaultOptions
 	o.Thresholds.MinRatio = 0.5
 	assert.EqualError(t, o.Check(), "-min-ratio 0.5, -mads 6: want a ratio above 1 and a positive count")

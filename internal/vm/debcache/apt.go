@@ -6,9 +6,11 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 )
 
@@ -114,25 +116,38 @@ func ParsePolicy(out []byte) map[string]string {
 	return m
 }
 
-// Download fetches the .deb files missing from debDir, running apt-get
-// update once if apt-get download fails.
+// Download fetches the packages missing from debDir with apt-get download.
+// A .deb reaches debDir only whole: apt-get downloads into a temporary
+// directory inside it, each file is checked against the size and SHA256
+// of apt's index (apt-cache show) where the index has them, then renamed
+// into place; so a file under its final name was complete, and a download
+// cut short by a kill leaves only the temporary directory, which the next
+// Download (under the cache lock) removes.
 func Download(ctx context.Context, debDir string, pkgs []Package, logf func(format string, args ...any)) error {
 	if err := os.MkdirAll(debDir, 0o755); err != nil {
 		return err
 	}
+	sweepPartial(debDir, logf)
 	var want []string
+	var missing []Package
 	for _, p := range pkgs {
 		if _, err := os.Stat(filepath.Join(debDir, DebFile(p))); err != nil {
 			want = append(want, p.Name+"="+p.Version)
+			missing = append(missing, p)
 		}
 	}
 	if len(want) == 0 {
 		return nil
 	}
+	tmp, err := os.MkdirTemp(debDir, partialPrefix)
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(tmp)
 	logf("downloading %s", strings.Join(want, " "))
 	get := func() ([]byte, error) {
 		cmd := exec.CommandContext(ctx, "apt-get", append([]string{"download", "-q"}, want...)...)
-		cmd.Dir = debDir
+		cmd.Dir = tmp
 		return cmd.CombinedOutput()
 	}
 	if out, err := get(); err != nil {
@@ -144,12 +159,102 @@ func Download(ctx context.Context, debDir string, pkgs []Package, logf func(form
 			return fmt.Errorf("apt-get download: %v\n%s%s", err, out, out2)
 		}
 	}
-	for _, p := range pkgs {
-		if _, err := os.Stat(filepath.Join(debDir, DebFile(p))); err != nil {
+	idx := index(ctx, want)
+	for _, p := range missing {
+		got := filepath.Join(tmp, DebFile(p))
+		if _, err := os.Stat(got); err != nil {
 			return fmt.Errorf("apt-get download did not produce %s", DebFile(p))
+		}
+		if e, ok := idx[p]; ok {
+			if err := e.check(got); err != nil {
+				return fmt.Errorf("apt-get download of %s=%s: %w (a download cut short, or a mirror's damage: run rxevm again)", p.Name, p.Version, err)
+			}
+		} else {
+			logf("apt's index has no size or SHA256 of %s=%s: taken as downloaded", p.Name, p.Version)
+		}
+		if err := os.Rename(got, filepath.Join(debDir, DebFile(p))); err != nil {
+			return err
 		}
 	}
 	return nil
+}
+
+// partialPrefix names Download's temporary directories inside debDir.
+const partialPrefix = ".partial-"
+
+// sweepPartial removes the temporary directories of downloads that were
+// killed: Download runs under the cache lock, so none is in use.
+func sweepPartial(debDir string, logf func(format string, args ...any)) {
+	dirs, _ := filepath.Glob(filepath.Join(debDir, partialPrefix+"*"))
+	for _, d := range dirs {
+		if fi, err := os.Lstat(d); err == nil && fi.IsDir() {
+			logf("removing %s, left by a download that was cut short", d)
+			os.RemoveAll(d)
+		}
+	}
+}
+
+// indexEntry is what apt's index says of one .deb.
+type indexEntry struct {
+	size   int64
+	sha256 string
+}
+
+// check compares the file at path with e.
+func (e indexEntry) check(path string) error {
+	f, err := os.Open(path)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	h := sha256.New()
+	n, err := io.Copy(h, f)
+	if err != nil {
+		return err
+	}
+	if n != e.size {
+		return fmt.Errorf("%s is %d bytes, apt's index says %d", filepath.Base(path), n, e.size)
+	}
+	if got := hex.EncodeToString(h.Sum(nil)); e.sha256 != "" && got != e.sha256 {
+		return fmt.Errorf("%s has SHA256 %s, apt's index says %s", filepath.Base(path), got, e.sha256)
+	}
+	return nil
+}
+
+// index asks apt-cache show for the size and SHA256 of each name=version;
+// what it cannot tell is left out.
+func index(ctx context.Context, want []string) map[Package]indexEntry {
+	out, _ := exec.CommandContext(ctx, "apt-cache", append([]string{"show", "--no-all-versions"}, want...)...).Output()
+	return parseIndex(out)
+}
+
+// parseIndex reads apt-cache show's stanzas.
+func parseIndex(out []byte) map[Package]indexEntry {
+	idx := map[Package]indexEntry{}
+	for stanza := range strings.SplitSeq(string(out), "\n\n") {
+		var p Package
+		var e indexEntry
+		for line := range strings.SplitSeq(stanza, "\n") {
+			k, v, ok := strings.Cut(line, ": ")
+			if !ok {
+				continue
+			}
+			switch k {
+			case "Package":
+				p.Name = v
+			case "Version":
+				p.Version = v
+			case "Size":
+				e.size, _ = strconv.ParseInt(v, 10, 64)
+			case "SHA256":
+				e.sha256 = v
+			}
+		}
+		if p.Name != "" && p.Version != "" && e.size > 0 {
+			idx[p] = e
+		}
+	}
+	return idx
 }
 
 // Extract unpacks the downloaded packages pkgs from debDir into root with

@@ -2,6 +2,9 @@ package debcache
 
 import (
 	"context"
+	"fmt"
+	"os"
+	"path/filepath"
 	"testing"
 	"time"
 )
@@ -57,20 +60,47 @@ func TestDefaultCacheDir(t *testing.T) {
 func TestLockCache(t *testing.T) {
 	dir := t.TempDir()
 	ctx := context.Background()
-	l1, err := Lock(ctx, dir, t.Logf)
+	l1, err := Lock(ctx, dir, t.Logf, t.Logf)
 	if err != nil {
 		t.Fatal(err)
 	}
 	ctx2, cancel := context.WithTimeout(ctx, 500*time.Millisecond)
 	defer cancel()
-	if l2, err := Lock(ctx2, dir, t.Logf); err == nil {
+	if l2, err := Lock(ctx2, dir, t.Logf, t.Logf); err == nil {
 		l2.Close()
 		t.Fatal("second lock taken while the first is held")
 	}
 	l1.Close()
-	l3, err := Lock(ctx, dir, t.Logf)
+	l3, err := Lock(ctx, dir, t.Logf, t.Logf)
 	if err != nil {
 		t.Fatalf("lock after release: %v", err)
 	}
 	l3.Close()
+}
+
+// TestLockNotice: a wait on the cache lock is told to the user (the
+// notice, shown without -v) after LockNotice, naming the holder's pid, in
+// a line benchstat cannot take for a config line.
+func TestLockNotice(t *testing.T) {
+	dir := t.TempDir()
+	l1, err := Lock(t.Context(), dir, t.Logf, t.Logf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l1.Close()
+	old := LockNotice
+	LockNotice = 300 * time.Millisecond
+	defer func() { LockNotice = old }()
+	var notices []string
+	notice := func(format string, args ...any) { notices = append(notices, fmt.Sprintf(format, args...)) }
+	ctx, cancel := context.WithTimeout(t.Context(), time.Second)
+	defer cancel()
+	if l2, err := Lock(ctx, dir, t.Logf, notice); err == nil {
+		l2.Close()
+		t.Fatal("second lock taken while the first is held")
+	}
+	want := fmt.Sprintf("rxevm is waiting for the VM cache lock %s, held by another rxevm (pid %d); it goes on when that one ends", filepath.Join(dir, "lock"), os.Getpid())
+	if len(notices) != 1 || notices[0] != want {
+		t.Fatalf("notices %q, want one: %q", notices, want)
+	}
 }

@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+
+	"github.com/rdmabench/rdmabench/internal/atomicfile"
 )
 
 // Marker is the file that says a directory is an rxevm cache. rxevm
@@ -42,7 +44,18 @@ func ownName(e os.DirEntry) bool {
 		return e.Name() == "debs" || e.Name() == PluginDir || keyName.MatchString(e.Name())
 	case e.Type().IsRegular():
 		// A marker's temporary file is left only by a crash mid-write.
-		return cacheFiles[e.Name()] || strings.HasPrefix(e.Name(), Marker+".tmp")
+		return cacheFiles[e.Name()] || strings.HasPrefix(e.Name(), Marker+".tmp") || cacheTemp(e.Name())
+	}
+	return false
+}
+
+// cacheTemp reports whether name is atomicfile's temporary file of one of
+// cacheFiles, left by an rxevm killed while writing it.
+func cacheTemp(name string) bool {
+	for f := range cacheFiles {
+		if atomicfile.IsTemp(name, f) {
+			return true
+		}
 	}
 	return false
 }
@@ -137,6 +150,9 @@ func Prune(dir, keep string) {
 	for _, e := range ents {
 		if e.IsDir() && e.Name() != keep && keyName.MatchString(e.Name()) {
 			os.RemoveAll(filepath.Join(dir, e.Name()))
+		}
+		if e.Type().IsRegular() && cacheTemp(e.Name()) {
+			os.Remove(filepath.Join(dir, e.Name())) // a killed write's; the caller holds the lock
 		}
 	}
 }

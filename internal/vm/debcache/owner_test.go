@@ -124,11 +124,35 @@ func TestClaimCacheSymlinkMarker(t *testing.T) {
 func TestLockCacheRefusesForeign(t *testing.T) {
 	dir := t.TempDir()
 	mkTree(t, dir, "apt/", "man/")
-	if l, err := Lock(t.Context(), dir, t.Logf); err == nil {
+	if l, err := Lock(t.Context(), dir, t.Logf, t.Logf); err == nil {
 		l.Close()
 		t.Fatal("lockCache took a foreign directory")
 	}
 	if exists(filepath.Join(dir, "lock")) {
 		t.Error("lockCache created a lock file in a foreign directory")
+	}
+}
+
+// TestKilledWriteLeftovers: the temporary file of a write of current or
+// resolved that was killed (they are written whole, then renamed) is one
+// of rxevm's names, and Prune removes it.
+func TestKilledWriteLeftovers(t *testing.T) {
+	dir := t.TempDir()
+	for _, name := range []string{"current", ".current.tmp-123", ".resolved.tmp-9"} {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte("x"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := Claim(dir, t.Logf); err != nil {
+		t.Fatalf("Claim refused a cache with a killed write's leftovers: %v", err)
+	}
+	Prune(dir, "")
+	for _, name := range []string{".current.tmp-123", ".resolved.tmp-9"} {
+		if _, err := os.Stat(filepath.Join(dir, name)); err == nil {
+			t.Errorf("%s left by Prune", name)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(dir, "current")); err != nil {
+		t.Errorf("current removed: %v", err)
 	}
 }

@@ -15,6 +15,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/rdmabench/rdmabench/internal/atomicfile"
 	"github.com/rdmabench/rdmabench/internal/vm/debcache"
 	"github.com/rdmabench/rdmabench/internal/vm/guest"
 	"github.com/rdmabench/rdmabench/internal/vm/initramfs"
@@ -57,7 +58,7 @@ func LoadBase(ctx context.Context, cacheDir, busybox string, logf func(string, .
 		return nil, err
 	}
 	logf("guest cache ready in %.1f s: %s", time.Since(start).Seconds(), dir)
-	os.WriteFile(filepath.Join(cacheDir, "current"), []byte(key+"\n"), 0o644)
+	atomicfile.WriteFile(filepath.Join(cacheDir, "current"), []byte(key+"\n"), 0o644)
 	debcache.Prune(cacheDir, key)
 	debcache.PruneDebs(cacheDir, pkgs)
 	return openBase(dir)

@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/rdmabench/rdmabench/internal/atomicfile"
 	"github.com/rdmabench/rdmabench/internal/vm/debcache"
 )
 
@@ -37,7 +38,7 @@ func resolvePackages(ctx context.Context, cacheDir string, logf func(string, ...
 	}
 	pkgs, err := aptCandidates(ctx)
 	if err == nil {
-		os.WriteFile(memo, formatResolved(pkgs, debcache.ListsFingerprint()), 0o644)
+		atomicfile.WriteFile(memo, formatResolved(pkgs, debcache.ListsFingerprint()), 0o644)
 		return pkgs, nil
 	}
 	logf("%v; running apt-get update", err)
@@ -46,7 +47,7 @@ func resolvePackages(ctx context.Context, cacheDir string, logf func(string, ...
 	}
 	pkgs, err = aptCandidates(ctx)
 	if err == nil {
-		os.WriteFile(memo, formatResolved(pkgs, debcache.ListsFingerprint()), 0o644)
+		atomicfile.WriteFile(memo, formatResolved(pkgs, debcache.ListsFingerprint()), 0o644)
 	}
 	return pkgs, err
 }

@@ -1,0 +1,124 @@
+package fleet
+
+import (
+	"bytes"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// FuzzParsePlan: any plan file is refused with an error or gives a plan
+// whose every pair is two different nodes of the list, each node at most
+// once in a round, and which reads back as written.
+func FuzzParsePlan(f *testing.F) {
+	f.Add("1 n1 n2\n1 n3 n4\n2 n1 n3\n")
+	f.Add("# comment\n\n3 n2 n1\n1 n1 n2\n")
+	f.Add("1 n1 n1\n")
+	f.Add("0 n1 n2\n")
+	f.Add("1 n1 n2\n1 n2 n3\n")
+	f.Add("99999999999999999999 n1 n2\n")
+	f.Fuzz(func(t *testing.T, in string) {
+		nodes := []string{"n1", "n2", "n3", "n4"}
+		p, err := ParsePlan(strings.NewReader(in), "plan.txt", nodes)
+		if err != nil {
+			return
+		}
+		checkPlan(t, p)
+		var b bytes.Buffer
+		if err := p.Write(&b); err != nil {
+			t.Fatal(err)
+		}
+		q, err := ReadPlan(&b, "again")
+		if err != nil {
+			t.Fatalf("a written plan does not read back: %v\n%s", err, b.String())
+		}
+		if len(q.Steps()) != len(p.Steps()) {
+			t.Fatalf("%d steps read back, %d written", len(q.Steps()), len(p.Steps()))
+		}
+	})
+}
+
+// FuzzReadPlan: a job directory's plan.txt, whatever it holds.
+func FuzzReadPlan(f *testing.F) {
+	if b, err := os.ReadFile(filepath.FromSlash("../internal/fleet/jobreport/testdata/job/plan.txt")); err == nil {
+		f.Add(string(b))
+	}
+	f.Add("# nodes: a b\n# pattern: all-pairs\n1 a b\n")
+	f.Add("# nodes: a a\n# pattern: x\n1 a a\n")
+	f.Add("# nodes:\n# pattern: \n")
+	f.Fuzz(func(t *testing.T, in string) {
+		p, err := ReadPlan(strings.NewReader(in), "plan.txt")
+		if err != nil {
+			return
+		}
+		checkPlan(t, p)
+	})
+}
+
+func checkPlan(t *testing.T, p *Plan) {
+	t.Helper()
+	known := map[string]bool{}
+	for _, n := range p.Nodes {
+		known[n] = true
+	}
+	for r, pairs := range p.Rounds {
+		busy := map[string]bool{}
+		for _, pair := range pairs {
+			if pair.Src == pair.Dst || !known[pair.Src] || !known[pair.Dst] {
+				t.Fatalf("round %d: pair %v", r+1, pair)
+			}
+			if busy[pair.Src] || busy[pair.Dst] {
+				t.Fatalf("round %d: a node twice", r+1)
+			}
+			busy[pair.Src], busy[pair.Dst] = true, true
+		}
+	}
+}
+
+// FuzzReadPair: a pair file, whatever it holds, adds results of its own
+// pair only, each a measurement, or nothing; the analysis of what it
+// added never prints NaN.
+func FuzzReadPair(f *testing.F) {
+	if b, err := os.ReadFile(filepath.FromSlash("../internal/fleet/jobreport/testdata/job/pairs/round01-n1-n4.txt")); err == nil {
+		f.Add(string(b))
+	}
+	f.Add("BenchmarkRDMAWrite/src=n1/dst=n4/size=2-4 5000 5260 ns/op 5260 p50-ns\n")
+	f.Add("BenchmarkRDMAWrite/src=n2/dst=n3/size=2-4 5000 5260 ns/op 5260 p50-ns\n")
+	f.Add("BenchmarkRDMAWrite/src=n1/dst=n4/size=2-4 5000 NaN ns/op -1 p50-ns\n")
+	f.Add("BenchmarkRDMAWrite/size=2 1000 5 ns/op\n")
+	f.Fuzz(func(t *testing.T, in string) {
+		r := NewResults()
+		err := r.ReadPair(strings.NewReader(in), "pair.txt", "n1", "n4")
+		for k, vs := range r.values {
+			if err != nil {
+				t.Fatalf("a refused file added %v", k)
+			}
+			if k.src != "n1" || k.dst != "n4" {
+				t.Fatalf("a result of %s -> %s", k.src, k.dst)
+			}
+			for _, v := range vs {
+				if math.IsNaN(v) || math.IsInf(v, 0) || v < 0 {
+					t.Fatalf("value %g", v)
+				}
+			}
+		}
+		for _, bench := range r.Benches {
+			for _, unit := range r.Units {
+				if s, ok := r.Summary(bench, unit, "n1", "n4"); ok {
+					a := Analyse([]Measure{{Pair: Pair{"n1", "n4"}, Round: 1, Value: s.Center}, m("n2", "n3", 10)}, DefaultThresholds)
+					var b strings.Builder
+					a.Format(&b)
+					if strings.Contains(b.String(), "NaN") {
+						t.Fatalf("NaN in the analysis:\n%s", b.String())
+					}
+				}
+			}
+		}
+		var b bytes.Buffer
+		if err := r.WriteMatrix(&b, []string{"n1", "n4"}); err != nil {
+			t.Fatal(err)
+		}
+	})
+}
