@@ -235,27 +235,32 @@ func bootRatios(recs []bootRec, units []string) (names []string, lrs [][]float64
 	return names, lrs
 }
 
-func judgeBoots(recs []bootRec, units []string, rule abtest.SequentialRule) []abtest.PairedFinding {
+// bootMetrics returns the boots' metrics of units, one log ratio per pair
+// of boots each.
+func bootMetrics(recs []bootRec, units []string) []pairedMetric {
 	names, lrs := bootRatios(recs, units)
-	return rule.Decide(names, lrs)
+	ms := make([]pairedMetric, len(names))
+	for i := range names {
+		ms[i] = pairedMetric{name: names[i], lrs: lrs[i], basis: ByBoots}
+	}
+	return ms
 }
 
-// bootsVerdict prints the paired verdict over the boot pairs and returns
-// the gate's status.
-func bootsVerdict(w io.Writer, recs []bootRec, rule abtest.GateRule, seq abtest.SequentialRule) int {
+func judgeBoots(recs []bootRec, units []string, rule abtest.SequentialRule) []abtest.PairedFinding {
+	return decideMetrics(rule, bootMetrics(recs, units))
+}
+
+// bootsVerdict prints the paired verdict over the boot pairs, names the
+// benchmarks one side lacks, and returns the gate's status.
+func bootsVerdict(w io.Writer, recs []bootRec, old, new *abtest.Results, rule abtest.GateRule, seq abtest.SequentialRule) int {
 	covered, rest := coveredUnits(rule.Units)
 	if len(rest) > 0 {
 		fmt.Fprintf(w, "note: %s not judged: a comparison of boots judges a boot's median p50-ns and min-ns only\n", strings.Join(rest, ","))
 	}
 	seq.Alpha = rule.Alpha
-	fs := judgeBoots(recs, covered, seq)
-	names, lrs := bootRatios(recs, covered)
-	printFindings(w, seq, fs, "boot pairs", "each pair's log ratio new/old of the boots' medians", "per boot pair",
-		func(name string) []float64 {
-			if i := slices.Index(names, name); i >= 0 {
-				return lrs[i]
-			}
-			return nil
-		})
+	ms := bootMetrics(recs, covered)
+	fs := decideMetrics(seq, ms)
+	printFindings(w, seq, fs, "boot pairs", "each pair's log ratio new/old of the boots' medians", ms)
+	printOneSided(w, old, new, covered)
 	return pairedStatus(w, seq, fs)
 }

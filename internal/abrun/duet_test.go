@@ -63,8 +63,18 @@ func fakeDuet(side string, args []string) int {
 	}
 	slices.Sort(meds)
 	p50 := meds[len(meds)/2]
-	fmt.Printf("goos: linux\npkg: fake\nrdma-device: rxe0\nBenchmarkRDMAWrite/size=2-4\t1000\t%.0f ns/op\t%.0f min-ns\t%.0f p50-ns\t%.0f p99-ns\nPASS\n",
+	fmt.Printf("goos: linux\npkg: fake\nrdma-device: rxe0\nBenchmarkRDMAWrite/size=2-4\t1000\t%.0f ns/op\t%.0f min-ns\t%.0f p50-ns\t%.0f p99-ns\n",
 		p50*1.1, p50*0.9, p50, p50*3)
+	// A benchmark that times itself, taking no turns, $FAKE_SELF_FACTOR
+	// times slower on the new side.
+	if f, err := strconv.ParseFloat(os.Getenv("FAKE_SELF_FACTOR"), 64); err == nil {
+		self := 1000.0
+		if side == "new" {
+			self *= f
+		}
+		fmt.Printf("BenchmarkSelfTimed-4\t1000\t%.0f ns/op\t%.0f p50-ns\n", self, self)
+	}
+	fmt.Println("PASS")
 	return 0
 }
 

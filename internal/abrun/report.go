@@ -45,11 +45,11 @@ func Report(ctx context.Context, stdout, stderr io.Writer, dir string, rule abte
 	fmt.Fprintln(stdout)
 	var code int
 	if recs, err := readBootsFile(filepath.Join(dir, bootsFile)); err == nil && len(recs) > 0 {
-		code = bootsVerdict(stdout, recs, rule, seq)
-	} else if bs, err := readBurstsFile(filepath.Join(dir, burstsFile)); err == nil && len(bs) > 0 {
-		code = duetVerdict(stdout, stderr, bs, old, new, rule, seq)
+		code = bootsVerdict(stdout, recs, old, new, rule, seq)
+	} else if bs, err := readBurstsFile(filepath.Join(dir, burstsFile)); err == nil {
+		code = duetVerdict(stdout, stderr, bs, pairs, old, new, rule, seq)
 	} else {
-		code = printVerdict(stdout, stderr, rule.Judge(old, new))
+		code = uTestVerdict(stdout, stderr, old, new, rule)
 	}
 	if w := contentionWarning(oldName); w != "" {
 		fmt.Fprintf(stdout, "\nnote: %s\n  %s\n", w, contentionAdvice)
@@ -69,10 +69,28 @@ func Gate(stdout, stderr io.Writer, oldName, newName string, rule abtest.GateRul
 		fmt.Fprintf(stderr, "rdmaab: %v\n", err)
 		return ExitFailed
 	}
-	if bs, err := readBurstsFile(filepath.Join(filepath.Dir(oldName), burstsFile)); err == nil && len(bs) > 0 {
-		return duetVerdict(stdout, stderr, bs, old, new, rule, seq)
+	if bs, err := readBurstsFile(filepath.Join(filepath.Dir(oldName), burstsFile)); err == nil {
+		pairs, err := readPairs(oldName, newName)
+		if err != nil {
+			fmt.Fprintf(stderr, "rdmaab: %v\n", err)
+			return ExitFailed
+		}
+		return duetVerdict(stdout, stderr, bs, pairs, old, new, rule, seq)
 	}
-	return printVerdict(stdout, stderr, rule.Judge(old, new))
+	return uTestVerdict(stdout, stderr, old, new, rule)
+}
+
+// uTestVerdict judges every gated metric by the U test over the runs (an
+// interleaved comparison's, or two files made any other way).
+func uTestVerdict(stdout, stderr io.Writer, old, new *abtest.Results, rule abtest.GateRule) int {
+	v := rule.Judge(old, new)
+	code := printVerdict(stdout, stderr, v)
+	bases := make([]Basis, len(v.Findings))
+	for i := range bases {
+		bases[i] = ByUTest
+	}
+	fmt.Fprintf(stdout, "%s\n", basisCounts(bases))
+	return code
 }
 
 // contentionAdvice is what to do about a host whose CPUs slow each other:
@@ -97,14 +115,19 @@ func contentionWarning(name string) string {
 	return ""
 }
 
-// pairsOf rebuilds the pairs from old.txt and new.txt.
+// pairsOf rebuilds the pairs from dir's old.txt and new.txt.
 func pairsOf(dir string) ([]abtest.Pair, error) {
-	oldF, err := os.Open(sideFile(dir, abtest.Old))
+	return readPairs(sideFile(dir, abtest.Old), sideFile(dir, abtest.New))
+}
+
+// readPairs rebuilds the pairs from two sides' files.
+func readPairs(oldName, newName string) ([]abtest.Pair, error) {
+	oldF, err := os.Open(oldName)
 	if err != nil {
 		return nil, err
 	}
 	defer oldF.Close()
-	newF, err := os.Open(sideFile(dir, abtest.New))
+	newF, err := os.Open(newName)
 	if err != nil {
 		return nil, err
 	}
@@ -130,27 +153,39 @@ func benchstat(ctx context.Context, w io.Writer, oldName, newName string) error 
 	return err
 }
 
-// duetVerdict judges a duet: the gated units its turns cover (p50, min) by
-// the paired sequential rule, the others (p99) by the U test over the
-// runs. The two families share alpha in proportion to their metrics
-// (Bonferroni between them, Holm within each).
-func duetVerdict(stdout, stderr io.Writer, bs []burstRec, old, new *abtest.Results, rule abtest.GateRule, seq abtest.SequentialRule) int {
+// duetVerdict judges a duet: the gated units a turn's summary covers
+// (p50, min) by the paired sequential rule, over every benchmark (by its
+// turns, or by its pairs of runs where it takes none), the others (p99) by
+// the U test over the runs. The two families share alpha in proportion to
+// their metrics (Bonferroni between them, Holm within each).
+func duetVerdict(stdout, stderr io.Writer, bs []burstRec, pairs []abtest.Pair, old, new *abtest.Results, rule abtest.GateRule, seq abtest.SequentialRule) int {
 	covered, rest := coveredUnits(rule.Units)
 	n := float64(len(covered) + len(rest))
 	seq.Alpha = rule.Alpha * float64(len(covered)) / n
 	code := 0
+	var bases []Basis
 	if len(covered) > 0 {
-		fs := printPaired(stdout, bs, covered, seq)
+		ms := duetMetrics(bs, pairs, old, new, covered)
+		fs := printPaired(stdout, ms, seq)
+		printOneSided(stdout, old, new, covered)
+		for _, m := range ms {
+			bases = append(bases, m.basis)
+		}
 		code = pairedStatus(stdout, seq, fs)
 	}
 	if len(rest) > 0 {
 		r := rule
 		r.Units, r.Alpha = rest, rule.Alpha*float64(len(rest))/n
 		fmt.Fprintln(stdout)
-		c := printVerdict(stdout, stderr, r.Judge(old, new))
+		v := r.Judge(old, new)
+		c := printVerdict(stdout, stderr, v)
 		if c == ExitRegressed || code == 0 {
 			code = c
 		}
+		for range v.Findings {
+			bases = append(bases, ByUTest)
+		}
 	}
+	fmt.Fprintf(stdout, "%s\n", basisCounts(bases))
 	return code
 }

@@ -195,7 +195,7 @@ func (v Verdict) Print(w io.Writer) error {
 		}
 	}
 	for _, k := range v.Missing {
-		p.Printf("     %s %s: on one side only, not compared\n", k.Name, k.Unit)
+		p.Printf("     %s %s: on one side only: not compared, and not counted in the verdict\n", k.Name, k.Unit)
 	}
 	n := 0
 	for _, f := range v.Findings {
