@@ -381,10 +381,6 @@ func runDuet(ctx context.Context, s *Spec, progress io.Writer) error {
 	return os.WriteFile(filepath.Join(s.OutDir, "stop.txt"), []byte(msg+"\n"), 0o644)
 }
 
-// minDuetPairs: the paired verdict takes the pair of processes as its
-// unit (paired.go says why) and decides nothing before this many.
-const minDuetPairs = 3
-
 // runArgs is the test binary's command line for one repetition.
 func runArgs(s *Spec) []string {
 	args := []string{"-test.run=^$", "-test.bench=" + s.Bench, "-test.count=1",

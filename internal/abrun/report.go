@@ -160,8 +160,8 @@ func benchstat(ctx context.Context, w io.Writer, oldName, newName string) error 
 // their metrics (Bonferroni between them, Holm within each).
 func duetVerdict(stdout, stderr io.Writer, bs []burstRec, pairs []abtest.Pair, old, new *abtest.Results, rule abtest.GateRule, seq abtest.SequentialRule) int {
 	covered, rest := coveredUnits(rule.Units)
-	n := float64(len(covered) + len(rest))
-	seq.Alpha = rule.Alpha * float64(len(covered)) / n
+	n := len(covered) + len(rest)
+	seq.Alpha = abtest.AlphaShare(rule.Alpha, len(covered), n)
 	code := 0
 	var bases []Basis
 	if len(covered) > 0 {
@@ -175,7 +175,7 @@ func duetVerdict(stdout, stderr io.Writer, bs []burstRec, pairs []abtest.Pair, o
 	}
 	if len(rest) > 0 {
 		r := rule
-		r.Units, r.Alpha = rest, rule.Alpha*float64(len(rest))/n
+		r.Units, r.Alpha = rest, abtest.AlphaShare(rule.Alpha, len(rest), n)
 		fmt.Fprintln(stdout)
 		v := r.Judge(old, new)
 		c := printVerdict(stdout, stderr, v)

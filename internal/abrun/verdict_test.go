@@ -2,10 +2,14 @@ package abrun
 
 import (
 	"bytes"
+	"flag"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/rdmabench/rdmabench/internal/abtest"
 )
 
 // gateFiles runs rdmaab gate's verdict on dir's old.txt and new.txt (and
@@ -13,7 +17,7 @@ import (
 func gateFiles(t *testing.T, dir, metrics string, pairs int) (int, string) {
 	t.Helper()
 	var s Spec
-	s.Gate = GateSpec{Metrics: metrics, Threshold: 0.05, Alpha: defaultAlpha}
+	s.Gate = GateSpec{Metrics: metrics, Threshold: abtest.DefaultThresholds.Threshold, Alpha: abtest.DefaultThresholds.Alpha}
 	s.Pairs, s.Method = pairs, "rank"
 	rule, err := s.Gate.Rule()
 	if err != nil {
@@ -123,5 +127,29 @@ func TestDuetJudgesSelfTimed(t *testing.T) {
 		if !strings.Contains(stdout, s) {
 			t.Errorf("stdout lacks %q:\n%s", s, stdout)
 		}
+	}
+}
+
+// rdmaab's flags start from abtest.DefaultThresholds, the one table of
+// the verdicts' defaults.
+func TestFlagDefaultsAreTheTable(t *testing.T) {
+	fs := flag.NewFlagSet("rdmaab", flag.ContinueOnError)
+	var s Spec
+	s.Register(fs)
+	s.Gate.Register(fs)
+	if err := fs.Parse(nil); err != nil {
+		t.Fatal(err)
+	}
+	d := abtest.DefaultThresholds
+	rule, err := s.Gate.Rule()
+	if err != nil || !reflect.DeepEqual(rule, d.GateRule()) {
+		t.Errorf("gate rule %+v, %v; want %+v", rule, err, d.GateRule())
+	}
+	if got, want := s.SequentialRule(), d.SequentialRule(s.Pairs); got != want {
+		t.Errorf("paired rule %+v, want %+v", got, want)
+	}
+	stop, err := s.stopRule()
+	if want := d.StopRule(); err != nil || !reflect.DeepEqual(stop.Units, want.Units) || stop.Confidence != want.Confidence {
+		t.Errorf("stop rule %+v, %v; want the units and confidence of %+v", stop, err, want)
 	}
 }

@@ -35,9 +35,6 @@ type GateRule struct {
 	Confidence float64 // of the medians' intervals shown
 }
 
-// DefaultGateRule gates p50 and p99 at 5%, alpha 0.05.
-var DefaultGateRule = GateRule{Units: []string{"p50-ns", "p99-ns"}, Threshold: 0.05, Alpha: 0.05, Confidence: 0.95}
-
 // A Finding is the gate's judgement of one key.
 type Finding struct {
 	Key           Key
