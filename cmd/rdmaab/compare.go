@@ -32,7 +32,8 @@ func parseCompare(args []string, stderr io.Writer) (*abrun.Comparison, error) {
 			"OLD and NEW: a git revision, a working tree directory or a test binary.\n"+
 			"Runs them as a duet (both alive at once, taking turns) or interleaved (old,new then new,old ...)\n"+
 			"in one VM boot or on the local RDMA device\n"+
-			"and prints benchstat old.txt new.txt, the per-pair ratios and the gate's verdict.\n\nFlags:\n")
+			"and prints benchstat old.txt new.txt, the per-pair ratios and the gate's verdict.\n\n"+
+			exitStatuses+"\nFlags:\n")
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {

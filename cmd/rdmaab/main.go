@@ -31,14 +31,24 @@
 // order the runs took, DIR/stop.txt why the runs stopped.
 //
 // -gate makes the exit status 1 when a metric of -metrics (default p50-ns
-// and p99-ns) is worse by more than -threshold and the Mann-Whitney U test
-// finds the sides differ at -alpha, a level for all the gated metrics
-// together (Holm's correction); every metric's line says why. "rdmaab
-// gate" applies the same rule to two files made any other way.
+// and p99-ns) is worse by more than -threshold and its test finds the
+// sides differ at -alpha, a level for all the gated metrics together
+// (Holm's correction); every metric's line says why. Every benchmark is
+// judged: in a duet, one that takes turns (rdmalat.Measure) by its turns,
+// one that times itself by its pairs of runs (the paired verdict over the
+// duet's pairs, either way), and p99 by the Mann-Whitney U test over the
+// runs; interleaved runs by the U test. A benchmark on one side only is
+// named and not counted. The defaults are internal/abtest's
+// DefaultThresholds. "rdmaab gate" applies the same rule to two files made
+// any other way (a duet's, with its bursts.txt beside them).
 //
-// Exit status: 0; 1 when -gate (or rdmaab gate) finds a regression; 2 for
-// bad usage; 3 when a build or a run failed or the gate could not judge
-// (too few samples).
+// Exit status, kept stable (rdmacompare's are the same):
+//
+//	0  no regression (or no -gate)
+//	1  -gate (or rdmaab gate) found a regression
+//	2  bad usage
+//	3  failure: a build or a run failed, or no gated metric was found
+//	4  undecided: too few samples or pairs to decide (more -count would)
 package main
 
 import (
@@ -52,9 +62,13 @@ import (
 	"syscall"
 
 	"github.com/rdmabench/rdmabench/internal/abrun"
+	"github.com/rdmabench/rdmabench/internal/abtest"
 )
 
-const exitUsage = 2
+const exitUsage = abtest.ExitUsage
+
+// exitStatuses is the usage's table of exit statuses (abtest's).
+const exitStatuses = "Exit status: 0 pass; 1 regression (-gate); 2 bad usage; 3 failure (a build or run failed, no gated metric); 4 undecided (more -count would decide).\n"
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)
@@ -99,7 +113,7 @@ func gateMain(args []string, stdout, stderr io.Writer) int {
 	fs.StringVar(&seq.Method, "paired", "rank", "with a duet's bursts.txt: its paired test, rank, sign or t")
 	fs.Usage = func() {
 		fmt.Fprintf(stderr, "usage: rdmaab gate [flags] old.txt new.txt\n\n"+
-			"Exits 1 when a metric got significantly worse by more than the threshold.\n\nFlags:\n")
+			"Judges every benchmark of both files (a duet's by its bursts.txt and pairs of runs).\n\n"+exitStatuses+"\nFlags:\n")
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {

@@ -212,6 +212,10 @@ func perPairLabel(b Basis) string {
 // pairedStatus prints the paired gate's verdict (abtest's Gate) and
 // returns the exit status it stands for.
 func pairedStatus(w io.Writer, rule abtest.SequentialRule, fs []abtest.PairedFinding) int {
+	if len(fs) == 0 {
+		fmt.Fprintf(w, "paired: CANNOT JUDGE: no gated metric on both sides\n")
+		return ExitFailed
+	}
 	out, why := rule.Gate(fs)
 	switch out {
 	case abtest.GateFail:
@@ -219,7 +223,7 @@ func pairedStatus(w io.Writer, rule abtest.SequentialRule, fs []abtest.PairedFin
 		return ExitRegressed
 	case abtest.GateUndecided:
 		fmt.Fprintf(w, "paired: UNDECIDED: %s\n", why)
-		return ExitFailed
+		return ExitUndecided
 	}
 	fmt.Fprintf(w, "paired: pass: %s\n", why)
 	return 0

@@ -179,9 +179,7 @@ func duetVerdict(stdout, stderr io.Writer, bs []burstRec, pairs []abtest.Pair, o
 		fmt.Fprintln(stdout)
 		v := r.Judge(old, new)
 		c := printVerdict(stdout, stderr, v)
-		if c == ExitRegressed || code == 0 {
-			code = c
-		}
+		code = abtest.WorstStatus(code, c)
 		for range v.Findings {
 			bases = append(bases, ByUTest)
 		}

@@ -18,11 +18,12 @@ import (
 	"github.com/rdmabench/rdmabench/internal/flagvar"
 )
 
-// Exit statuses of a comparison and of the gate (2 is the command's, for
-// bad usage).
+// Exit statuses of a comparison and of the gate: abtest's table (2 is the
+// command's, for bad usage).
 const (
-	ExitRegressed = 1 // the gate found a regression
-	ExitFailed    = 3 // a build or a run failed, or the gate could not judge
+	ExitRegressed = abtest.ExitRegressed // the gate found a regression
+	ExitFailed    = abtest.ExitFailed    // a build or a run failed, or no gated metric was found
+	ExitUndecided = abtest.ExitUndecided // the gate could not decide: too few samples or pairs
 )
 
 // A Spec is what the runner needs: two test binaries, how to run them

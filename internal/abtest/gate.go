@@ -203,6 +203,8 @@ func (v Verdict) Print(w io.Writer) error {
 	switch err := v.Err(); {
 	case n > 0:
 		p.Printf("gate: FAIL: %d of %d metrics regressed\n", n, len(v.Findings))
+	case errors.Is(err, ErrTooFew):
+		p.Printf("gate: UNDECIDED: %v\n", err)
 	case err != nil:
 		p.Printf("gate: CANNOT JUDGE: %v\n", err)
 	default:
