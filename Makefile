@@ -73,10 +73,12 @@ test-vm: build
 test: vet test-host fuzz $(OUT)
 	$(MAKE) test-vm
 
-# A short fuzz of the out-of-band protocol decoder, from its seed corpus.
+# A short fuzz of the out-of-band protocol decoder and of the verdict
+# file's reader, from their seed corpora.
 FUZZTIME ?= 10s
 fuzz:
 	$(GO) test -run='^$$' -fuzz=FuzzDecode -fuzztime=$(FUZZTIME) -fuzzminimizetime=200x ./internal/oob
+	$(GO) test -run='^$$' -fuzz=FuzzReadVerdict -fuzztime=$(FUZZTIME) -fuzzminimizetime=200x ./internal/abrun
 
 $(OUT):
 	mkdir -p $(OUT)

@@ -111,6 +111,7 @@ func gateMain(args []string, stdout, stderr io.Writer) int {
 	seq.Gate.Register(fs)
 	fs.IntVar(&seq.Pairs, "count", 10, "with a duet's bursts.txt beside old.txt: the -count it ran with (the paired rule's looks)")
 	fs.StringVar(&seq.Method, "paired", "rank", "with a duet's bursts.txt: its paired test, rank, sign or t")
+	jsonName := fs.String("json", "", "also write the verdict for machines to `file` (as rdmaab writes verdict.json beside old.txt)")
 	fs.Usage = func() {
 		fmt.Fprintf(stderr, "usage: rdmaab gate [flags] old.txt new.txt\n\n"+
 			"Judges every benchmark of both files (a duet's by its bursts.txt and pairs of runs).\n\n"+exitStatuses+"\nFlags:\n")
@@ -126,7 +127,7 @@ func gateMain(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return usageErr(stderr, err)
 	}
-	return abrun.Gate(stdout, stderr, fs.Arg(0), fs.Arg(1), rule, seq.SequentialRule())
+	return abrun.Gate(stdout, stderr, fs.Arg(0), fs.Arg(1), *jsonName, rule, seq.SequentialRule())
 }
 
 // runMain is "rdmaab run": the runner, inside the VM or on an RDMA node.

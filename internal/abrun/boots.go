@@ -252,7 +252,7 @@ func judgeBoots(recs []bootRec, units []string, rule abtest.SequentialRule) []ab
 
 // bootsVerdict prints the paired verdict over the boot pairs, names the
 // benchmarks one side lacks, and returns the gate's status.
-func bootsVerdict(w io.Writer, recs []bootRec, old, new *abtest.Results, rule abtest.GateRule, seq abtest.SequentialRule) int {
+func bootsVerdict(w io.Writer, recs []bootRec, old, new *abtest.Results, rule abtest.GateRule, seq abtest.SequentialRule, vf *VerdictFile) int {
 	covered, rest := coveredUnits(rule.Units)
 	if len(rest) > 0 {
 		fmt.Fprintf(w, "note: %s not judged: a comparison of boots judges a boot's median p50-ns and min-ns only\n", strings.Join(rest, ","))
@@ -262,5 +262,7 @@ func bootsVerdict(w io.Writer, recs []bootRec, old, new *abtest.Results, rule ab
 	fs := decideMetrics(seq, ms)
 	printFindings(w, seq, fs, "boot pairs", "each pair's log ratio new/old of the boots' medians", ms)
 	printOneSided(w, old, new, covered)
+	vf.addPaired(fs, ms)
+	vf.addOneSided(old, new, covered)
 	return pairedStatus(w, seq, fs)
 }

@@ -44,12 +44,18 @@ func Report(ctx context.Context, stdout, stderr io.Writer, dir string, rule abte
 	}
 	fmt.Fprintln(stdout)
 	var code int
+	vf := newVerdictFile(rule)
 	if recs, err := readBootsFile(filepath.Join(dir, bootsFile)); err == nil && len(recs) > 0 {
-		code = bootsVerdict(stdout, recs, old, new, rule, seq)
+		code = bootsVerdict(stdout, recs, old, new, rule, seq, vf)
 	} else if bs, err := readBurstsFile(filepath.Join(dir, burstsFile)); err == nil {
-		code = duetVerdict(stdout, stderr, bs, pairs, old, new, rule, seq)
+		code = duetVerdict(stdout, stderr, bs, pairs, old, new, rule, seq, vf)
 	} else {
-		code = uTestVerdict(stdout, stderr, old, new, rule)
+		code = uTestVerdict(stdout, stderr, old, new, rule, vf)
+	}
+	vf.settle(code)
+	if err := WriteVerdict(filepath.Join(dir, VerdictFileName), vf); err != nil {
+		fmt.Fprintf(stderr, "rdmaab: %v\n", err)
+		return ExitFailed
 	}
 	if w := contentionWarning(oldName); w != "" {
 		fmt.Fprintf(stdout, "\nnote: %s\n  %s\n", w, contentionAdvice)
@@ -63,7 +69,22 @@ func Report(ctx context.Context, stdout, stderr io.Writer, dir string, rule abte
 // Gate applies rule to two files of benchmark output (rdmaab gate) and
 // returns the gate's exit status. A duet's files (its bursts.txt beside
 // oldName) get the paired verdict by seq.
-func Gate(stdout, stderr io.Writer, oldName, newName string, rule abtest.GateRule, seq abtest.SequentialRule) int {
+//
+// With jsonName it writes the verdict there too (VerdictFile).
+func Gate(stdout, stderr io.Writer, oldName, newName, jsonName string, rule abtest.GateRule, seq abtest.SequentialRule) int {
+	vf := newVerdictFile(rule)
+	code := gate(stdout, stderr, oldName, newName, rule, seq, vf)
+	vf.settle(code)
+	if jsonName != "" {
+		if err := WriteVerdict(jsonName, vf); err != nil {
+			fmt.Fprintf(stderr, "rdmaab: %v\n", err)
+			return ExitFailed
+		}
+	}
+	return code
+}
+
+func gate(stdout, stderr io.Writer, oldName, newName string, rule abtest.GateRule, seq abtest.SequentialRule, vf *VerdictFile) int {
 	old, new, err := readSides(oldName, newName)
 	if err != nil {
 		fmt.Fprintf(stderr, "rdmaab: %v\n", err)
@@ -75,15 +96,17 @@ func Gate(stdout, stderr io.Writer, oldName, newName string, rule abtest.GateRul
 			fmt.Fprintf(stderr, "rdmaab: %v\n", err)
 			return ExitFailed
 		}
-		return duetVerdict(stdout, stderr, bs, pairs, old, new, rule, seq)
+		return duetVerdict(stdout, stderr, bs, pairs, old, new, rule, seq, vf)
 	}
-	return uTestVerdict(stdout, stderr, old, new, rule)
+	return uTestVerdict(stdout, stderr, old, new, rule, vf)
 }
 
 // uTestVerdict judges every gated metric by the U test over the runs (an
 // interleaved comparison's, or two files made any other way).
-func uTestVerdict(stdout, stderr io.Writer, old, new *abtest.Results, rule abtest.GateRule) int {
+func uTestVerdict(stdout, stderr io.Writer, old, new *abtest.Results, rule abtest.GateRule, vf *VerdictFile) int {
 	v := rule.Judge(old, new)
+	vf.addUTest(v)
+	vf.addOneSided(old, new, rule.Units)
 	code := printVerdict(stdout, stderr, v)
 	bases := make([]Basis, len(v.Findings))
 	for i := range bases {
@@ -158,7 +181,7 @@ func benchstat(ctx context.Context, w io.Writer, oldName, newName string) error 
 // turns, or by its pairs of runs where it takes none), the others (p99) by
 // the U test over the runs. The two families share alpha in proportion to
 // their metrics (Bonferroni between them, Holm within each).
-func duetVerdict(stdout, stderr io.Writer, bs []burstRec, pairs []abtest.Pair, old, new *abtest.Results, rule abtest.GateRule, seq abtest.SequentialRule) int {
+func duetVerdict(stdout, stderr io.Writer, bs []burstRec, pairs []abtest.Pair, old, new *abtest.Results, rule abtest.GateRule, seq abtest.SequentialRule, vf *VerdictFile) int {
 	covered, rest := coveredUnits(rule.Units)
 	n := len(covered) + len(rest)
 	seq.Alpha = abtest.AlphaShare(rule.Alpha, len(covered), n)
@@ -168,6 +191,8 @@ func duetVerdict(stdout, stderr io.Writer, bs []burstRec, pairs []abtest.Pair, o
 		ms := duetMetrics(bs, pairs, old, new, covered)
 		fs := printPaired(stdout, ms, seq)
 		printOneSided(stdout, old, new, covered)
+		vf.addPaired(fs, ms)
+		vf.addOneSided(old, new, covered)
 		for _, m := range ms {
 			bases = append(bases, m.basis)
 		}
@@ -178,6 +203,8 @@ func duetVerdict(stdout, stderr io.Writer, bs []burstRec, pairs []abtest.Pair, o
 		r.Units, r.Alpha = rest, abtest.AlphaShare(rule.Alpha, len(rest), n)
 		fmt.Fprintln(stdout)
 		v := r.Judge(old, new)
+		vf.addUTest(v)
+		vf.addOneSided(old, new, rest)
 		c := printVerdict(stdout, stderr, v)
 		code = abtest.WorstStatus(code, c)
 		for range v.Findings {

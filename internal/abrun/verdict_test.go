@@ -13,8 +13,14 @@ import (
 )
 
 // gateFiles runs rdmaab gate's verdict on dir's old.txt and new.txt (and
-// its bursts.txt, a duet's) at the command's defaults and -count pairs.
+// its bursts.txt, a duet's) at the command's defaults and -count pairs,
+// and checks that verdict.json reads back with the same status.
 func gateFiles(t *testing.T, dir, metrics string, pairs int) (int, string) {
+	code, out, _ := gateFilesJSON(t, dir, metrics, pairs)
+	return code, out
+}
+
+func gateFilesJSON(t *testing.T, dir, metrics string, pairs int) (int, string, *VerdictFile) {
 	t.Helper()
 	var s Spec
 	s.Gate = GateSpec{Metrics: metrics, Threshold: abtest.DefaultThresholds.Threshold, Alpha: abtest.DefaultThresholds.Alpha}
@@ -24,11 +30,21 @@ func gateFiles(t *testing.T, dir, metrics string, pairs int) (int, string) {
 		t.Fatal(err)
 	}
 	var out, errb bytes.Buffer
-	code := Gate(&out, &errb, filepath.Join(dir, "old.txt"), filepath.Join(dir, "new.txt"), rule, s.SequentialRule())
+	jsonName := filepath.Join(t.TempDir(), VerdictFileName)
+	code := Gate(&out, &errb, filepath.Join(dir, "old.txt"), filepath.Join(dir, "new.txt"), jsonName, rule, s.SequentialRule())
 	if errb.Len() > 0 {
 		t.Errorf("stderr: %s", errb.String())
 	}
-	return code, out.String()
+	f, err := os.Open(jsonName)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	vf, err := ReadVerdict(f)
+	if err != nil || vf.Status != code {
+		t.Fatalf("%s: %+v, %v; want status %d", VerdictFileName, vf, err, code)
+	}
+	return code, out.String(), vf
 }
 
 // A duet whose benchmark has a sub-benchmark that takes turns (rdmalat's
@@ -127,6 +143,13 @@ func TestDuetJudgesSelfTimed(t *testing.T) {
 		if !strings.Contains(stdout, s) {
 			t.Errorf("stdout lacks %q:\n%s", s, stdout)
 		}
+	}	f, err := os.Open(filepath.Join(out, VerdictFileName))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if vf, err := ReadVerdict(f); err != nil || vf.Outcome != "regressed" || len(vf.Metrics) != 2 {
+		t.Errorf("%s beside old.txt: %+v, %v", VerdictFileName, vf, err)
 	}
 }
 
