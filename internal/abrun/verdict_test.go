@@ -143,7 +143,8 @@ func TestDuetJudgesSelfTimed(t *testing.T) {
 		if !strings.Contains(stdout, s) {
 			t.Errorf("stdout lacks %q:\n%s", s, stdout)
 		}
-	}	f, err := os.Open(filepath.Join(out, VerdictFileName))
+	}
+	f, err := os.Open(filepath.Join(out, VerdictFileName))
 	if err != nil {
 		t.Fatal(err)
 	}
