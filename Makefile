@@ -62,9 +62,9 @@ test-vm: build
 	@# except the runner tests that need the host's own tools (TestVM and
 	@# the fleet bed's, which boot VMs themselves: make test-fleet), and
 	@# those of host programs: the index page's render in Chromium, make
-	@# bench's plan (make), the summary against benchstat (go tool), and
+	@# bench's plan (make), the summary against benchstat (go tool), building benchstat (go), and
 	@# those that read the source tree or need git (env's docs, rdmaab's builds).
-	@if grep -E -- '--- SKIP' $(OUT)/test-vm.log | grep -vE 'TestLddHost|TestVM |TestTwoKernels |TestFleetOnSlurm |TestBuildFromGit|TestIndexRendersInChromium|TestMakeBench|TestAgreesWithBenchstat|TestVariablesDoc|TestVariablesComplete|TestSideAmbiguousPathAndRevision|TestSweepStale|TestNoInternalTypes'; then \
+	@if grep -E -- '--- SKIP' $(OUT)/test-vm.log | grep -vE 'TestLddHost|TestVM |TestTwoKernels |TestFleetOnSlurm |TestBuildFromGit|TestIndexRendersInChromium|TestMakeBench|TestAgreesWithBenchstat|TestBenchstatPinned|TestBenchstatOffline|TestVariablesDoc|TestVariablesComplete|TestSideAmbiguousPathAndRevision|TestSweepStale|TestNoInternalTypes'; then \
 		echo "FAIL: tests skipped inside the VM (see above)"; exit 1; fi
 	@# The smoke boots the VM only for the packages that have benchmarks
 	@# (a boot per package: over ./... it cost CI about 9 minutes).

@@ -1,12 +1,10 @@
 package abrun
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 
@@ -19,7 +17,7 @@ import (
 func Report(ctx context.Context, stdout, stderr io.Writer, dir string, rule abtest.GateRule, seq abtest.SequentialRule, gateOn bool) int {
 	oldName, newName := sideFile(dir, abtest.Old), sideFile(dir, abtest.New)
 	fmt.Fprintf(stdout, "results: %s %s\n\n", oldName, newName)
-	if err := benchstat(ctx, stdout, oldName, newName); err != nil {
+	if err := benchstat(ctx, stdout, stderr, oldName, newName); err != nil {
 		fmt.Fprintf(stdout, "(no benchstat table: %v)\n", err)
 	}
 	old, new, err := readSides(oldName, newName)
@@ -156,24 +154,6 @@ func readPairs(oldName, newName string) ([]abtest.Pair, error) {
 	}
 	defer newF.Close()
 	return abtest.ReadPairs(oldF, newF)
-}
-
-// benchstat prints benchstat's table of the two files: the benchstat on
-// PATH, else go tool benchstat (this module declares it as a tool).
-func benchstat(ctx context.Context, w io.Writer, oldName, newName string) error {
-	var cmd *exec.Cmd
-	if p, err := exec.LookPath("benchstat"); err == nil {
-		cmd = exec.CommandContext(ctx, p, oldName, newName)
-	} else {
-		cmd = exec.CommandContext(ctx, "go", "tool", "benchstat", oldName, newName)
-	}
-	var out, errb bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errb
-	if err := cmd.Run(); err != nil {
-		return fmt.Errorf("%s: %v: %s (go install golang.org/x/perf/cmd/benchstat@latest)", strings.Join(cmd.Args[:len(cmd.Args)-2], " "), err, strings.TrimSpace(errb.String()))
-	}
-	_, err := w.Write(out.Bytes())
-	return err
 }
 
 // duetVerdict judges a duet: the gated units a turn's summary covers
