@@ -11,6 +11,7 @@
 //
 //	rdmaab [flags] OLD NEW [-- test binary flags]
 //	rdmaab gate [flags] old.txt new.txt
+//	rdmaab benchstat [benchstat flags] files...
 //
 // OLD and NEW are each a git revision (checked out in a temporary git
 // worktree, removed afterwards, and built with go test -c at the same path
@@ -85,6 +86,8 @@ func dispatch(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 			return gateMain(args[1:], stdout, stderr)
 		case "run":
 			return runMain(ctx, args[1:], stdout, stderr)
+		case "benchstat":
+			return benchstatMain(ctx, args[1:], stdout, stderr)
 		}
 	}
 	o, err := parseCompare(args, stderr)
@@ -128,6 +131,24 @@ func gateMain(args []string, stdout, stderr io.Writer) int {
 		return usageErr(stderr, err)
 	}
 	return abrun.Gate(stdout, stderr, fs.Arg(0), fs.Arg(1), *jsonName, rule, seq.SequentialRule())
+}
+
+// benchstatMain is "rdmaab benchstat [benchstat's flags] files...":
+// benchstat of the x/perf this rdmaab was built with, in any module.
+func benchstatMain(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	if len(args) == 0 || args[0] == "-h" || args[0] == "-help" || args[0] == "--help" {
+		fmt.Fprintf(stderr, "usage: rdmaab benchstat [benchstat flags] files...\n\n"+
+			"Runs the benchstat of the golang.org/x/perf this rdmaab was built with (built once into the user's cache).\n")
+		if len(args) == 0 {
+			return exitUsage
+		}
+		return 0
+	}
+	if err := abrun.Benchstat(ctx, stdout, stderr, args...); err != nil {
+		fmt.Fprintf(stderr, "rdmaab: %v\n", err)
+		return abtest.ExitFailed
+	}
+	return 0
 }
 
 // runMain is "rdmaab run": the runner, inside the VM or on an RDMA node.

@@ -124,39 +124,46 @@ func pinnedBenchstat(ctx context.Context, v string, progress io.Writer) (string,
 	return bin, nil
 }
 
-// benchstatCmd returns the command that prints benchstat's table of the
-// two files, and a note of the ways that failed before it.
-func benchstatCmd(ctx context.Context, progress io.Writer, oldName, newName string) (*exec.Cmd, error) {
+// benchstatCmd returns the command that runs benchstat with args, and a
+// note of the ways that failed before it.
+func benchstatCmd(ctx context.Context, progress io.Writer, args ...string) (*exec.Cmd, error) {
 	var errs []error
 	if v := perfVersion(); v != "" {
 		bin, err := pinnedBenchstat(ctx, v, progress)
 		if err == nil {
-			return exec.CommandContext(ctx, bin, oldName, newName), nil
+			return exec.CommandContext(ctx, bin, args...), nil
 		}
 		errs = append(errs, err)
 	} else {
 		errs = append(errs, errors.New("this rdmaab has no x/perf version to run benchstat of"))
 	}
 	if p, err := exec.LookPath("benchstat"); err == nil {
-		return exec.CommandContext(ctx, p, oldName, newName), nil
+		return exec.CommandContext(ctx, p, args...), nil
 	}
 	if _, err := exec.LookPath("go"); err == nil {
-		return exec.CommandContext(ctx, "go", "tool", "benchstat", oldName, newName), errors.Join(errs...)
+		return exec.CommandContext(ctx, "go", append([]string{"tool", "benchstat"}, args...)...), errors.Join(errs...)
 	}
 	return nil, errors.Join(append(errs, errors.New("no benchstat on PATH"))...)
 }
 
-// benchstat prints benchstat's table of the two files (benchstatCmd says
+// Benchstat runs benchstat with args (files and its flags) and writes its
+// table to w: the benchstat of the x/perf rdmaab was built with (see
+// above), for "rdmaab benchstat".
+func Benchstat(ctx context.Context, w, progress io.Writer, args ...string) error {
+	return benchstat(ctx, w, progress, args...)
+}
+
+// benchstat prints benchstat's table of the files (benchstatCmd says
 // which benchstat).
-func benchstat(ctx context.Context, w, progress io.Writer, oldName, newName string) error {
-	cmd, before := benchstatCmd(ctx, progress, oldName, newName)
+func benchstat(ctx context.Context, w, progress io.Writer, args ...string) error {
+	cmd, before := benchstatCmd(ctx, progress, args...)
 	if cmd == nil {
 		return fmt.Errorf("%v (go install %s/cmd/benchstat@latest)", before, perfModule)
 	}
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	if err := cmd.Run(); err != nil {
-		msg := fmt.Sprintf("%s: %v: %s", strings.Join(cmd.Args[:len(cmd.Args)-2], " "), err, strings.TrimSpace(errb.String()))
+		msg := fmt.Sprintf("%s: %v: %s", strings.Join(cmd.Args[:len(cmd.Args)-len(args)], " "), err, strings.TrimSpace(errb.String()))
 		if before != nil {
 			msg = fmt.Sprintf("%v; then %s", before, msg)
 		}
