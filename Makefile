@@ -20,7 +20,7 @@ export GOTOOLCHAIN ?= local
 # The packages with at least one benchmark, for test-vm's smoke run.
 BENCH_PKGS = $(sort $(patsubst %/,./%,$(dir $(shell grep -rl --include='*_test.go' --exclude-dir=.git --exclude-dir=out --exclude-dir=bin --exclude-dir=testdata '^func Benchmark' . | sed 's|^\./||'))))
 
-.PHONY: all deps build vet test test-host test-vm bench compare fuzz clean
+.PHONY: all deps build vet test test-host test-vm test-own bench compare fuzz clean
 
 all: build
 
@@ -62,9 +62,9 @@ test-vm: build
 	@# except the runner tests that need the host's own tools (TestVM and
 	@# the fleet bed's, which boot VMs themselves: make test-fleet), and
 	@# those of host programs: the index page's render in Chromium, make
-	@# bench's plan (make), the summary against benchstat (go tool), building benchstat (go), and
+	@# bench's plan (make), the summary against benchstat (go tool), building benchstat (go), the user's path and the CI action's script (go, git, bash; make test-own), and
 	@# those that read the source tree or need git (env's docs, rdmaab's builds).
-	@if grep -E -- '--- SKIP' $(OUT)/test-vm.log | grep -vE 'TestLddHost|TestVM |TestTwoKernels |TestFleetOnSlurm |TestBuildFromGit|TestIndexRendersInChromium|TestMakeBench|TestAgreesWithBenchstat|TestBenchstatPinned|TestBenchstatOffline|TestVariablesDoc|TestVariablesComplete|TestSideAmbiguousPathAndRevision|TestSweepStale|TestNoInternalTypes'; then \
+	@if grep -E -- '--- SKIP' $(OUT)/test-vm.log | grep -vE 'TestLddHost|TestVM |TestTwoKernels |TestFleetOnSlurm |TestBuildFromGit|TestIndexRendersInChromium|TestMakeBench|TestAgreesWithBenchstat|TestBenchstatPinned|TestBenchstatOffline|TestOwnProject|TestActionlint|TestAction|TestVariablesDoc|TestVariablesComplete|TestSideAmbiguousPathAndRevision|TestSweepStale|TestNoInternalTypes'; then \
 		echo "FAIL: tests skipped inside the VM (see above)"; exit 1; fi
 	@# The smoke boots the VM only for the packages that have benchmarks
 	@# (a boot per package: over ./... it cost CI about 9 minutes).
@@ -72,6 +72,14 @@ test-vm: build
 
 test: vet test-host fuzz $(OUT)
 	$(MAKE) test-vm
+	$(MAKE) test-own
+
+# The user's path: an outside module (cmd/rdmaab/testdata/ownproject, a
+# replace to this tree) gated in the VM by rdmaab and rxevm built from this
+# tree, a change and the same commit (cmd/rdmaab's TestOwnProject; it boots
+# the VM twice).
+test-own: build
+	RDMABENCH_VM_TEST=1 $(GO) test -count=1 -timeout=30m -run='^TestOwnProject$$' -v ./cmd/rdmaab
 
 # A short fuzz of the out-of-band protocol decoder and of the verdict
 # file's reader, from their seed corpora.

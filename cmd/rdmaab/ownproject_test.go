@@ -42,7 +42,7 @@ func TestOwnProject(t *testing.T) {
 	rdmaab := func(out string, args ...string) (int, string) {
 		t.Helper()
 		cmd := exec.CommandContext(t.Context(), filepath.Join(bin, "rdmaab"), append([]string{"-where", "vm", "-bench", "MyPath", "-benchtime", "500x",
-			"-count", "12", "-metrics", "p50-ns", "-gate", "-out", out}, args...)...)
+			"-count", "10", "-metrics", "p50-ns", "-gate", "-out", out}, args...)...)
 		cmd.Dir = repo
 		// Interrupted, rdmaab stops its VM and cleans up.
 		cmd.Cancel = func() error { return cmd.Process.Signal(os.Interrupt) }
