@@ -41,10 +41,12 @@ func TestOwnProject(t *testing.T) {
 	repo := ownProject(t, tree)
 	rdmaab := func(out string, args ...string) (int, string) {
 		t.Helper()
-		cmd := exec.CommandContext(t.Context(), filepath.Join(bin, "rdmaab"), append([]string{"-where", "vm", "-bench", "MyPath", "-benchtime", "500x",
+		cmd := exec.CommandContext(t.Context(), filepath.Join(bin, "rdmaab"), append([]string{"-where", "vm", "-vmflags", "-boot-timeout 180s", "-bench", "MyPath", "-benchtime", "500x",
 			"-count", "10", "-metrics", "p50-ns", "-gate", "-out", out}, args...)...)
 		cmd.Dir = repo
-		// Interrupted, rdmaab stops its VM and cleans up.
+		// -boot-timeout: on a loaded host the guest's first sign of life
+		// may take longer than rxevm's default wait. Interrupted, rdmaab
+		// stops its VM and cleans up.
 		cmd.Cancel = func() error { return cmd.Process.Signal(os.Interrupt) }
 		cmd.WaitDelay = time.Minute
 		start := time.Now()

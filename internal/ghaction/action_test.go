@@ -52,31 +52,28 @@ func project(t *testing.T, workflow string) string {
 	return dir
 }
 
-// workflow is a user's pull-request job, as docs/own-project.md shows it.
-const workflow = `name: rdma latency
-on: pull_request
-jobs:
-  gate:
-    runs-on: ubuntu-latest
-    steps:
-      - uses: actions/checkout@v4
-        with:
-          fetch-depth: 0
-      - uses: actions/setup-go@v5
-        with:
-          go-version-file: go.mod
-      - id: rdmabench
-        uses: ./.github/actions/rdmabench
-        with:
-          mode: gate
-          bench: MyPath
-          metrics: p50-ns
-          threshold: 5%
-      - if: always()
-        run: echo "outcome ${{ steps.rdmabench.outputs.outcome }}, status ${{ steps.rdmabench.outputs.status }}"
-`
+// docWorkflow is the workflow docs/own-project.md shows, using the action
+// from this tree.
+func docWorkflow(t *testing.T) string {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(root, "docs", "own-project.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, rest, ok := strings.Cut(string(b), "```yaml\n")
+	wf, _, ok2 := strings.Cut(rest, "```")
+	if !ok || !ok2 {
+		t.Fatal("docs/own-project.md has no ```yaml block")
+	}
+	const remote = "rdmabench/rdmabench/.github/actions/rdmabench@VERSION"
+	if !strings.Contains(wf, remote) {
+		t.Fatalf("the workflow of docs/own-project.md does not use %s", remote)
+	}
+	return strings.Replace(wf, remote, "./.github/actions/rdmabench", 1)
+}
 
-// actionlint passes the action as a workflow uses it, and fails an input
+// actionlint passes the action as docs/own-project.md's workflow uses
+// it, and fails an input
 // the action does not have (so it read action.yml).
 func TestActionlint(t *testing.T) {
 	needTools(t, "go", "git")
@@ -87,6 +84,7 @@ func TestActionlint(t *testing.T) {
 		b, err := cmd.CombinedOutput()
 		return string(b), err
 	}
+	workflow := docWorkflow(t)
 	if out, err := lint(project(t, workflow)); err != nil {
 		t.Errorf("actionlint: %v\n%s", err, out)
 	}

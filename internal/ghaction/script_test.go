@@ -25,10 +25,15 @@ func TestActionSetup(t *testing.T) {
 		if kvm {
 			os.WriteFile(dev, nil, 0o644)
 		}
-		env = append(env, "STUB_LOG="+filepath.Join(dir, "log"), "RDMABENCH_CI_KVM="+dev, "RDMABENCH_CI_UDEV_RULES="+rules)
+		osRelease := filepath.Join(dir, "os-release")
+		os.WriteFile(osRelease, []byte("ID=ubuntu\nVERSION_ID=\"24.04\"\n"), 0o644)
+		env = append(env, "STUB_LOG="+filepath.Join(dir, "log"), "RDMABENCH_CI_KVM="+dev, "RDMABENCH_CI_UDEV_RULES="+rules, "RDMABENCH_CI_OS_RELEASE="+osRelease)
 		code, out := runScript(t, dir, env, "setup")
 		if code != 0 {
 			t.Fatalf("kvm %v: status %d\n%s", kvm, code, out)
+		}
+		if !strings.Contains(out, "this runner is ubuntu: rxevm builds its guest from Debian bookworm's packages, so run the job in a debian:bookworm container") {
+			t.Errorf("kvm %v: no word of the Debian container on Ubuntu:\n%s", kvm, out)
 		}
 		log := read(t, filepath.Join(dir, "log"))
 		if !strings.Contains(log, "apt-get install -y -qq --no-install-recommends qemu-system-x86 busybox-static libibverbs-dev librdmacm-dev git") {

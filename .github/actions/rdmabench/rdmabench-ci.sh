@@ -12,9 +12,9 @@
 #          $GITHUB_OUTPUT, and exit with rdmaab's status (0 pass,
 #          1 regression, 3 failure, 4 undecided)
 #
-# Inputs come as RDMABENCH_CI_* (action.yml). RDMABENCH_CI_KVM and
-# RDMABENCH_CI_UDEV_RULES name /dev/kvm and the udev rules directory
-# (tests point them elsewhere).
+# Inputs come as RDMABENCH_CI_* (action.yml). RDMABENCH_CI_KVM,
+# RDMABENCH_CI_UDEV_RULES and RDMABENCH_CI_OS_RELEASE name /dev/kvm, the
+# udev rules directory and /etc/os-release (tests point them elsewhere).
 set -u -o pipefail
 
 say() { echo "rdmabench: $*" >&2; }
@@ -28,7 +28,11 @@ sudo_() {
 }
 
 setup() {
-	local missing=""
+	local missing="" id=""
+	id=$(. "${RDMABENCH_CI_OS_RELEASE:-/etc/os-release}" 2>/dev/null && echo "${ID:-}")
+	if [ "$id" != debian ]; then
+		say "this runner is ${id:-not Debian}: rxevm builds its guest from Debian bookworm's packages, so run the job in a debian:bookworm container (docs/own-project.md)"
+	fi
 	for p in $PKGS; do
 		dpkg -s "$p" >/dev/null 2>&1 || missing="$missing $p"
 	done
