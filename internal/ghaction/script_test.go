@@ -27,7 +27,7 @@ func TestActionSetup(t *testing.T) {
 		}
 		osRelease := filepath.Join(dir, "os-release")
 		os.WriteFile(osRelease, []byte("ID=ubuntu\nVERSION_ID=\"24.04\"\n"), 0o644)
-		env = append(env, "STUB_LOG="+filepath.Join(dir, "log"), "RDMABENCH_CI_KVM="+dev, "RDMABENCH_CI_UDEV_RULES="+rules, "RDMABENCH_CI_OS_RELEASE="+osRelease)
+		env = append(env, "STUB_LOG="+filepath.Join(dir, "log"), "ACTION_KVM="+dev, "ACTION_UDEV_RULES="+rules, "ACTION_OS_RELEASE="+osRelease)
 		code, out := runScript(t, dir, env, "setup")
 		if code != 0 {
 			t.Fatalf("kvm %v: status %d\n%s", kvm, code, out)
@@ -107,8 +107,8 @@ func TestActionRunGate(t *testing.T) {
 	_, stub := rdmaabStub(t)
 	dir, env := ghEnv(t, map[string]string{"rdmaab": stub})
 	repo := userRepo(t)
-	env = append(env, "STUB_LOG="+filepath.Join(dir, "log"), "RDMABENCH_CI_MODE=gate", "RDMABENCH_CI_BASE=HEAD~1",
-		"RDMABENCH_CI_BENCH=MyPath", "RDMABENCH_CI_COUNT=10", "RDMABENCH_CI_FLAGS=-burst 100 -seed 7")
+	env = append(env, "STUB_LOG="+filepath.Join(dir, "log"), "INPUT_MODE=gate", "INPUT_BASE=HEAD~1",
+		"INPUT_BENCH=MyPath", "INPUT_COUNT=10", "INPUT_FLAGS=-burst 100 -seed 7")
 	code, out := runScript(t, repo, env, "run")
 	if code != 1 {
 		t.Errorf("status %d, want 1 (regressed)\n%s", code, out)
@@ -174,7 +174,7 @@ func TestActionRunBench(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	env = append(env, "STUB_LOG="+filepath.Join(dir, "log"), "RDMABENCH_CI_MODE=bench", "RDMABENCH_CI_PACKAGE=./mybench",
+	env = append(env, "STUB_LOG="+filepath.Join(dir, "log"), "INPUT_MODE=bench", "INPUT_PACKAGE=./mybench",
 		"XDG_CACHE_HOME="+t.TempDir(), "GOCACHE="+strings.TrimSpace(string(gocache)))
 	code, out := runScript(t, dir, env, "run")
 	if code != 0 {

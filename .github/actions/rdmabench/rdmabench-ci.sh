@@ -12,16 +12,16 @@
 #          $GITHUB_OUTPUT, and exit with rdmaab's status (0 pass,
 #          1 regression, 3 failure, 4 undecided)
 #
-# Inputs come as RDMABENCH_CI_* (action.yml). RDMABENCH_CI_KVM,
-# RDMABENCH_CI_UDEV_RULES and RDMABENCH_CI_OS_RELEASE name /dev/kvm, the
+# Inputs come as INPUT_* (action.yml). ACTION_KVM,
+# ACTION_UDEV_RULES and ACTION_OS_RELEASE name /dev/kvm, the
 # udev rules directory and /etc/os-release (tests point them elsewhere).
 set -u -o pipefail
 
 say() { echo "rdmabench: $*" >&2; }
 
 PKGS="qemu-system-x86 busybox-static libibverbs-dev librdmacm-dev git"
-KVM=${RDMABENCH_CI_KVM:-/dev/kvm}
-UDEV_RULES=${RDMABENCH_CI_UDEV_RULES:-/etc/udev/rules.d}
+KVM=${ACTION_KVM:-/dev/kvm}
+UDEV_RULES=${ACTION_UDEV_RULES:-/etc/udev/rules.d}
 
 sudo_() {
 	if [ "$(id -u)" = 0 ]; then "$@"; else sudo "$@"; fi
@@ -29,7 +29,7 @@ sudo_() {
 
 setup() {
 	local missing="" id=""
-	id=$(. "${RDMABENCH_CI_OS_RELEASE:-/etc/os-release}" 2>/dev/null && echo "${ID:-}")
+	id=$(. "${ACTION_OS_RELEASE:-/etc/os-release}" 2>/dev/null && echo "${ID:-}")
 	if [ "$id" != debian ]; then
 		say "this runner is ${id:-not Debian}: rxevm builds its guest from Debian bookworm's packages, so run the job in a debian:bookworm container (docs/own-project.md)"
 	fi
@@ -67,7 +67,7 @@ tools() {
 # base is the gate's old revision: the input, else the pull request's base
 # branch, fetched when the checkout lacks it.
 base() {
-	local b=${RDMABENCH_CI_BASE:-}
+	local b=${INPUT_BASE:-}
 	if [ -z "$b" ]; then
 		[ -n "${GITHUB_BASE_REF:-}" ] || {
 			say "no base revision: set the input base (e.g. origin/main) or run on a pull request"
@@ -104,11 +104,11 @@ summary() {
 }
 
 run() {
-	local mode=${RDMABENCH_CI_MODE:-gate} out status b
+	local mode=${INPUT_MODE:-gate} out status b
 	out=${RUNNER_TEMP:-/tmp}/rdmabench-results
 	mkdir -p "$out"
 	# shellcheck disable=SC2206 # flags are space-separated words
-	local flags=(${RDMABENCH_CI_FLAGS:-})
+	local flags=(${INPUT_FLAGS:-})
 	case $mode in
 	gate)
 		if ! b=$(base); then
@@ -116,16 +116,16 @@ run() {
 			status=3
 			summary "gate" "$status" "$out/report.txt"
 		else
-			rdmaab -gate -pkg "${RDMABENCH_CI_PACKAGE:-.}" -bench "${RDMABENCH_CI_BENCH:-.}" -benchtime "${RDMABENCH_CI_BENCHTIME:-2000x}" \
-				-count "${RDMABENCH_CI_COUNT:-10}" -metrics "${RDMABENCH_CI_METRICS:-p50-ns}" -threshold "${RDMABENCH_CI_THRESHOLD:-5%}" \
-				-out "$out" "${flags[@]}" "$b" "${RDMABENCH_CI_HEAD:-HEAD}" 2>&1 | tee "$out/report.txt"
+			rdmaab -gate -pkg "${INPUT_PACKAGE:-.}" -bench "${INPUT_BENCH:-.}" -benchtime "${INPUT_BENCHTIME:-2000x}" \
+				-count "${INPUT_COUNT:-10}" -metrics "${INPUT_METRICS:-p50-ns}" -threshold "${INPUT_THRESHOLD:-5%}" \
+				-out "$out" "${flags[@]}" "$b" "${INPUT_HEAD:-HEAD}" 2>&1 | tee "$out/report.txt"
 			status=${PIPESTATUS[0]}
-			summary "gate ($b vs ${RDMABENCH_CI_HEAD:-HEAD})" "$status" "$out/report.txt"
+			summary "gate ($b vs ${INPUT_HEAD:-HEAD})" "$status" "$out/report.txt"
 		fi
 		;;
 	bench)
-		go test -run '^$' -bench "${RDMABENCH_CI_BENCH:-.}" -benchtime "${RDMABENCH_CI_BENCHTIME:-2000x}" -count "${RDMABENCH_CI_COUNT:-10}" \
-			-exec rxevm "${flags[@]}" "${RDMABENCH_CI_PACKAGE:-.}" 2>&1 | tee "$out/bench.txt"
+		go test -run '^$' -bench "${INPUT_BENCH:-.}" -benchtime "${INPUT_BENCHTIME:-2000x}" -count "${INPUT_COUNT:-10}" \
+			-exec rxevm "${flags[@]}" "${INPUT_PACKAGE:-.}" 2>&1 | tee "$out/bench.txt"
 		status=${PIPESTATUS[0]}
 		[ "$status" = 0 ] || status=3
 		rdmaab benchstat "$out/bench.txt" >"$out/report.txt" 2>&1 || status=3
