@@ -113,7 +113,7 @@ func gateMain(args []string, stdout, stderr io.Writer) int {
 	var seq abrun.Spec // the duet's paired rule, for a duet's files
 	seq.Gate.Register(fs)
 	fs.IntVar(&seq.Pairs, "count", 10, "with a duet's bursts.txt beside old.txt: the -count it ran with (the paired rule's looks)")
-	fs.StringVar(&seq.Method, "paired", "rank", "with a duet's bursts.txt: its paired test, rank, sign or t")
+	fs.StringVar(&seq.Method, "paired", abtest.DefaultThresholds.Method.Flag(), "with a duet's bursts.txt: its paired test, rank, sign or t")
 	jsonName := fs.String("json", "", "also write the verdict for machines to `file` (as rdmaab writes verdict.json beside old.txt)")
 	fs.Usage = func() {
 		fmt.Fprintf(stderr, "usage: rdmaab gate [flags] old.txt new.txt\n\n"+
