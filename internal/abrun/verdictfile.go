@@ -36,7 +36,7 @@ type VerdictFile struct {
 
 // A MetricVerdict is one benchmark's metric, judged.
 type MetricVerdict struct {
-	Benchmark string `json:"benchmark"` // as benchstat names it, with "Benchmark"
+	Benchmark string `json:"benchmark"` // as the report names it: "Benchmark" and benchstat's name, without the -GOMAXPROCS suffix where judged by turns (a turn's label lacks it)
 	Unit      string `json:"unit"`
 	JudgedBy  Basis  `json:"judged_by"`
 	N         int    `json:"n"` // pairs (paired) or the smaller side's runs (U test)
