@@ -49,8 +49,10 @@ func gateFilesJSON(t *testing.T, dir, metrics string, pairs int) (int, string, *
 
 // A duet whose benchmark has a sub-benchmark that takes turns (rdmalat's
 // Measure: path=raw, unchanged) and one that times itself (a
-// latency.Recorder: path=mine, 36x slower on the new side), 10 pairs
-// recorded in testdata/selftimed (issue 38's case: the gate passed it).
+// latency.Recorder: path=mine, 36x slower on the new side), 10 pairs in
+// testdata/selftimed, in the format rdmaab records and with the figures of
+// issue 38's case (drawn from a seeded generator, not the VM: the gate
+// passed it).
 // Both are judged, each its own way, and the gate fails.
 func TestGateJudgesSelfTimedBenchmarks(t *testing.T) {
 	code, out := gateFiles(t, filepath.Join("testdata", "selftimed"), "p50-ns", 10)
@@ -63,6 +65,27 @@ func TestGateJudgesSelfTimedBenchmarks(t *testing.T) {
 		"per duet pair (median of its turns): ",
 		"per duet pair (its runs' values: it takes no turns): +3",
 		"paired: FAIL",
+	} {
+		if !strings.Contains(out, s) {
+			t.Errorf("verdict lacks %q:\n%s", s, out)
+		}
+	}
+}
+
+// Recorded in the soft-RoCE VM by rdmaab (-benchtime 500x -count 10) on
+// cmd/rdmaab/testdata/ownproject, the second commit doing 10x the work in
+// path=mine (its per-pair ratios +808% to +834%) on a host loaded by other
+// VMs (path=raw's turns range from -14% to +14228%): before every
+// benchmark was judged the gate looked at path=raw alone and was
+// undecided; now path=mine fails it.
+func TestGateJudgesSelfTimedRecordedInTheVM(t *testing.T) {
+	code, out := gateFiles(t, filepath.Join("testdata", "selftimed-vm"), "p50-ns", 10)
+	if code != ExitRegressed {
+		t.Errorf("status %d, want %d (regressed)\n%s", code, ExitRegressed, out)
+	}
+	for _, s := range []string{
+		"FAIL BenchmarkMyPath/path=mine/size=64-4 p50-ns: different: +820.60%",
+		"judged 2 metrics: 1 by duet turns, 1 by duet pairs of runs",
 	} {
 		if !strings.Contains(out, s) {
 			t.Errorf("verdict lacks %q:\n%s", s, out)
