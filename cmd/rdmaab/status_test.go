@@ -11,10 +11,10 @@ import (
 
 // Each exit status, as a CI job reads it (abtest's table, documented in
 // the package doc and the usage): the gate on recorded files (a duet's,
-// internal/abrun/testdata/selftimed) and on files written here, and a
+// testdata/selftimed, as in internal/abrun) and on files written here, and a
 // comparison whose side cannot be built.
 func TestExitStatuses(t *testing.T) {
-	rec := filepath.Join("..", "..", "internal", "abrun", "testdata", "selftimed")
+	rec := filepath.Join("testdata", "selftimed") // a copy of internal/abrun's: the VM carries a package's own testdata only
 	aa := t.TempDir()
 	for _, c := range [][2]string{{"old.txt", "old.txt"}, {"old.txt", "new.txt"}, {"bursts.txt", "bursts.txt"}} {
 		b, err := os.ReadFile(filepath.Join(rec, c[0]))
