@@ -20,7 +20,7 @@ export GOTOOLCHAIN ?= local
 # The packages with at least one benchmark, for test-vm's smoke run.
 BENCH_PKGS = $(sort $(patsubst %/,./%,$(dir $(shell grep -rl --include='*_test.go' --exclude-dir=.git --exclude-dir=out --exclude-dir=bin --exclude-dir=testdata '^func Benchmark' . | sed 's|^\./||'))))
 
-.PHONY: all deps build vet test test-host test-vm bench compare fuzz clean
+.PHONY: all deps build vet test test-host test-vm test-own bench compare fuzz clean
 
 all: build
 
@@ -62,10 +62,10 @@ test-vm: build
 	@# except the runner tests that need the host's own tools (TestVM and
 	@# the fleet bed's, which boot VMs themselves: make test-fleet), and
 	@# those of host programs: the index page's render in Chromium, make
-	@# bench's plan (make), the summary against benchstat (go tool), and
+	@# bench's plan (make), the summary against benchstat (go tool), building benchstat (go), the user's path and the CI action's script (go, git, bash; make test-own), and
 	@# those that read the source tree or need git (env's docs, the
 	@# manual's resolution table and import rules, rdmaab's builds).
-	@if grep -E -- '--- SKIP' $(OUT)/test-vm.log | grep -vE 'TestLddHost|TestVM |TestTwoKernels |TestFleetOnSlurm |TestBuildFromGit|TestIndexRendersInChromium|TestMakeBench|TestAgreesWithBenchstat|TestVariablesDoc|TestVariablesComplete|TestSideAmbiguousPathAndRevision|TestSweepStale|TestNoInternalTypes|TestResolutionTable|TestArchitectureRules'; then \
+	@if grep -E -- '--- SKIP' $(OUT)/test-vm.log | grep -vE 'TestLddHost|TestVM |TestTwoKernels |TestFleetOnSlurm |TestBuildFromGit|TestIndexRendersInChromium|TestMakeBench|TestAgreesWithBenchstat|TestBenchstatPinned|TestBenchstatOffline|TestOwnProject|TestActionlint|TestAction|TestVariablesDoc|TestVariablesComplete|TestSideAmbiguousPathAndRevision|TestSweepStale|TestNoInternalTypes|TestResolutionTable|TestArchitectureRules'; then \
 		echo "FAIL: tests skipped inside the VM (see above)"; exit 1; fi
 	@# The work metrics' test again, with the instruction counter loaded
 	@# (without it, above, it checks that the metrics are absent).
@@ -77,17 +77,26 @@ test-vm: build
 
 test: vet test-host fuzz $(OUT)
 	$(MAKE) test-vm
+	$(MAKE) test-own
+
+# The user's path: an outside module (cmd/rdmaab/testdata/ownproject, a
+# replace to this tree) gated in the VM by rdmaab and rxevm built from this
+# tree, a change and the same commit (cmd/rdmaab's TestOwnProject; it boots
+# the VM twice).
+test-own: build
+	RDMABENCH_VM_TEST=1 $(GO) test -count=1 -timeout=30m -run='^TestOwnProject$$' -v ./cmd/rdmaab
 
 # Every parser of outside input, each fuzzed briefly from its seed corpus
 # (go test -fuzz takes one target at a time): the out-of-band protocol and
 # its handshake, the duet's turn lines, the instruction counter's report,
 # results as benchfile, the summary and a fleet's pair files read them,
-# plans, perftest's output, rdmatune's state. FUZZTIME=5m for a long run.
+# plans, perftest's output, rdmatune's state, rdmaab's verdict file. FUZZTIME=5m for a long run.
 FUZZTIME ?= 5s
 FUZZ = ./internal/oob:FuzzDecode ./internal/oob:FuzzAcceptHandshake ./internal/turn:FuzzParse \
 	./internal/work:FuzzParseReport ./internal/benchfile:FuzzRead ./internal/summary:FuzzRead \
 	./fleet:FuzzReadPair ./fleet:FuzzParsePlan ./fleet:FuzzReadPlan \
-	./internal/perftest:FuzzParseLatency ./hostinfo/tune:FuzzParseState
+	./internal/perftest:FuzzParseLatency ./hostinfo/tune:FuzzParseState \
+	./internal/abrun:FuzzReadVerdict
 fuzz:
 	set -e; for t in $(FUZZ); do \
 		$(GO) test -run='^$$' -fuzz="^$${t#*:}$$" -fuzztime=$(FUZZTIME) -fuzzminimizetime=200x -parallel 1 "$${t%%:*}"; \

@@ -75,7 +75,7 @@ var Variables = []Variable{
 	{VarTurnFD, "unset", "set by rdmaab for the benchmark processes of a duet: the inherited file descriptor of the conductor's socket; each run then takes turns of a burst of round trips with the other side's process. A descriptor that is not a unix stream socket is refused, and left open."},
 	{VarHostCPUContention, "unset", "set by cmd/rxevm inside the VM: how much the host's CPUs slowed each other when measured before the boot; reported as a note."},
 	{VarVMCache, "rdmabench/rxevm under the user cache directory", "where cmd/rxevm keeps the Debian packages and the extracted guest."},
-	{VarVMTest, "unset", "1: run cmd/rxevm's own test that boots a VM."},
+	{VarVMTest, "unset", "1: run the tests that boot the VM themselves: internal/vm's TestVM and cmd/rdmaab's TestOwnProject (make test-own)."},
 	{VarChromium, "unset", "1: the results page's render test in headless Chromium must run (fails when /usr/bin/chromium is missing instead of skipping). Set in CI."},
 	{VarFleetTest, "unset", "1: run internal/fleettest, which boots several VMs (make test-fleet)."},
 	{VarFleetOut, "a temporary directory", "where internal/fleettest keeps what the VMs write."},

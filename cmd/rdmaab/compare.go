@@ -28,11 +28,13 @@ func parseCompare(args []string, stderr io.Writer) (*abrun.Comparison, error) {
 	fs.IntVar(&o.Spec.BootRuns, "boot-runs", 3, "with -old-vmflags/-new-vmflags: repetitions (-test.count) in each boot")
 	fs.Usage = func() {
 		fmt.Fprintf(stderr, "usage: rdmaab [flags] OLD NEW [-- test binary flags]\n"+
-			"       rdmaab gate [flags] old.txt new.txt\n\n"+
+			"       rdmaab gate [flags] old.txt new.txt\n"+
+			"       rdmaab benchstat [benchstat flags] files...\n\n"+
 			"OLD and NEW: a git revision, a working tree directory or a test binary.\n"+
 			"Runs them as a duet (both alive at once, taking turns) or interleaved (old,new then new,old ...)\n"+
 			"in one VM boot or on the local RDMA device\n"+
-			"and prints benchstat old.txt new.txt, the per-pair ratios and the gate's verdict.\n\nFlags:\n")
+			"and prints benchstat old.txt new.txt, the per-pair ratios and the gate's verdict.\n\n"+
+			exitStatuses+"\nFlags:\n")
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {

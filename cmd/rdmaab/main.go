@@ -11,6 +11,7 @@
 //
 //	rdmaab [flags] OLD NEW [-- test binary flags]
 //	rdmaab gate [flags] old.txt new.txt
+//	rdmaab benchstat [benchstat flags] files...
 //
 // OLD and NEW are each a git revision (checked out in a temporary git
 // worktree, removed afterwards, and built with go test -c at the same path
@@ -31,14 +32,24 @@
 // order the runs took, DIR/stop.txt why the runs stopped.
 //
 // -gate makes the exit status 1 when a metric of -metrics (default p50-ns
-// and p99-ns) is worse by more than -threshold and the Mann-Whitney U test
-// finds the sides differ at -alpha, a level for all the gated metrics
-// together (Holm's correction); every metric's line says why. "rdmaab
-// gate" applies the same rule to two files made any other way.
+// and p99-ns) is worse by more than -threshold and its test finds the
+// sides differ at -alpha, a level for all the gated metrics together
+// (Holm's correction); every metric's line says why. Every benchmark is
+// judged: in a duet, one that takes turns (rdmalat.Measure) by its turns,
+// one that times itself by its pairs of runs (the paired verdict over the
+// duet's pairs, either way), and p99 by the Mann-Whitney U test over the
+// runs; interleaved runs by the U test. A benchmark on one side only is
+// named and not counted. The defaults are internal/abtest's
+// DefaultThresholds. "rdmaab gate" applies the same rule to two files made
+// any other way (a duet's, with its bursts.txt beside them).
 //
-// Exit status: 0; 1 when -gate (or rdmaab gate) finds a regression; 2 for
-// bad usage; 3 when a build or a run failed or the gate could not judge
-// (too few samples).
+// Exit status, kept stable (rdmacompare's are the same):
+//
+//	0  no regression (or no -gate)
+//	1  -gate (or rdmaab gate) found a regression
+//	2  bad usage
+//	3  failure: a build or a run failed, or no gated metric was found
+//	4  undecided: too few samples or pairs to decide (more -count would)
 package main
 
 import (
@@ -52,9 +63,13 @@ import (
 	"syscall"
 
 	"github.com/rdmabench/rdmabench/internal/abrun"
+	"github.com/rdmabench/rdmabench/internal/abtest"
 )
 
-const exitUsage = 2
+const exitUsage = abtest.ExitUsage
+
+// exitStatuses is the usage's table of exit statuses (abtest's).
+const exitStatuses = "Exit status: 0 pass; 1 regression (-gate); 2 bad usage; 3 failure (a build or run failed, no gated metric); 4 undecided (more -count would decide).\n"
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)
@@ -71,6 +86,8 @@ func dispatch(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 			return gateMain(args[1:], stdout, stderr)
 		case "run":
 			return runMain(ctx, args[1:], stdout, stderr)
+		case "benchstat":
+			return benchstatMain(ctx, args[1:], stdout, stderr)
 		}
 	}
 	o, err := parseCompare(args, stderr)
@@ -96,10 +113,11 @@ func gateMain(args []string, stdout, stderr io.Writer) int {
 	var seq abrun.Spec // the duet's paired rule, for a duet's files
 	seq.Gate.Register(fs)
 	fs.IntVar(&seq.Pairs, "count", 10, "with a duet's bursts.txt beside old.txt: the -count it ran with (the paired rule's looks)")
-	fs.StringVar(&seq.Method, "paired", "rank", "with a duet's bursts.txt: its paired test, rank, sign or t")
+	fs.StringVar(&seq.Method, "paired", abtest.DefaultThresholds.Method.Flag(), "with a duet's bursts.txt: its paired test, rank, sign or t")
+	jsonName := fs.String("json", "", "also write the verdict for machines to `file` (as rdmaab writes verdict.json beside old.txt)")
 	fs.Usage = func() {
 		fmt.Fprintf(stderr, "usage: rdmaab gate [flags] old.txt new.txt\n\n"+
-			"Exits 1 when a metric got significantly worse by more than the threshold.\n\nFlags:\n")
+			"Judges every benchmark of both files (a duet's by its bursts.txt and pairs of runs).\n\n"+exitStatuses+"\nFlags:\n")
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
@@ -112,7 +130,25 @@ func gateMain(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return usageErr(stderr, err)
 	}
-	return abrun.Gate(stdout, stderr, fs.Arg(0), fs.Arg(1), rule, seq.SequentialRule())
+	return abrun.Gate(stdout, stderr, fs.Arg(0), fs.Arg(1), *jsonName, rule, seq.SequentialRule())
+}
+
+// benchstatMain is "rdmaab benchstat [benchstat's flags] files...":
+// benchstat of the x/perf this rdmaab was built with, in any module.
+func benchstatMain(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	if len(args) == 0 || args[0] == "-h" || args[0] == "-help" || args[0] == "--help" {
+		fmt.Fprintf(stderr, "usage: rdmaab benchstat [benchstat flags] files...\n\n"+
+			"Runs the benchstat of the golang.org/x/perf this rdmaab was built with (built once into the user's cache).\n")
+		if len(args) == 0 {
+			return exitUsage
+		}
+		return 0
+	}
+	if err := abrun.Benchstat(ctx, stdout, stderr, args...); err != nil {
+		fmt.Fprintf(stderr, "rdmaab: %v\n", err)
+		return abtest.ExitFailed
+	}
+	return 0
 }
 
 // runMain is "rdmaab run": the runner, inside the VM or on an RDMA node.

@@ -18,7 +18,7 @@
 #          The same A/A and A/B run as duets (both processes alive at once,
 #          taking turns of BURST round trips), at 2 B, judged by the paired
 #          verdict (rdmaab gate reads bursts.txt): in how many trials the gate
-#          fails (exit 1), passes (0) or cannot decide (3). With NOISE=1 a
+#          fails (exit 1), passes (0) or cannot decide (4). With NOISE=1 a
 #          seeded co-tenant (./cmd/rdmanoise: a busy loop on host
 #          CPU NOISE_CPU, on and off every 100-500 ms) runs throughout.
 #
@@ -219,18 +219,18 @@ EOS
 
 # duet_judge NAME: each trial's gate status and paired lines.
 duet_judge() {
-	local name=$1 fails=0 passes=0 undecided=0 lines=""
+	local name=$1 fails=0 passes=0 undecided=0 broken=0 lines=""
 	for i in $(seq 1 "$TRIALS"); do
 		t=$D/$name/$name$i
 		[ -s "$t/old.txt" ] || { lines+="  trial $i: no results"$'\n'; continue; }
 		bin/rdmaab gate -count "$DUET_PAIRS" -metrics "$DUET_METRICS" -threshold "$THRESHOLD" "$t/old.txt" "$t/new.txt" >"$t/gate.txt"
 		g=$?
-		case $g in 1) fails=$((fails + 1)) ;; 0) passes=$((passes + 1)) ;; *) undecided=$((undecided + 1)) ;; esac
+		case $g in 1) fails=$((fails + 1)) ;; 0) passes=$((passes + 1)) ;; 4) undecided=$((undecided + 1)) ;; *) broken=$((broken + 1)) ;; esac
 		took=$(grep "trial $name$i done" "$D/$name/guest.log" | awk '{split($NF, a, "-"); printf "%.0f s", a[2] - a[1]}')
 		lines+="  trial $i: gate status $g; $(cat "$t/stop.txt"); guest time $took"$'\n'
 		lines+="$(grep -E 'p50-ns: |min-ns: ' "$t/gate.txt" | sed 's/^/    /')"$'\n'
 	done
-	say "  the gate (paired verdict, $DUET_METRICS, threshold $THRESHOLD): failed $fails, passed $passes, undecided $undecided of $TRIALS"
+	say "  the gate (paired verdict, $DUET_METRICS, threshold $THRESHOLD): failed $fails, passed $passes, undecided $undecided, could not judge $broken of $TRIALS"
 	printf "%s" "$lines" | tee -a "$F"
 }
 

@@ -48,8 +48,11 @@
 // Every raw output (both perftest sides, the benchmark, its samples) and
 // the table go under -out, by default $RXEVM_OUT (which rxevm -out brings
 // back to the host). -time-limit stops between rounds when the next would
-// end too late, and judges the rounds done. The exit status is 1 when a run failed, or with
-// -strict when a target was missed; 2 for bad usage or a missing tool.
+// end too late, and judges the rounds done.
+//
+// Exit status (the same table as rdmaab's, kept stable): 0; 3 when a run
+// failed; 2 for bad usage or a missing tool; with -strict, 1 when a target
+// was missed and else 4 when a target is undecided (more -rounds).
 package main
 
 import (
@@ -95,7 +98,7 @@ func parseFlags(args []string, stderr io.Writer) (*perftestcmp.Config, error) {
 	fs.StringVar(&c.OutDir, "out", os.Getenv("RXEVM_OUT"), "`dir`ectory for the raw outputs and the table (default $RXEVM_OUT; none when empty)")
 	fs.StringVar(&c.PeerBin, "peer", "", "run our responder as a process of its own, this `rdmapeer` binary pinned to the responder's CPU (as perftest's server is), instead of a thread of the benchmark's process")
 	fs.BoolVar(&c.Sched, "sched", false, "read both sides' scheduler statistics (migrations/preemptions) from /proc every 100 ms and show them per round; the reads perturb the runs they watch, so leave it off for figures")
-	fs.BoolVar(&c.Strict, "strict", false, "exit with status 1 when a target is missed")
+	fs.BoolVar(&c.Strict, "strict", false, "exit with status 1 when a target is missed, 4 when one is undecided")
 	fs.IntVar(&c.Retries, "retries", 2, "run ib_write_lat again up to `N` times when it could not estimate the CPU frequency (inf/nan figures)")
 	fs.Usage = func() {
 		fmt.Fprintf(stderr, "usage: rdmacompare -bench BINARY [flags]\n\n"+

@@ -164,7 +164,7 @@ func TestCompareLocalInterleaves(t *testing.T) {
 		// 1.06/1.07, median (1.0096+0.9903)/2 ~ 1.000.
 		"BenchmarkRDMAWrite/size=2-4 p50-ns: new/old 1.000 [-Inf, +Inf] (±∞, 4 pairs)",
 		"ran the 4 pairs asked for (-count 4)",
-		"gate: CANNOT JUDGE",
+		"gate: UNDECIDED",
 	} {
 		if !strings.Contains(stdout, s) {
 			t.Errorf("stdout lacks %q:\n%s", s, stdout)
@@ -174,9 +174,9 @@ func TestCompareLocalInterleaves(t *testing.T) {
 		t.Errorf("a note about CPU contention where the output warned of none:\n%s", stdout)
 	}
 	// Without -gate the verdict informs and the status is 0; with it, a
-	// gate that cannot judge (4 pairs) fails with status 3.
+	// gate that cannot judge (4 pairs) is undecided, status 4.
 	code, stdout, _ = compare(t, local(out, true), "-duet=false", "-count", "4", old, new)
-	if code != ExitFailed || !strings.Contains(stdout, "gate: CANNOT JUDGE") {
+	if code != ExitUndecided || !strings.Contains(stdout, "gate: UNDECIDED") {
 		t.Errorf("-gate with 4 pairs: status %d\n%s", code, stdout)
 	}
 }
@@ -205,7 +205,7 @@ func TestCompareGate(t *testing.T) {
 			t.Fatal(err)
 		}
 		var o, e bytes.Buffer
-		code := Gate(&o, &e, filepath.Join(out, "old.txt"), filepath.Join(out, "new.txt"), rule, (&Spec{Pairs: 10, Method: "rank", Gate: g}).SequentialRule())
+		code := Gate(&o, &e, filepath.Join(out, "old.txt"), filepath.Join(out, "new.txt"), "", rule, (&Spec{Pairs: 10, Method: "rank", Gate: g}).SequentialRule())
 		return code, o.String() + e.String()
 	}
 	code, stdout = gate(GateSpec{Metrics: "p50-ns,p99-ns", Threshold: 0.05, Alpha: 0.05})

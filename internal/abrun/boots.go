@@ -38,9 +38,6 @@ const bootsFile = "boots.txt"
 // VM setups differ, or Boots asks.
 func (o *Comparison) BootsMode() bool { return o.Boots || o.SideVMFlags[0] != o.SideVMFlags[1] }
 
-// bootUnits are the units a boot's value is kept for.
-var bootUnits = []string{"p50-ns", "min-ns"}
-
 // runBoots boots each side's VM in turn, -count pairs at most, and stops
 // when the paired verdict on the gated units decides.
 func runBoots(ctx context.Context, o *Comparison, rxevm string, progress io.Writer) error {
@@ -49,10 +46,9 @@ func runBoots(ctx context.Context, o *Comparison, rxevm string, progress io.Writ
 	if err != nil {
 		return err
 	}
-	covered, _ := coveredUnits(rule.Units)
-	if len(covered) == 0 {
-		return fmt.Errorf("a comparison of boots judges p50-ns or min-ns (-metrics): it has %q", s.Gate.Metrics)
-	}
+	// Every gated unit: a boot's median of it is one value, whatever
+	// the unit (a turn's summary has p50 and min only; a boot has all).
+	covered := rule.Units
 	seq := s.SequentialRule()
 	bf, err := os.Create(filepath.Join(s.OutDir, bootsFile))
 	if err != nil {
@@ -73,7 +69,7 @@ func runBoots(ctx context.Context, o *Comparison, rxevm string, progress io.Writ
 			if err != nil {
 				return fmt.Errorf("pair %d, %s side's boot: %w", pair, side, err)
 			}
-			rs, err := bootValues(pair, side, out.stdout)
+			rs, err := bootValues(pair, side, out.stdout, covered)
 			if err != nil {
 				return fmt.Errorf("pair %d, %s side: %w", pair, side, err)
 			}
@@ -142,15 +138,16 @@ type bootRec struct {
 	name  string
 }
 
-// bootValues reduces one boot's output to a value per benchmark and unit.
-func bootValues(pair int, side abtest.Side, out []byte) ([]bootRec, error) {
+// bootValues reduces one boot's output to a value per benchmark and unit
+// of units: the median over its runs.
+func bootValues(pair int, side abtest.Side, out []byte, units []string) ([]bootRec, error) {
 	rs, err := abtest.ReadResults(bytes.NewReader(out), side.String()+" boot")
 	if err != nil {
 		return nil, err
 	}
 	var recs []bootRec
 	for _, k := range rs.Keys {
-		if !slices.Contains(bootUnits, k.Unit) {
+		if !slices.ContainsFunc(units, func(u string) bool { return abtest.MatchUnit(k.Unit, u) }) {
 			continue
 		}
 		v := slices.Clone(rs.Values[k])
@@ -158,7 +155,7 @@ func bootValues(pair int, side abtest.Side, out []byte) ([]bootRec, error) {
 		recs = append(recs, bootRec{pair: pair, side: side, unit: k.Unit, value: v[len(v)/2], name: "Benchmark" + k.Name})
 	}
 	if len(recs) == 0 {
-		return nil, fmt.Errorf("the boot printed no p50-ns or min-ns result%s", cmdout.Tail(out, tailLines))
+		return nil, fmt.Errorf("the boot printed no result of %s (-metrics)%s", strings.Join(units, ","), cmdout.Tail(out, tailLines))
 	}
 	return recs, nil
 }
@@ -213,7 +210,7 @@ func bootRatios(recs []bootRec, units []string) (names []string, lrs [][]float64
 	}
 	for p := 1; p <= maxPair; p++ {
 		for _, r := range recs {
-			if r.pair != p || r.side != abtest.Old || !slices.Contains(units, r.unit) {
+			if r.pair != p || r.side != abtest.Old || !slices.ContainsFunc(units, func(u string) bool { return abtest.MatchUnit(r.unit, u) }) {
 				continue
 			}
 			k := key{p, r.name, r.unit}
@@ -235,27 +232,37 @@ func bootRatios(recs []bootRec, units []string) (names []string, lrs [][]float64
 	return names, lrs
 }
 
-func judgeBoots(recs []bootRec, units []string, rule abtest.SequentialRule) []abtest.PairedFinding {
+// bootMetrics returns the boots' metrics of units, one log ratio per pair
+// of boots each.
+func bootMetrics(recs []bootRec, units []string) []pairedMetric {
 	names, lrs := bootRatios(recs, units)
-	return rule.Decide(names, lrs)
+	ms := make([]pairedMetric, len(names))
+	for i := range names {
+		ms[i] = pairedMetric{name: names[i], lrs: lrs[i], basis: ByBoots}
+	}
+	return ms
 }
 
-// bootsVerdict prints the paired verdict over the boot pairs and returns
-// the gate's status.
-func bootsVerdict(w io.Writer, recs []bootRec, rule abtest.GateRule, seq abtest.SequentialRule) int {
-	covered, rest := coveredUnits(rule.Units)
-	if len(rest) > 0 {
-		fmt.Fprintf(w, "note: %s not judged: a comparison of boots judges a boot's median p50-ns and min-ns only\n", strings.Join(rest, ","))
-	}
+func judgeBoots(recs []bootRec, units []string, rule abtest.SequentialRule) []abtest.PairedFinding {
+	return decideMetrics(rule, bootMetrics(recs, units))
+}
+
+// bootsVerdict prints the paired verdict over the boot pairs, names the
+// benchmarks one side lacks, and returns the gate's status.
+func bootsVerdict(w io.Writer, recs []bootRec, old, new *abtest.Results, rule abtest.GateRule, seq abtest.SequentialRule, vf *VerdictFile) int {
+	covered := rule.Units
 	seq.Alpha = rule.Alpha
-	fs := judgeBoots(recs, covered, seq)
-	names, lrs := bootRatios(recs, covered)
-	printFindings(w, seq, fs, "boot pairs", "each pair's log ratio new/old of the boots' medians", "per boot pair",
-		func(name string) []float64 {
-			if i := slices.Index(names, name); i >= 0 {
-				return lrs[i]
-			}
-			return nil
-		})
-	return pairedStatus(w, seq, fs)
+	ms := bootMetrics(recs, covered)
+	fs := decideMetrics(seq, ms)
+	printFindings(w, seq, fs, "boot pairs", "each pair's log ratio new/old of the boots' medians", ms)
+	printOneSided(w, old, new, covered)
+	vf.addPaired(fs, ms)
+	vf.addOneSided(old, new, covered)
+	code := pairedStatus(w, seq, fs)
+	bases := make([]Basis, len(ms))
+	for i := range bases {
+		bases[i] = ByBoots
+	}
+	fmt.Fprintf(w, "%s\n", basisCounts(bases))
+	return code
 }

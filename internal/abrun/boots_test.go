@@ -89,3 +89,23 @@ func TestBootsSameSetupPasses(t *testing.T) {
 		t.Errorf("status %d\n%s\n%s", code, stdout, stderr)
 	}
 }
+
+// Every gated unit gets a verdict in a comparison of boots, p99 too (a
+// boot's median of it), not a note that it was left out.
+func TestBootsJudgeEveryUnit(t *testing.T) {
+	old, new, dir := fakes(t)
+	rxevm, _ := fakeRxevm(t, dir)
+	code, stdout, stderr := compare(t, boots(rxevm, filepath.Join(dir, "out"), 1, "", "-env FAKE_NEW_FACTOR=1.2"),
+		"-count", "12", "-metrics", "p50-ns,p99-ns", "-threshold", "5%", old, new)
+	if code != ExitRegressed {
+		t.Errorf("status %d, want %d\n%s\n%s", code, ExitRegressed, stdout, stderr)
+	}
+	for _, s := range []string{"FAIL BenchmarkRDMAWrite/size=2-4 p50-ns: different", "FAIL BenchmarkRDMAWrite/size=2-4 p99-ns: different", "judged 2 metrics: 2 by boot pairs"} {
+		if !strings.Contains(stdout, s) {
+			t.Errorf("stdout lacks %q:\n%s", s, stdout)
+		}
+	}
+	if strings.Contains(stdout, "not judged") {
+		t.Errorf("a gated unit left unjudged:\n%s", stdout)
+	}
+}

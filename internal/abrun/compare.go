@@ -35,8 +35,8 @@ type Comparison struct {
 
 // Run builds the two sides, runs the comparison where o says, prints the
 // report and returns the exit status: 0; with GateOn, ExitRegressed when
-// the gate finds a regression; ExitFailed when a build or a run failed or
-// the gate could not judge.
+// the gate finds a regression and ExitUndecided when it cannot decide;
+// ExitFailed when a build or a run failed.
 func (o *Comparison) Run(ctx context.Context, stdout, stderr io.Writer) int {
 	rule, err := o.Spec.Gate.Rule()
 	if err != nil {
@@ -207,10 +207,12 @@ func printVerdict(stdout, stderr io.Writer, v abtest.Verdict) int {
 		fmt.Fprintf(stderr, "rdmaab: %v\n", err)
 		return ExitFailed
 	}
-	switch {
+	switch err := v.Err(); {
 	case v.Failed():
 		return ExitRegressed
-	case v.Err() != nil:
+	case errors.Is(err, abtest.ErrTooFew):
+		return ExitUndecided
+	case err != nil:
 		return ExitFailed
 	}
 	return 0

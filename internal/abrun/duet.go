@@ -354,7 +354,15 @@ func runDuet(ctx context.Context, s *Spec, progress io.Writer) error {
 		if err != nil {
 			return err
 		}
-		fs := judgeBursts(bs, covered, rule)
+		oldR, newR, err := readSides(sideFile(s.OutDir, abtest.Old), sideFile(s.OutDir, abtest.New))
+		if err != nil {
+			return err
+		}
+		pairs, err := pairsOf(s.OutDir)
+		if err != nil {
+			return err
+		}
+		fs := decideMetrics(rule, duetMetrics(bs, pairs, oldR, newR, covered))
 		d := abtest.Overall(fs)
 		fmt.Fprintf(progress, "rdmaab: duet pair %d/%d ran in %.1f s: %s\n", i+1, s.Pairs, time.Since(start).Seconds(), d)
 		msg = fmt.Sprintf("ran %d duet pairs (-count %d); the paired verdict on %s: %s", i+1, s.Pairs, strings.Join(covered, ","), d)
@@ -372,10 +380,6 @@ func runDuet(ctx context.Context, s *Spec, progress io.Writer) error {
 	}
 	return os.WriteFile(filepath.Join(s.OutDir, "stop.txt"), []byte(msg+"\n"), 0o644)
 }
-
-// minDuetPairs: the paired verdict takes the pair of processes as its
-// unit (paired.go says why) and decides nothing before this many.
-const minDuetPairs = 3
 
 // runArgs is the test binary's command line for one repetition.
 func runArgs(s *Spec) []string {

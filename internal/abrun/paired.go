@@ -131,21 +131,14 @@ func burstRounds(bs []burstRec, units []string) (names []string, rounds map[stri
 	return names, rounds
 }
 
-// judgeBursts applies the sequential rule to the duet pairs: each pair of
-// processes gives one value, the median log ratio of its paired turns.
-// Not the turns themselves: in the soft-RoCE VM a process carries an
-// offset of its own, stable over all its turns (an A/A pair read 24.1 and
-// 22.7 µs turn after turn; no offset of address layout or start order),
-// so turns of one pair are not independent evidence, and a test over
-// them flags an A/A. Pairs of processes are.
-func judgeBursts(bs []burstRec, units []string, rule abtest.SequentialRule) []abtest.PairedFinding {
-	names, _ := burstRounds(bs, units)
-	lrs := make([][]float64, len(names))
-	for i, n := range names {
-		lrs[i] = pairMedians(bs, n, units)
-	}
-	return rule.Decide(names, lrs)
-}
+// The duet's paired verdict takes each pair of processes as one value,
+// the median log ratio of its paired turns, not the turns themselves: in
+// the soft-RoCE VM a process carries an offset of its own, stable over all
+// its turns (an A/A pair read 24.1 and 22.7 µs turn after turn; no offset
+// of address layout or start order), so turns of one pair are not
+// independent evidence, and a test over them flags an A/A. Pairs of
+// processes are. A benchmark that takes no turns gives its pair's runs
+// (duetMetrics).
 
 // pairMedians returns, per duet pair, the median log ratio of a name's
 // rounds: the spread of these across pairs shows any offset a process
@@ -174,39 +167,55 @@ func pairMedians(bs []burstRec, name string, units []string) []float64 {
 	return out
 }
 
-// printPaired prints the paired verdict of a duet and returns its
-// findings.
-func printPaired(w io.Writer, bs []burstRec, units []string, rule abtest.SequentialRule) []abtest.PairedFinding {
-	fs := judgeBursts(bs, units, rule)
-	printFindings(w, rule, fs, "duet pairs", "each pair's median log ratio new/old over its turns", "per duet pair (median of its turns)",
-		func(name string) []float64 { return pairMedians(bs, name, units) })
+// printPaired prints the paired verdict of a duet's metrics and returns
+// its findings.
+func printPaired(w io.Writer, ms []pairedMetric, rule abtest.SequentialRule) []abtest.PairedFinding {
+	fs := decideMetrics(rule, ms)
+	printFindings(w, rule, fs, "duet pairs", "each pair's log ratio new/old: the median of its turns where the benchmark takes turns, of its runs' values where it does not", ms)
 	return fs
 }
 
 // printFindings prints a paired verdict's findings over units (duet
-// pairs, boot pairs), each with its per-unit values.
-func printFindings(w io.Writer, rule abtest.SequentialRule, fs []abtest.PairedFinding, units, what, perLabel string, values func(name string) []float64) {
+// pairs, boot pairs), each with its per-unit values and the way they were
+// taken.
+func printFindings(w io.Writer, rule abtest.SequentialRule, fs []abtest.PairedFinding, units, what string, ms []pairedMetric) {
 	fmt.Fprintf(w, "paired verdict over the %s (%s of %s; different when p < %.3g at any look, the level that holds the false alarms over all looks to %g, Holm across metrics; same when the %.1f%% interval lies within ±%g%%):\n",
 		units, rule.Method, what, rule.LookAlpha(), rule.Alpha, 100*(1-rule.LookAlpha()), rule.Threshold*100)
-	for _, f := range fs {
+	for i, f := range fs {
 		tag := "    "
 		if f.Regressed {
 			tag = "FAIL"
 		}
 		fmt.Fprintf(w, "%s %s: %s: %s (level %.3g)\n", tag, f.Name, f.Decision, f.Result, f.Alpha)
-		if vs := values(f.Name); len(vs) > 0 {
+		if vs := ms[i].lrs; len(vs) > 0 {
 			var s []string
 			for _, x := range vs {
 				s = append(s, fmt.Sprintf("%+.1f%%", 100*(math.Exp(x)-1)))
 			}
-			fmt.Fprintf(w, "     %s: %s\n", perLabel, strings.Join(s, " "))
+			fmt.Fprintf(w, "     %s: %s\n", perPairLabel(ms[i].basis), strings.Join(s, " "))
 		}
 	}
+}
+
+// perPairLabel introduces a metric's per-pair values, saying how they
+// were taken.
+func perPairLabel(b Basis) string {
+	switch b {
+	case ByTurns:
+		return "per duet pair (median of its turns)"
+	case ByRuns:
+		return "per duet pair (its runs' values: it takes no turns)"
+	}
+	return "per boot pair"
 }
 
 // pairedStatus prints the paired gate's verdict (abtest's Gate) and
 // returns the exit status it stands for.
 func pairedStatus(w io.Writer, rule abtest.SequentialRule, fs []abtest.PairedFinding) int {
+	if len(fs) == 0 {
+		fmt.Fprintf(w, "paired: CANNOT JUDGE: no gated metric on both sides\n")
+		return ExitFailed
+	}
 	out, why := rule.Gate(fs)
 	switch out {
 	case abtest.GateFail:
@@ -214,7 +223,7 @@ func pairedStatus(w io.Writer, rule abtest.SequentialRule, fs []abtest.PairedFin
 		return ExitRegressed
 	case abtest.GateUndecided:
 		fmt.Fprintf(w, "paired: UNDECIDED: %s\n", why)
-		return ExitFailed
+		return ExitUndecided
 	}
 	fmt.Fprintf(w, "paired: pass: %s\n", why)
 	return 0

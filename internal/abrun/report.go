@@ -1,12 +1,10 @@
 package abrun
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 
@@ -19,7 +17,7 @@ import (
 func Report(ctx context.Context, stdout, stderr io.Writer, dir string, rule abtest.GateRule, seq abtest.SequentialRule, gateOn bool) int {
 	oldName, newName := sideFile(dir, abtest.Old), sideFile(dir, abtest.New)
 	fmt.Fprintf(stdout, "results: %s %s\n\n", oldName, newName)
-	if err := benchstat(ctx, stdout, oldName, newName); err != nil {
+	if err := benchstat(ctx, stdout, stderr, oldName, newName); err != nil {
 		fmt.Fprintf(stdout, "(no benchstat table: %v)\n", err)
 	}
 	old, new, err := readSides(oldName, newName)
@@ -44,12 +42,18 @@ func Report(ctx context.Context, stdout, stderr io.Writer, dir string, rule abte
 	}
 	fmt.Fprintln(stdout)
 	var code int
+	vf := newVerdictFile(rule)
 	if recs, err := readBootsFile(filepath.Join(dir, bootsFile)); err == nil && len(recs) > 0 {
-		code = bootsVerdict(stdout, recs, rule, seq)
-	} else if bs, err := readBurstsFile(filepath.Join(dir, burstsFile)); err == nil && len(bs) > 0 {
-		code = duetVerdict(stdout, stderr, bs, old, new, rule, seq)
+		code = bootsVerdict(stdout, recs, old, new, rule, seq, vf)
+	} else if bs, err := readBurstsFile(filepath.Join(dir, burstsFile)); err == nil {
+		code = duetVerdict(stdout, stderr, bs, pairs, old, new, rule, seq, vf)
 	} else {
-		code = printVerdict(stdout, stderr, rule.Judge(old, new))
+		code = uTestVerdict(stdout, stderr, old, new, rule, vf)
+	}
+	vf.settle(code)
+	if err := WriteVerdict(filepath.Join(dir, VerdictFileName), vf); err != nil {
+		fmt.Fprintf(stderr, "rdmaab: %v\n", err)
+		return ExitFailed
 	}
 	if w := contentionWarning(oldName); w != "" {
 		fmt.Fprintf(stdout, "\nnote: %s\n  %s\n", w, contentionAdvice)
@@ -63,16 +67,51 @@ func Report(ctx context.Context, stdout, stderr io.Writer, dir string, rule abte
 // Gate applies rule to two files of benchmark output (rdmaab gate) and
 // returns the gate's exit status. A duet's files (its bursts.txt beside
 // oldName) get the paired verdict by seq.
-func Gate(stdout, stderr io.Writer, oldName, newName string, rule abtest.GateRule, seq abtest.SequentialRule) int {
+//
+// With jsonName it writes the verdict there too (VerdictFile).
+func Gate(stdout, stderr io.Writer, oldName, newName, jsonName string, rule abtest.GateRule, seq abtest.SequentialRule) int {
+	vf := newVerdictFile(rule)
+	code := gate(stdout, stderr, oldName, newName, rule, seq, vf)
+	vf.settle(code)
+	if jsonName != "" {
+		if err := WriteVerdict(jsonName, vf); err != nil {
+			fmt.Fprintf(stderr, "rdmaab: %v\n", err)
+			return ExitFailed
+		}
+	}
+	return code
+}
+
+func gate(stdout, stderr io.Writer, oldName, newName string, rule abtest.GateRule, seq abtest.SequentialRule, vf *VerdictFile) int {
 	old, new, err := readSides(oldName, newName)
 	if err != nil {
 		fmt.Fprintf(stderr, "rdmaab: %v\n", err)
 		return ExitFailed
 	}
-	if bs, err := readBurstsFile(filepath.Join(filepath.Dir(oldName), burstsFile)); err == nil && len(bs) > 0 {
-		return duetVerdict(stdout, stderr, bs, old, new, rule, seq)
+	if bs, err := readBurstsFile(filepath.Join(filepath.Dir(oldName), burstsFile)); err == nil {
+		pairs, err := readPairs(oldName, newName)
+		if err != nil {
+			fmt.Fprintf(stderr, "rdmaab: %v\n", err)
+			return ExitFailed
+		}
+		return duetVerdict(stdout, stderr, bs, pairs, old, new, rule, seq, vf)
 	}
-	return printVerdict(stdout, stderr, rule.Judge(old, new))
+	return uTestVerdict(stdout, stderr, old, new, rule, vf)
+}
+
+// uTestVerdict judges every gated metric by the U test over the runs (an
+// interleaved comparison's, or two files made any other way).
+func uTestVerdict(stdout, stderr io.Writer, old, new *abtest.Results, rule abtest.GateRule, vf *VerdictFile) int {
+	v := rule.Judge(old, new)
+	vf.addUTest(v)
+	vf.addOneSided(old, new, rule.Units)
+	code := printVerdict(stdout, stderr, v)
+	bases := make([]Basis, len(v.Findings))
+	for i := range bases {
+		bases[i] = ByUTest
+	}
+	fmt.Fprintf(stdout, "%s\n", basisCounts(bases))
+	return code
 }
 
 // contentionAdvice is what to do about a host whose CPUs slow each other:
@@ -97,14 +136,19 @@ func contentionWarning(name string) string {
 	return ""
 }
 
-// pairsOf rebuilds the pairs from old.txt and new.txt.
+// pairsOf rebuilds the pairs from dir's old.txt and new.txt.
 func pairsOf(dir string) ([]abtest.Pair, error) {
-	oldF, err := os.Open(sideFile(dir, abtest.Old))
+	return readPairs(sideFile(dir, abtest.Old), sideFile(dir, abtest.New))
+}
+
+// readPairs rebuilds the pairs from two sides' files.
+func readPairs(oldName, newName string) ([]abtest.Pair, error) {
+	oldF, err := os.Open(oldName)
 	if err != nil {
 		return nil, err
 	}
 	defer oldF.Close()
-	newF, err := os.Open(sideFile(dir, abtest.New))
+	newF, err := os.Open(newName)
 	if err != nil {
 		return nil, err
 	}
@@ -112,45 +156,41 @@ func pairsOf(dir string) ([]abtest.Pair, error) {
 	return abtest.ReadPairs(oldF, newF)
 }
 
-// benchstat prints benchstat's table of the two files: the benchstat on
-// PATH, else go tool benchstat (this module declares it as a tool).
-func benchstat(ctx context.Context, w io.Writer, oldName, newName string) error {
-	var cmd *exec.Cmd
-	if p, err := exec.LookPath("benchstat"); err == nil {
-		cmd = exec.CommandContext(ctx, p, oldName, newName)
-	} else {
-		cmd = exec.CommandContext(ctx, "go", "tool", "benchstat", oldName, newName)
-	}
-	var out, errb bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errb
-	if err := cmd.Run(); err != nil {
-		return fmt.Errorf("%s: %v: %s (go install golang.org/x/perf/cmd/benchstat@latest)", strings.Join(cmd.Args[:len(cmd.Args)-2], " "), err, strings.TrimSpace(errb.String()))
-	}
-	_, err := w.Write(out.Bytes())
-	return err
-}
-
-// duetVerdict judges a duet: the gated units its turns cover (p50, min) by
-// the paired sequential rule, the others (p99) by the U test over the
-// runs. The two families share alpha in proportion to their metrics
-// (Bonferroni between them, Holm within each).
-func duetVerdict(stdout, stderr io.Writer, bs []burstRec, old, new *abtest.Results, rule abtest.GateRule, seq abtest.SequentialRule) int {
+// duetVerdict judges a duet: the gated units a turn's summary covers
+// (p50, min) by the paired sequential rule, over every benchmark (by its
+// turns, or by its pairs of runs where it takes none), the others (p99) by
+// the U test over the runs. The two families share alpha in proportion to
+// their metrics (Bonferroni between them, Holm within each).
+func duetVerdict(stdout, stderr io.Writer, bs []burstRec, pairs []abtest.Pair, old, new *abtest.Results, rule abtest.GateRule, seq abtest.SequentialRule, vf *VerdictFile) int {
 	covered, rest := coveredUnits(rule.Units)
-	n := float64(len(covered) + len(rest))
-	seq.Alpha = rule.Alpha * float64(len(covered)) / n
+	n := len(covered) + len(rest)
+	seq.Alpha = abtest.AlphaShare(rule.Alpha, len(covered), n)
 	code := 0
+	var bases []Basis
 	if len(covered) > 0 {
-		fs := printPaired(stdout, bs, covered, seq)
+		ms := duetMetrics(bs, pairs, old, new, covered)
+		fs := printPaired(stdout, ms, seq)
+		printOneSided(stdout, old, new, covered)
+		vf.addPaired(fs, ms)
+		vf.addOneSided(old, new, covered)
+		for _, m := range ms {
+			bases = append(bases, m.basis)
+		}
 		code = pairedStatus(stdout, seq, fs)
 	}
 	if len(rest) > 0 {
 		r := rule
-		r.Units, r.Alpha = rest, rule.Alpha*float64(len(rest))/n
+		r.Units, r.Alpha = rest, abtest.AlphaShare(rule.Alpha, len(rest), n)
 		fmt.Fprintln(stdout)
-		c := printVerdict(stdout, stderr, r.Judge(old, new))
-		if c == ExitRegressed || code == 0 {
-			code = c
+		v := r.Judge(old, new)
+		vf.addUTest(v)
+		vf.addOneSided(old, new, rest)
+		c := printVerdict(stdout, stderr, v)
+		code = abtest.WorstStatus(code, c)
+		for range v.Findings {
+			bases = append(bases, ByUTest)
 		}
 	}
+	fmt.Fprintf(stdout, "%s\n", basisCounts(bases))
 	return code
 }

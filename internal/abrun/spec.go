@@ -18,11 +18,12 @@ import (
 	"github.com/rdmabench/rdmabench/internal/flagvar"
 )
 
-// Exit statuses of a comparison and of the gate (2 is the command's, for
-// bad usage).
+// Exit statuses of a comparison and of the gate: abtest's table (2 is the
+// command's, for bad usage).
 const (
-	ExitRegressed = 1 // the gate found a regression
-	ExitFailed    = 3 // a build or a run failed, or the gate could not judge
+	ExitRegressed = abtest.ExitRegressed // the gate found a regression
+	ExitFailed    = abtest.ExitFailed    // a build or a run failed, or no gated metric was found
+	ExitUndecided = abtest.ExitUndecided // the gate could not decide: too few samples or pairs
 )
 
 // A Spec is what the runner needs: two test binaries, how to run them
@@ -72,23 +73,16 @@ type GateSpec struct {
 
 // Register defines the gate's flags.
 func (g *GateSpec) Register(fs *flag.FlagSet) {
-	g.Threshold = 0.05
-	fs.StringVar(&g.Metrics, "metrics", "p50-ns,p99-ns", "`units` the gate judges, comma-separated (as the benchmark reports them: p50-ns, ns/op, ...)")
+	d := abtest.DefaultThresholds
+	g.Threshold = d.Threshold
+	fs.StringVar(&g.Metrics, "metrics", strings.Join(d.Units, ","), "`units` the gate judges, comma-separated (as the benchmark reports them: p50-ns, ns/op, ...)")
 	fs.Var(flagvar.Percent{P: &g.Threshold}, "threshold", "smallest change of a median that fails the gate, `PCT` (5% or 0.05)")
-	fs.Float64Var(&g.Alpha, "alpha", defaultAlpha, "chance of a false alarm for all gated metrics together (Holm's correction), over all of a duet's looks")
+	fs.Float64Var(&g.Alpha, "alpha", d.Alpha, "chance of a false alarm for all gated metrics together (Holm's correction), over all of a duet's looks")
 }
-
-// defaultAlpha is the gate's false-alarm rate. A CI gate's false alarm
-// costs a person's time, and it fails on regressions only, so about half
-// its alarms count: at 0.01 an A/A fails about one job in 200-400 (at
-// 0.05, 1 in 30-40 of simulated duets at the soft-RoCE VM's spread, and 1
-// trial in 10 of the validation), while a +3% change at that spread is
-// still found within 80 pairs (internal/abtest's TestGateAtTheDuetsSpread).
-const defaultAlpha = 0.01
 
 // Rule returns the gate's rule, or what is wrong with the settings.
 func (g *GateSpec) Rule() (abtest.GateRule, error) {
-	r := abtest.DefaultGateRule
+	r := abtest.DefaultThresholds.GateRule()
 	units, err := abtest.ParseUnits(g.Metrics)
 	if err != nil {
 		return r, fmt.Errorf("-metrics: %w", err)
@@ -107,7 +101,7 @@ func (s *Spec) Register(fs *flag.FlagSet) {
 	fs.StringVar(&s.Benchtime, "benchtime", "", "go test -benchtime per run, e.g. 5000x (fixed iteration counts compare best); empty: go's default")
 	fs.IntVar(&s.Pairs, "count", 10, "interleaved pairs of runs: each side gets this many -count repetitions (with -ci: the most)")
 	fs.Var(flagvar.Percent{P: &s.CI}, "ci", "repeat pairs until the 95% interval of every median new/old ratio of -ci-units is within ±`PCT` (e.g. 2%), at least 6 pairs and at most -count; 0: run exactly -count pairs")
-	fs.StringVar(&s.CIUnits, "ci-units", "p50-ns", "`units` the -ci stop rule watches, comma-separated")
+	fs.StringVar(&s.CIUnits, "ci-units", strings.Join(abtest.DefaultThresholds.StopUnits, ","), "`units` the -ci stop rule watches, comma-separated")
 	fs.DurationVar(&s.RunTimeout, "run-timeout", 10*time.Minute, "kill one run of a test binary after this `duration`")
 	fs.Var(&s.Env[abtest.Old], "old-env", "set `KEY=VALUE` for the old side's runs only; repeatable")
 	fs.Var(&s.Env[abtest.New], "new-env", "set `KEY=VALUE` for the new side's runs only; repeatable")
@@ -118,7 +112,7 @@ func (s *Spec) Register(fs *flag.FlagSet) {
 	fs.BoolVar(&s.Overlap, "overlap", true, "start the next duet pair's processes while the current pair runs")
 	fs.Uint64Var(&s.Seed, "seed", 0, "`seed` of the duet pairs' start order, random and balanced in blocks of two (0: from the clock; order.txt records it)")
 	fs.IntVar(&s.Burst, "burst", defaultBurst, "round trips per turn in a duet")
-	fs.StringVar(&s.Method, "paired", "rank", "paired test over the duet pairs: rank (Wilcoxon signed-rank test of the log ratios), sign (sign test) or t (paired t-test)")
+	fs.StringVar(&s.Method, "paired", abtest.DefaultThresholds.Method.Flag(), "paired test over the duet pairs: rank (Wilcoxon signed-rank test of the log ratios), sign (sign test) or t (paired t-test)")
 }
 
 // defaultBurst is the round trips of a duet's turn: 200 round trips of 2 B
@@ -147,16 +141,15 @@ func (s *Spec) Flags() []string {
 // SequentialRule is the duet's paired rule: the gate's alpha and
 // threshold, a look after every pair of processes.
 func (s *Spec) SequentialRule() abtest.SequentialRule {
-	r := abtest.DefaultSequentialRule
-	r.Method, _ = abtest.ParsePairedMethod(s.Method)
-	r.Alpha, r.Threshold = s.Gate.Alpha, s.Gate.Threshold
-	r.MinRounds, r.MaxLooks = minDuetPairs, max(1, s.Pairs-minDuetPairs+1)
-	return r
+	t := abtest.DefaultThresholds
+	t.Method, _ = abtest.ParsePairedMethod(s.Method)
+	t.Alpha, t.Threshold = s.Gate.Alpha, s.Gate.Threshold
+	return t.SequentialRule(s.Pairs)
 }
 
 // stopRule is the rule the runner applies after each pair.
 func (s *Spec) stopRule() (abtest.StopRule, error) {
-	r := abtest.DefaultStopRule
+	r := abtest.DefaultThresholds.StopRule()
 	units, err := abtest.ParseUnits(s.CIUnits)
 	if err != nil {
 		return r, fmt.Errorf("-ci-units: %w", err)
@@ -177,8 +170,8 @@ func (s *Spec) Check() error {
 	if s.CI < 0 || s.CI >= 1 {
 		return fmt.Errorf("-ci %g%%: want a bound like 2%%, or 0 for none", s.CI*100)
 	}
-	if s.CI > 0 && s.Pairs < abtest.DefaultStopRule.MinPairs {
-		return fmt.Errorf("-ci needs -count of at least %d (the fewest pairs with a finite 95%% interval)", abtest.DefaultStopRule.MinPairs)
+	if s.CI > 0 && s.Pairs < abtest.DefaultThresholds.StopMinPairs {
+		return fmt.Errorf("-ci needs -count of at least %d (the fewest pairs with a finite 95%% interval)", abtest.DefaultThresholds.StopMinPairs)
 	}
 	if s.RunTimeout <= 0 {
 		return fmt.Errorf("-run-timeout %s: want a positive duration", s.RunTimeout)

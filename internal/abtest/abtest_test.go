@@ -146,7 +146,7 @@ func TestStopRuleCancelsDrift(t *testing.T) {
 			New: mustRead(t, bench(map[string]float64{"RDMAWrite/size=2-4": base * 1.03}, "")),
 		})
 	}
-	st := DefaultStopRule.Check(ps)
+	st := DefaultThresholds.StopRule().Check(ps)
 	if !st.Converged || st.Pairs != 8 || math.Abs(st.Widest.Summary.Center-1.03) > 1e-9 || st.Widest.HalfWidth > 1e-9 {
 		t.Errorf("%s", st)
 	}
@@ -248,7 +248,7 @@ func TestGateDirection(t *testing.T) {
 }
 
 func TestGateMissing(t *testing.T) {
-	v := DefaultGateRule.Judge(side(t, 1, 2, 3), mustRead(t, "BenchmarkOther\t1\t5 p50-ns\n"))
+	v := DefaultThresholds.GateRule().Judge(side(t, 1, 2, 3), mustRead(t, "BenchmarkOther\t1\t5 p50-ns\n"))
 	if len(v.Findings) != 0 || len(v.Missing) != 2 || v.Err() == nil {
 		t.Errorf("findings %v missing %v err %v", v.Findings, v.Missing, v.Err())
 	}
@@ -264,6 +264,9 @@ func TestGateMissing(t *testing.T) {
 // a quiet host, where p99 at 2 B read +25% at p=0.023: a false alarm when
 // each of the 4 metrics was held to 0.05, a pass under Holm (0.0125).
 func TestGateGolden(t *testing.T) {
+	// The goldens judge at 0.05, the level of the trials' false alarms.
+	gateAt5 := DefaultThresholds.GateRule()
+	gateAt5.Alpha = 0.05
 	for _, c := range []struct{ old, new, golden string }{
 		{"aa10holm_old.txt", "aa10holm_new.txt", "aa10holm_gate.golden"},
 		{"loaded4_old.txt", "loaded4_new.txt", "loaded4_gate.golden"},
@@ -273,7 +276,7 @@ func TestGateGolden(t *testing.T) {
 		t.Run(c.golden, func(t *testing.T) {
 			old, new := readFile(t, c.old), readFile(t, c.new)
 			var b strings.Builder
-			v := DefaultGateRule.Judge(old, new)
+			v := gateAt5.Judge(old, new)
 			if err := v.Print(&b); err != nil {
 				t.Fatal(err)
 			}

@@ -35,9 +35,6 @@ type GateRule struct {
 	Confidence float64 // of the medians' intervals shown
 }
 
-// DefaultGateRule gates p50 and p99 at 5%, alpha 0.05.
-var DefaultGateRule = GateRule{Units: []string{"p50-ns", "p99-ns"}, Threshold: 0.05, Alpha: 0.05, Confidence: 0.95}
-
 // A Finding is the gate's judgement of one key.
 type Finding struct {
 	Key           Key
@@ -195,7 +192,7 @@ func (v Verdict) Print(w io.Writer) error {
 		}
 	}
 	for _, k := range v.Missing {
-		p.Printf("     %s %s: on one side only, not compared\n", k.Name, k.Unit)
+		p.Printf("     %s %s: on one side only: not compared, and not counted in the verdict\n", k.Name, k.Unit)
 	}
 	n := 0
 	for _, f := range v.Findings {
@@ -206,6 +203,8 @@ func (v Verdict) Print(w io.Writer) error {
 	switch err := v.Err(); {
 	case n > 0:
 		p.Printf("gate: FAIL: %d of %d metrics regressed\n", n, len(v.Findings))
+	case errors.Is(err, ErrTooFew):
+		p.Printf("gate: UNDECIDED: %v\n", err)
 	case err != nil:
 		p.Printf("gate: CANNOT JUDGE: %v\n", err)
 	default:

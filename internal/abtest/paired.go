@@ -60,6 +60,17 @@ func (m PairedMethod) String() string {
 	return fmt.Sprintf("PairedMethod(%d)", int(m))
 }
 
+// Flag is the method's name as ParsePairedMethod reads it.
+func (m PairedMethod) Flag() string {
+	switch m {
+	case SignTest:
+		return "sign"
+	case TTest:
+		return "t"
+	}
+	return "rank"
+}
+
 // ParsePairedMethod reads "sign", "t" or "rank".
 func ParsePairedMethod(s string) (PairedMethod, error) {
 	switch s {

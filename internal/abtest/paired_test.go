@@ -76,7 +76,7 @@ func shifted(n int, shift, spread float64) []float64 {
 }
 
 func TestDecide(t *testing.T) {
-	r := DefaultSequentialRule
+	r := SequentialRule{Method: SignTest, Alpha: 0.05, Threshold: 0.01, MaxLooks: 10, MinRounds: 20}
 	fs := r.Decide([]string{"p50 +3%", "min same", "few", "wide"}, [][]float64{
 		shifted(60, 0.03, 0.01),
 		shifted(60, 0, 0.002),

@@ -38,10 +38,6 @@ type SequentialRule struct {
 	MinRounds int // rounds before any decision
 }
 
-// DefaultSequentialRule: sign test, alpha 0.05, 1% threshold, up to 10
-// looks, decisions after 20 rounds.
-var DefaultSequentialRule = SequentialRule{Method: SignTest, Alpha: 0.05, Threshold: 0.01, MaxLooks: 10, MinRounds: 20}
-
 // LastRound is the number of rounds at the rule's last look.
 func (r SequentialRule) LastRound() int { return max(1, r.MinRounds) + max(1, r.MaxLooks) - 1 }
 

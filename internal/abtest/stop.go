@@ -140,11 +140,6 @@ type StopRule struct {
 	MaxPairs   int
 }
 
-// DefaultStopRule is ±2% at 95% on the median (p50-ns), 6 to 30 pairs: 6
-// is the fewest for which the median's distribution-free 95% interval is
-// finite.
-var DefaultStopRule = StopRule{Units: []string{"p50-ns"}, HalfWidth: 0.02, Confidence: 0.95, MinPairs: 6, MaxPairs: 30}
-
 // A StopState is the stop rule applied to the pairs so far.
 type StopState struct {
 	Pairs     int

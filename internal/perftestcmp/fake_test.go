@@ -16,6 +16,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/rdmabench/rdmabench/env"
+	"github.com/rdmabench/rdmabench/internal/abtest"
 )
 
 // The test binary doubles as fake perftest latency tests and a fake
@@ -336,8 +337,8 @@ func TestRunServerHangs(t *testing.T) {
 	var stdout, stderr bytes.Buffer
 	start := time.Now()
 	code := Run(t.Context(), c, &stdout, &stderr)
-	if code != 1 {
-		t.Errorf("status %d, want 1", code)
+	if code != abtest.ExitFailed {
+		t.Errorf("status %d, want %d (a run failed)", code, abtest.ExitFailed)
 	}
 	if d := time.Since(start); d > 15*time.Second {
 		t.Errorf("took %s with -timeout 1s", d)
@@ -388,4 +389,20 @@ func fakePeer(args []string) int {
 	defer ln.Close()
 	fakeLog("peer pid %d %s", os.Getpid(), strings.Join(args, " "))
 	select {}
+}
+
+// With -strict the status is the verdict's (abtest's table): too few
+// rounds leave the targets undecided (4); six rounds of ours at 1.04x
+// perftest's p50 miss the ±2% target (1).
+func TestStrictStatuses(t *testing.T) {
+	for _, c := range []struct {
+		rounds, want int
+	}{{2, abtest.ExitUndecided}, {6, abtest.ExitRegressed}} {
+		cfg := fakeConfig(t)
+		cfg.Rounds, cfg.Sizes, cfg.Strict = c.rounds, []int{2}, true
+		var stdout, stderr bytes.Buffer
+		if code := Run(t.Context(), cfg, &stdout, &stderr); code != c.want {
+			t.Errorf("%d rounds: status %d, want %d\n%s\n%s", c.rounds, code, c.want, stdout.String(), stderr.String())
+		}
+	}
 }

@@ -82,7 +82,6 @@ func (j abtestJudge) Judge(ratios []float64, tolerance float64) Verdict {
 	return v
 }
 
-// defaultJudge is the judge run uses: one look (the rounds are fixed in
-// advance), alpha 0.05, the signed-rank test, and at least 6 rounds, the
-// fewest with which it can find a difference (p = 2/2^6).
-var defaultJudge pairedJudge = abtestJudge{abtest.SequentialRule{Method: abtest.SignedRank, Alpha: 0.05, MaxLooks: 1, MinRounds: 6}}
+// defaultJudge is the judge run uses: abtest.DefaultThresholds' target
+// rule (one look, as the rounds are fixed in advance).
+var defaultJudge pairedJudge = abtestJudge{abtest.DefaultThresholds.TargetRule()}

@@ -6,6 +6,7 @@ import (
 	"math"
 	"strings"
 
+	"github.com/rdmabench/rdmabench/internal/abtest"
 	"github.com/rdmabench/rdmabench/internal/sticky"
 	"github.com/rdmabench/rdmabench/latency"
 )
@@ -105,7 +106,9 @@ func Print(w io.Writer, h Header, sums []SizeSummary) error {
 	if w := steadinessWarning(sums); w != "" {
 		p.Printf("\n%s\n", w)
 	}
-	p.Printf("\nverdicts: abtest's paired signed-rank test on the per-round ratios (rdmaab's); met when the 95%% interval of the typical (Hodges-Lehmann) ratio lies within the target, MISSED when the sides differ (p < 0.05) and the ratio lies outside it, undecided otherwise\n")
+	ta := abtest.DefaultThresholds.TargetAlpha
+	p.Printf("\nverdicts: abtest's paired %s on the per-round ratios (rdmaab's); met when the %g%% interval of the typical (Hodges-Lehmann) ratio lies within the target, MISSED when the sides differ (p < %g) and the ratio lies outside it, undecided otherwise\n",
+		abtest.DefaultThresholds.Method, 100*(1-ta), ta)
 	for _, s := range sums {
 		var parts []string
 		for _, j := range s.Judgement {

@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"github.com/rdmabench/rdmabench/env"
+	"github.com/rdmabench/rdmabench/internal/abtest"
 	"github.com/rdmabench/rdmabench/internal/perftest"
 )
 
@@ -66,17 +67,18 @@ func (c *Config) perftestCPU(side int) env.CPU {
 }
 
 // Run does the comparison, prints the table to stdout and the progress to
-// stderr, and returns the exit status: 0; 1 when a run failed, or with
-// Strict when a target was missed; 2 when a tool is missing.
+// stderr, and returns the exit status (abtest's table): 0; 3 when a run
+// failed; 2 when a tool is missing; with Strict, 1 when a target was
+// missed (or had no figures) and else 4 when one is undecided.
 func Run(ctx context.Context, c *Config, stdout, stderr io.Writer) int {
 	logf := func(format string, args ...any) { fmt.Fprintf(stderr, "rdmacompare: "+format+"\n", args...) }
 	if err := c.resolveTools(); err != nil {
 		logf("%v", err)
-		return 2
+		return abtest.ExitUsage
 	}
 	if err := c.dropUnsupported(ctx); err != nil {
 		logf("%v", err)
-		return 2
+		return abtest.ExitUsage
 	}
 	for _, n := range c.notes {
 		logf("%s", n)
@@ -84,7 +86,7 @@ func Run(ctx context.Context, c *Config, stdout, stderr io.Writer) int {
 	if c.OutDir != "" {
 		if err := os.MkdirAll(c.OutDir, 0o755); err != nil {
 			logf("%v", err)
-			return 2
+			return abtest.ExitUsage
 		}
 	}
 	save := func(name string, b []byte) {
@@ -100,7 +102,7 @@ func Run(ctx context.Context, c *Config, stdout, stderr io.Writer) int {
 		p, err := startPeer(ctx, c)
 		if err != nil {
 			logf("%v", err)
-			return 2
+			return abtest.ExitUsage
 		}
 		c.peer = p
 		defer func() { save("rdmapeer.txt", p.stop()) }()
@@ -215,7 +217,7 @@ rounds:
 				samples = append(samples, smp)
 				if ctx.Err() != nil {
 					logf("interrupted")
-					return 1
+					return abtest.ExitFailed
 				}
 			}
 		}
@@ -225,27 +227,32 @@ rounds:
 	var table bytes.Buffer
 	if err := Print(&table, h, sums); err != nil {
 		logf("%v", err)
-		return 1
+		return abtest.ExitFailed
 	}
 	save("compare.txt", table.Bytes())
 	if _, err := stdout.Write(table.Bytes()); err != nil {
 		logf("%v", err)
-		return 1
+		return abtest.ExitFailed
 	}
 	if failed > 0 {
 		logf("%d of %d runs (round, tool, size) failed; see the errors above", failed, len(samples))
-		return 1
+		return abtest.ExitFailed
 	}
 	if c.Strict {
+		code := abtest.ExitPass
 		for _, s := range sums {
 			for _, j := range s.Judgement {
-				if j.Failed() {
-					return 1
+				switch {
+				case j.Failed():
+					code = abtest.WorstStatus(code, abtest.ExitRegressed)
+				case j.Outcome == Undecided:
+					code = abtest.WorstStatus(code, abtest.ExitUndecided)
 				}
 			}
 		}
+		return code
 	}
-	return 0
+	return abtest.ExitPass
 }
 
 // samplesDir returns the directory for one benchmark run's raw samples:

@@ -1,0 +1,103 @@
+package abtest
+
+// Thresholds are the rules of every verdict a comparison gives, in one
+// table (as x/perf's benchmath.Thresholds): rdmaab's gate, its paired
+// verdict over duet and boot pairs, its -ci stop rule, and rdmacompare's
+// judge of a target. DefaultThresholds holds the defaults; the commands'
+// flags start from it, and nothing else holds a default of a verdict.
+type Thresholds struct {
+	// The gate (rdmaab -gate, rdmaab gate): Units fail when worse by
+	// more than Threshold (0.05 for 5%, a change of the medians) and
+	// their test finds the sides differ, with a chance of a false alarm
+	// of Alpha for all of them and all looks together; Confidence is the
+	// medians' intervals shown beside the U test.
+	Units      []string
+	Threshold  float64
+	Alpha      float64
+	Confidence float64
+
+	// The paired verdict over duet pairs and boot pairs: its test, and
+	// the pairs before it decides anything (a pair of processes, or of
+	// boots, is its unit).
+	Method   PairedMethod
+	MinPairs int
+
+	// The -ci stop rule: stop once the Confidence interval of every
+	// median per-pair ratio of StopUnits is within ±StopHalfWidth, after
+	// StopMinPairs pairs at least.
+	StopUnits     []string
+	StopHalfWidth float64
+	StopMinPairs  int
+	StopMaxPairs  int
+
+	// rdmacompare's judge of a target: one look over rounds fixed in
+	// advance, at TargetAlpha, from TargetMinRounds rounds.
+	TargetAlpha     float64
+	TargetMinRounds int
+}
+
+// DefaultThresholds are the defaults of every verdict.
+//
+// Alpha is 0.01: a CI gate's false alarm costs a person's time, and it
+// fails on regressions only, so about half its alarms count: at 0.01 an
+// A/A fails about one job in 200-400 (at 0.05, 1 in 30-40 of simulated
+// duets at the soft-RoCE VM's spread), while a +3% change at that spread is
+// still found within 80 pairs (TestGateAtTheDuetsSpread). The signed-rank
+// test uses the order of the ratios' sizes, so one wild pair weighs no
+// more than the largest ordinary one. 3 pairs: fewer say nothing of the
+// spread between processes. StopMinPairs 6 is the fewest with a finite 95%
+// interval of a median. rdmacompare's judge reports a target met or
+// missed, not a CI job's failure: 0.05, from 6 rounds, the fewest with
+// which the signed-rank test can reach it (p = 2/2^6).
+var DefaultThresholds = Thresholds{
+	Units:      []string{"p50-ns", "p99-ns"},
+	Threshold:  0.05,
+	Alpha:      0.01,
+	Confidence: 0.95,
+
+	Method:   SignedRank,
+	MinPairs: 3,
+
+	StopUnits:     []string{"p50-ns"},
+	StopHalfWidth: 0.02,
+	StopMinPairs:  6,
+	StopMaxPairs:  30,
+
+	TargetAlpha:     0.05,
+	TargetMinRounds: 6,
+}
+
+// GateRule is the gate over the runs (the U test).
+func (t Thresholds) GateRule() GateRule {
+	return GateRule{Units: t.Units, Threshold: t.Threshold, Alpha: t.Alpha, Confidence: t.Confidence}
+}
+
+// SequentialRule is the paired verdict over at most pairs pairs: a look
+// after every pair from MinPairs on.
+func (t Thresholds) SequentialRule(pairs int) SequentialRule {
+	return SequentialRule{Method: t.Method, Alpha: t.Alpha, Threshold: t.Threshold,
+		MinRounds: t.MinPairs, MaxLooks: max(1, pairs-t.MinPairs+1)}
+}
+
+// StopRule is the -ci stop rule.
+func (t Thresholds) StopRule() StopRule {
+	return StopRule{Units: t.StopUnits, HalfWidth: t.StopHalfWidth, Confidence: t.Confidence,
+		MinPairs: t.StopMinPairs, MaxPairs: t.StopMaxPairs}
+}
+
+// TargetRule is rdmacompare's judge: one look at TargetAlpha (its
+// Threshold is the target's tolerance, set per target).
+func (t Thresholds) TargetRule() SequentialRule {
+	return SequentialRule{Method: t.Method, Alpha: t.TargetAlpha, MaxLooks: 1, MinRounds: t.TargetMinRounds}
+}
+
+// AlphaShare is the part of alpha a family of k of n metrics judged by
+// one test spends when two tests judge them (the duet's pairs judge p50
+// and min, the U test p99): Bonferroni between the families, Holm within
+// each, so that the chance of any false alarm stays at most alpha.
+func AlphaShare(alpha float64, k, n int) float64 {
+	if n == 0 {
+		return alpha
+	}
+	return alpha * float64(k) / float64(n)
+}
