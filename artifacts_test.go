@@ -22,7 +22,7 @@ import (
 // in HdrHistogram's log format and its percentile text, and a histogram
 // and a tail plot as PNG and SVG; in the benchmark's own directory,
 // summary.json with every size. All of it is written after the measured
-// loop (see TestArtifactsDoNotSlowTheLoop's measurement in docs/validation.md).
+// loop, so they cannot slow it.
 type benchArtifacts struct {
 	sum artifacts.Summary
 }

@@ -11,12 +11,11 @@ import (
 )
 
 // The measuring thread takes no page fault while it measures: the
-// samples' buffer is backed before the loop writes it. Before that was so,
-// a 5000-sample run faulted one page in every 512 samples (about 10 a
-// run), each a stall in the soft-RoCE VM (docs/compare.md, 2026-12-03
-// evening). Run fixed-length (one C call), nothing may fault; run in
-// chunks, the thread now and then takes a fault or two between chunks
-// (0-2 in 50000 samples, measured), against 8-10 in 5000 before.
+// samples' buffer is backed before the loop writes it; otherwise the
+// loop faults one page in every 512 samples, each fault a stall in the
+// soft-RoCE VM. Run fixed-length (one C call), nothing may fault; run in
+// chunks, the thread may take a fault or two between chunks, outside the
+// loop.
 func TestMeasuredLoopTakesNoPageFaults(t *testing.T) {
 	for _, v := range []variant{{spec.FetchAdd, spec.RC, false}, {spec.Write, spec.RC, false}} {
 		p := newPair(t, v, "", 64)

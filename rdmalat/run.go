@@ -220,9 +220,8 @@ func (r *Run) Next() (int64, error) {
 // 2^20 at a time) instead of in chunks growing from 16, so that the run,
 // like perftest's one loop, has no seams: each return from C to Go wakes
 // the runtime's sysmon, which then polls for a while on a CPU that does
-// not measure, and in the soft-RoCE VM that took host time from the
-// polling vCPUs: a 5000-sample 2 B write run had about 19 more stalls
-// and a p99 1.33x perftest's, against 1.01x in one call (docs/compare.md).
+// not measure, and in the soft-RoCE VM that takes host time from the
+// polling vCPUs (more stalls, a higher p99 than perftest's one loop).
 // Call it before the first Next; it allocates the samples' buffer (8
 // bytes a sample) and faults it in, outside the measurement. Under a
 // conductor, whose bursts set the chunks, it does nothing.

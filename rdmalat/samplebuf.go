@@ -7,9 +7,8 @@ import "os"
 // (memory just returned by debug.FreeOSMemory, as startRun does, is known
 // to be zero), so without this the C loop's own stores would fault its
 // pages in one by one inside the measured loop: one page fault every 512
-// samples. In the soft-RoCE VM those faults were about 10 more stalls per
-// 5000-sample run than a C-only process running the same loop
-// (docs/compare.md); perftest faults its sample array in the same way.
+// samples, each a stall in the soft-RoCE VM. perftest faults its sample
+// array in the same way.
 func newSampleBuffer(n int) []int64 {
 	b := make([]int64, n)
 	perPage := max(os.Getpagesize()/8, 1)

@@ -3,7 +3,7 @@
 // (they link rdmalat's turn-taking), it runs them as a duet: a pair of
 // processes, one per side, alive at once, taking turns of -burst round
 // trips in ABBA order, up to -count pairs, judged pair by pair (the paired
-// verdict, docs/compare-commits.md). Otherwise it runs them interleaved,
+// verdict, docs/comparing.md). Otherwise it runs them interleaved,
 // old and new in alternating pairs (old,new then new,old ...), one -count
 // repetition per run. Either way in one boot of the soft-RoCE VM (or
 // directly on a node with an RDMA device); it prints benchstat's table,

@@ -26,7 +26,7 @@ import (
 // one value per boot (the median over its runs) and one log ratio per
 // pair of boots, judged by the same sequential rule as the duet's pairs.
 // Boots of one build differ by more than the processes of one boot do
-// (docs/compare-commits.md has the figures), so this resolves less than a
+// (docs/validation.md has the figures), so this resolves less than a
 // duet and needs more time: use it for what a duet cannot reach.
 
 // bootsFile holds one line per boot and metric:

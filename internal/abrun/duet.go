@@ -83,8 +83,7 @@ func startDuetPair(ctx context.Context, s *Spec, pair int) ([2]*duetProc, error)
 // order). Not a strict alternation: should a process inherit something
 // from the pairs before it (freed memory, allocator state), a fixed
 // alternation would hand it to one side pair after pair; drawn, it lands
-// on either side by chance. (Measured: the recorded A/A pairs showed no
-// such carry-over, and both orders spread alike; docs/compare-commits.md.)
+// on either side by chance.
 func startOrder(seed uint64, pair int) [2]abtest.Side {
 	block := uint64(pair-1) / 2
 	flip := rand.New(rand.NewPCG(seed, block)).IntN(2) == 1

@@ -118,7 +118,7 @@ func (s *Spec) Register(fs *flag.FlagSet) {
 // defaultBurst is the round trips of a duet's turn: 200 round trips of 2 B
 // take about 5 ms in the soft-RoCE VM (25 µs each), far shorter than the
 // host's speed changes (hundreds of ms), and the turn's switch costs
-// about 1 ms (docs/compare-commits.md has the measurement).
+// about 1 ms.
 const defaultBurst = 200
 
 // Flags returns the command line that Register reads back, for the runner

@@ -185,7 +185,7 @@ const schedInterval = 100 * time.Millisecond
 // watchSched reads pid's scheduler statistics until stop when c.Sched
 // asks for them. Off by default because the reader is not free: in the
 // VM its reads of every thread's /proc files took host CPU from the
-// polling vCPUs and raised our 4 KiB p99 4-8x (docs/compare.md), and
+// polling vCPUs and raised our 4 KiB p99 several times over, and
 // it reads ten threads of ours for one of perftest's client, so it
 // weighs on the two sides unequally.
 func (c *Config) watchSched(pid int) (stop func() schedstat.Stats) {

@@ -45,8 +45,8 @@ var metrics = []metric{
 	// stalls: samples slower than latency.StallFactor times the run's
 	// median (latency.Summary.Stalls), counted alike on both sides. On
 	// the soft-RoCE VM the p99 of a 4 KiB ping-pong is set by how many
-	// such stalls a run of 5000 has, near the 1% a p99 looks past
-	// (docs/compare.md), so the count says what a p99 ratio means.
+	// such stalls a run of 5000 has, near the 1% a p99 looks past, so
+	// the count says what a p99 ratio means.
 	// perftest prints no such column.
 	{"stalls", "", "-", true},
 }

@@ -14,7 +14,7 @@ import (
 // completion moves between softirq and ksoftirqd in stretches. One side
 // of a round can then run at one speed and the other side at the other,
 // and the round's ratio measures that as much as the two programs
-// (docs/compare.md, 2026-12-04). It shows inside single runs: the medians
+// (docs/comparing.md). It shows inside single runs: the medians
 // of a steady run's stretches differ by a few per cent, across a switch
 // by 30-50%. shiftOf measures that; the report counts the runs that
 // changed speed and warns of the sizes where they are many.
@@ -103,5 +103,5 @@ func steadinessWarning(sums []SizeSummary) string {
 	return fmt.Sprintf("warning: runs changed speed mid-run in over %.0f%% of the runs of %s: in the soft-RoCE VM, the emulation switching between two speeds (the host's; cause open), "+
 		"or READ's completions moving between softirq and ksoftirqd; a round's two runs may then have run at different speeds, "+
 		"so that its p50 ratio weighs them as well as the two sides, and a p50 verdict there, MISSED included, may be theirs: "+
-		"rerun on a steady host, or on hardware (docs/compare.md)", unsteadyShare*100, strings.Join(which, ", "))
+		"rerun on a steady host, or on hardware (docs/comparing.md)", unsteadyShare*100, strings.Join(which, ", "))
 }

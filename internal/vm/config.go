@@ -14,7 +14,7 @@ const (
 )
 
 // The defaults of -pin and -isolate: what measured best on a 2-CPU host
-// (docs/vm.md, "Drift": pinned and isolated was 20% slower, no steadier).
+// (pinned and isolated measured slower and no steadier: docs/validation.md).
 const (
 	DefaultPin     = "none"
 	DefaultIsolate = false
