@@ -5,6 +5,7 @@ package rdmalat_test
 import (
 	"math"
 	"os"
+	"path/filepath"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -25,6 +26,7 @@ import (
 func TestWorkFindsExtraWork(t *testing.T) {
 	p := newPair(t, variant{spec.Write, spec.RC, false}, "", 64)
 	const extra, want = 500, 1000.0
+	var profiles []func() (work.Profile, error)
 	measure := func(k uint32) (user, kernel float64, err error) {
 		run, err := p.Start(8, 200)
 		require.NoError(t, err)
@@ -36,7 +38,15 @@ func TestWorkFindsExtraWork(t *testing.T) {
 			require.NoError(t, err)
 		}
 		require.NoError(t, run.Close())
-		m, err := finish()
+		m, profile, err := finish()
+		profiles = append(profiles, profile)
+		if err == nil && os.Getenv(work.EnvPlugin) != "" {
+			// The plugin's profile is of this window: read it before the
+			// next reset.
+			p, perr := profile()
+			require.NoError(t, perr, "the plugin's profile")
+			profiles[len(profiles)-1] = func() (work.Profile, error) { return p, nil }
+		}
 		t.Logf("extra %d: %v", k, m)
 		return m[work.UnitUser], m[work.UnitKernel], err
 	}
@@ -59,4 +69,26 @@ func TestWorkFindsExtraWork(t *testing.T) {
 	require.Greater(t, k0, 1000.0, "kernel work per round trip implausibly small: the doorbell is a system call")
 	require.InDelta(t, want, u1-u0, want/100, "user work grew by %.1f, want %.0f", u1-u0, want)
 	require.Less(t, math.Abs(k1/k0-1), 0.02, "kernel work moved with user-only extra work")
+
+	// Where the work went: the profiles sum to the metrics, and their diff
+	// names the loop that runs the extra work as what grew, by 2N.
+	p0, err := profiles[0]()
+	require.NoError(t, err)
+	p1, err := profiles[1]()
+	require.NoError(t, err)
+	require.InDelta(t, u0, p0.Total(work.SpaceUser), 0.01, "the profile's user work is not the metric's")
+	require.InDelta(t, k1, p1.Total(work.SpaceKernel), 0.01, "the profile's kernel work is not the metric's")
+	d := work.Diff(p0, p1, work.SpaceUser)
+	require.NotEmpty(t, d)
+	for _, c := range d[:min(8, len(d))] {
+		t.Logf("%v", c)
+	}
+	exe, err := os.Executable()
+	require.NoError(t, err)
+	require.Equal(t, filepath.Base(exe), d[0].Object, "the function that grew most is not the benchmark's: %v", d[0])
+	require.Contains(t, d[0].Name, "write", "the function that grew most is not the write loop: %v", d[0])
+	require.InDelta(t, want, d[0].Delta(), want/100, "%v: want %+.0f", d[0], want)
+	if len(d) > 1 {
+		require.Less(t, math.Abs(d[1].Delta()), want/20, "a second function moved: %v", d[1])
+	}
 }

@@ -198,7 +198,7 @@ func WriteProfile(w io.Writer, p Profile) error {
 	bw := bufio.NewWriter(w)
 	fmt.Fprintf(bw, "rdmawork-profile 1 ops %d\n# insns/op\tspace\tobject\tfunction\n", p.Ops)
 	for _, f := range p.sorted() {
-		fmt.Fprintf(bw, "%s\t%s\t%s\t%s\n", strconv.FormatFloat(p.PerOp[f], 'f', -1, 64), f.Space, f.Object, f.Name)
+		fmt.Fprintf(bw, "%s\t%s\t%s\t%s\n", strconv.FormatFloat(p.PerOp[f], 'g', -1, 64), f.Space, f.Object, f.Name)
 	}
 	return bw.Flush()
 }
