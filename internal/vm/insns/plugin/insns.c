@@ -32,7 +32,7 @@
  *
  * With profile=FILE the same counts are also kept per part, keyed by the
  * guest address the part starts at, in a table of PROF_SLOTS; slot 0 takes
- * the parts of blocks translated once the table was full. The user
+ * the parts that first counted once the table was full. The user
  * instructions of a poll are held per part and counted on got as the
  * totals are. The guest maps the addresses to functions (internal/work).
  *
@@ -114,22 +114,46 @@ struct held {
 };
 static struct held helds[MAXCPU];
 
-/* A block's part: its instruction count, whether it is kernel code and
- * its profile slot, packed into the callback's pointer (no allocation per
- * block; a block has at most 512 instructions). */
-#define PART(n, k, s) (((uint64_t)(s) << 17) | ((uint64_t)(n) << 1) | (k))
-#define PART_N(p) (((p) >> 1) & 0xffff)
-#define PART_SLOT(p) ((uint32_t)((p) >> 17) & (PROF_SLOTS - 1))
+/* A block's part, the callback's argument: allocated when the block is
+ * translated and kept (QEMU 7.2 tells a plugin of no block's end; blocks
+ * are retranslated only when its code buffer fills). */
+#define NO_SLOT UINT32_MAX
+struct part {
+	uint64_t addr;   /* where it starts */
+	uint32_t n;      /* instructions */
+	uint32_t slot;   /* profile slot, NO_SLOT until it first counts */
+	uint8_t kernel;
+	uint8_t marker;  /* the marker it starts with, if any */
+};
 
-static inline void tally(uint32_t s, int kind, uint64_t n) {
-	if (prof)
-		__atomic_add_fetch(&prof[s].n[kind], n, __ATOMIC_RELAXED);
+static uint32_t slot(uint64_t addr);
+
+/* part_slot returns p's profile slot, taking one the first time: only the
+ * parts that count take slots, not every block since boot. */
+static inline uint32_t part_slot(struct part *p) {
+	uint32_t s = __atomic_load_n(&p->slot, __ATOMIC_RELAXED);
+	if (s == NO_SLOT) {
+		s = slot(p->addr);
+		__atomic_store_n(&p->slot, s, __ATOMIC_RELAXED);
+	}
+	return s;
 }
 
-static inline void hold(unsigned v, uint32_t s, uint64_t n) {
+static inline void tally_slot(uint32_t s, int kind, uint64_t n) {
+	__atomic_add_fetch(&prof[s].n[kind], n, __ATOMIC_RELAXED);
+}
+
+static inline void tally(struct part *p, int kind) {
+	if (prof)
+		tally_slot(part_slot(p), kind, p->n);
+}
+
+static inline void hold(unsigned v, struct part *p) {
 	struct held *h = &helds[v];
 	if (!prof)
 		return;
+	uint32_t s = part_slot(p);
+	uint64_t n = p->n;
 	if (h->len > 0 && h->slot[h->len - 1] == s)
 		h->n[h->len - 1] += n;
 	else if (h->len < HELD) {
@@ -146,36 +170,37 @@ static inline void drop_held(unsigned v) {
 
 static void count_held(unsigned v) {
 	struct held *h = &helds[v];
-	for (int i = 0; i < h->len; i++)
-		tally(h->slot[i], P_USER, h->n[i]);
-	tally(0, P_USER, h->spill);
+	if (prof) {
+		for (int i = 0; i < h->len; i++)
+			tally_slot(h->slot[i], P_USER, h->n[i]);
+		tally_slot(0, P_USER, h->spill);
+	}
 	drop_held(v);
 }
 
-static inline void count(unsigned v, uint64_t part) {
-	uint64_t n = PART_N(part);
-	uint32_t s = PART_SLOT(part);
+static inline void count(unsigned v, struct part *p) {
+	uint64_t n = p->n;
 	struct vcpu *c = &cpus[v];
-	if (part & 1) {
+	if (p->kernel) {
 		if (c->depth > 0) {
 			if (c->trying) {
 				c->kwait += n;
-				tally(s, P_KWAIT, n);
+				tally(p, P_KWAIT);
 			} else {
 				c->kernel += n;
-				tally(s, P_KERNEL, n);
+				tally(p, P_KERNEL);
 			}
 		} else if (__atomic_load_n(&open_windows, __ATOMIC_RELAXED) > 0) {
 			c->kother += n;
-			tally(s, P_KOTHER, n);
+			tally(p, P_KOTHER);
 		}
 	} else if (c->depth > 0) {
 		if (c->trying) {
 			c->held += n;
-			hold(v, s, n);
+			hold(v, p);
 		} else {
 			c->user += n;
-			tally(s, P_USER, n);
+			tally(p, P_USER);
 		}
 	}
 }
@@ -243,7 +268,7 @@ static void write_profile(uint64_t w) {
 
 static void on_part(unsigned v, void *u) {
 	if (v < MAXCPU)
-		count(v, (uint64_t)(uintptr_t)u);
+		count(v, u);
 }
 
 static void report(void) {
@@ -266,14 +291,13 @@ static void report(void) {
 		write_profile(__atomic_load_n(&windows, __ATOMIC_RELAXED));
 }
 
-/* A marker's callback: u packs the marker (low byte) and the part it starts
- * (the rest, as PART). */
+/* A marker's callback: u is the part the marker starts. */
 static void on_marker(unsigned v, void *u) {
-	uint64_t x = (uint64_t)(uintptr_t)u;
+	struct part *p = u;
 	if (v >= MAXCPU)
 		return;
 	struct vcpu *c = &cpus[v];
-	switch (x & 0xff) {
+	switch (p->marker) {
 	case OPEN:
 		c->depth++;
 		__atomic_add_fetch(&open_windows, 1, __ATOMIC_RELAXED);
@@ -318,7 +342,7 @@ static void on_marker(unsigned v, void *u) {
 		report();
 		break;
 	}
-	count(v, x >> 8);
+	count(v, p);
 }
 
 static int marker(const struct qemu_plugin_insn *in) {
@@ -351,12 +375,19 @@ static void on_trans(qemu_plugin_id_t id, struct qemu_plugin_tb *tb) {
 		}
 		if (!m && i < n)
 			continue;
-		uint64_t part = PART(i - start, k, i > start ? slot(start_va) : 0);
-		if (at)
-			qemu_plugin_register_vcpu_insn_exec_cb(at, on_marker, QEMU_PLUGIN_CB_NO_REGS,
-				(void *)(uintptr_t)((part << 8) | (uint64_t)kind));
-		else if (i > start)
-			qemu_plugin_register_vcpu_tb_exec_cb(tb, on_part, QEMU_PLUGIN_CB_NO_REGS, (void *)(uintptr_t)part);
+		if (at || i > start) {
+			struct part *p = malloc(sizeof *p);
+			if (!p) {
+				fprintf(stderr, "rxevm insns plugin: out of memory\n");
+				abort();
+			}
+			*p = (struct part){.addr = start_va, .n = (uint32_t)(i - start), .slot = NO_SLOT,
+				.kernel = (uint8_t)k, .marker = (uint8_t)kind};
+			if (at)
+				qemu_plugin_register_vcpu_insn_exec_cb(at, on_marker, QEMU_PLUGIN_CB_NO_REGS, p);
+			else
+				qemu_plugin_register_vcpu_tb_exec_cb(tb, on_part, QEMU_PLUGIN_CB_NO_REGS, p);
+		}
 		start = i;
 		if (in)
 			start_va = qemu_plugin_insn_vaddr(in);
