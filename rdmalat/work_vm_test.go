@@ -80,6 +80,12 @@ func TestWorkFindsExtraWork(t *testing.T) {
 	require.NoError(t, err)
 	require.InDelta(t, u0, p0.Total(work.SpaceUser), 0.01, "the profile's user work is not the metric's")
 	require.InDelta(t, k1, p1.Total(work.SpaceKernel), 0.01, "the profile's kernel work is not the metric's")
+	for _, sp := range []work.Space{work.SpaceUser, work.SpaceKernel} {
+		top := work.Diff(work.Profile{}, p0, sp) // p0's functions, most work first
+		for _, c := range top[:min(6, len(top))] {
+			t.Logf("%s %s %s: %.1f insns/op", sp, c.Object, c.Name, c.New)
+		}
+	}
 	d := work.Diff(p0, p1, work.SpaceUser)
 	require.NotEmpty(t, d)
 	for _, c := range d[:min(8, len(d))] {
