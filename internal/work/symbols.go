@@ -129,6 +129,10 @@ func (s *Symbolizer) Lookup(addr uint64) (object, function string) {
 		if fn, ok := e.lookup(off); ok {
 			return object, fn
 		}
+		// A function without a name: named by where it starts.
+		if start, ok := e.start(off); ok {
+			off = start
+		}
 	}
 	return object, object + "+0x" + strconv.FormatUint(off, 16)
 }
@@ -147,9 +151,11 @@ func (s *Symbolizer) elf(m mapping) *elfSyms {
 	return e
 }
 
-// elfSyms are a file's functions by file offset.
+// elfSyms are a file's functions by file offset: named ones, and the
+// starts of all (from the unwinding table) for those without a name.
 type elfSyms struct {
-	funcs []efunc
+	funcs  []efunc
+	starts []uint64
 }
 
 type efunc struct {
@@ -168,27 +174,45 @@ func readELFSyms(r io.ReaderAt) *elfSyms {
 	defer f.Close()
 	syms, err := f.Symbols()
 	if err != nil || len(syms) == 0 {
-		if syms, err = f.DynamicSymbols(); err != nil {
-			return nil
+		syms, _ = f.DynamicSymbols()
+	}
+	fileOff := func(va uint64) (uint64, bool) {
+		for _, p := range f.Progs {
+			if p.Type == elf.PT_LOAD && va >= p.Vaddr && va < p.Vaddr+p.Filesz {
+				return va - p.Vaddr + p.Off, true
+			}
 		}
+		return 0, false
 	}
 	e := &elfSyms{}
 	for _, sym := range syms {
 		if elf.ST_TYPE(sym.Info) != elf.STT_FUNC || sym.Value == 0 {
 			continue
 		}
-		for _, p := range f.Progs {
-			if p.Type == elf.PT_LOAD && sym.Value >= p.Vaddr && sym.Value < p.Vaddr+p.Filesz {
-				e.funcs = append(e.funcs, efunc{sym.Value - p.Vaddr + p.Off, sym.Size, sym.Name})
-				break
-			}
+		if off, ok := fileOff(sym.Value); ok {
+			e.funcs = append(e.funcs, efunc{off, sym.Size, sym.Name})
 		}
 	}
-	if len(e.funcs) == 0 {
+	for _, va := range fdeStarts(f) {
+		if off, ok := fileOff(va); ok {
+			e.starts = append(e.starts, off)
+		}
+	}
+	if len(e.funcs) == 0 && len(e.starts) == 0 {
 		return nil
 	}
 	sort.SliceStable(e.funcs, func(i, j int) bool { return e.funcs[i].off < e.funcs[j].off })
 	return e
+}
+
+// start returns the start of the unnamed function holding file offset
+// off, from the unwinding table.
+func (e *elfSyms) start(off uint64) (uint64, bool) {
+	i := sort.Search(len(e.starts), func(i int) bool { return e.starts[i] > off }) - 1
+	if i < 0 {
+		return 0, false
+	}
+	return e.starts[i], true
 }
 
 // lookup returns the function at file offset off: the last one starting

@@ -135,7 +135,8 @@ func TestSymbolizer(t *testing.T) {
 }
 
 // A stripped object keeps its exported functions (the dynamic symbols);
-// a static one reads as the file and offset.
+// a static one reads as the file and the offset it starts at (from the
+// unwinding table), wherever in it the address is.
 func TestSymbolizerStripped(t *testing.T) {
 	off, text := fileOffsets(t, buildELF(t, false))
 	so := buildELF(t, true)
@@ -144,8 +145,10 @@ func TestSymbolizerStripped(t *testing.T) {
 		t.Errorf("exported function in a stripped object: %s %s, want librb.so rb_alpha", obj, fun)
 	}
 	want := fmt.Sprintf("librb.so+%#x", off["rb_hidden"])
-	if obj, fun := s.Lookup(addr(off["rb_hidden"], text)); obj != "librb.so" || fun != want {
-		t.Errorf("static function in a stripped object: %s %s, want librb.so %s", obj, fun, want)
+	for _, d := range []uint64{0, 1, 3} { // its start, and inside it
+		if obj, fun := s.Lookup(addr(off["rb_hidden"], text) + d); obj != "librb.so" || fun != want {
+			t.Errorf("static function in a stripped object, +%d: %s %s, want librb.so %s", d, obj, fun, want)
+		}
 	}
 }
 
