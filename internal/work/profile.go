@@ -61,6 +61,7 @@ type RawProfile struct {
 // (at most its 2^17 slots) or by WriteProfile, and may still be hostile.
 const (
 	maxProfileLines = 1 << 18
+	maxSymbolLines  = 1 << 22 // kallsyms, maps: a kernel has some 10^5 symbols
 	maxLineBytes    = 4096
 )
 
@@ -68,16 +69,16 @@ const (
 // WriteProfile writes it.
 var ErrMalformedProfile = errors.New("malformed instruction profile")
 
-// lines calls f on each line of r (without its newline), at most
-// maxProfileLines lines of at most maxLineBytes each.
-func lines(r io.Reader, f func(n int, line string) error) error {
+// lines calls f on each line of r (without its newline), at most max
+// lines of at most maxLineBytes each.
+func lines(r io.Reader, max int, f func(n int, line string) error) error {
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 0, 512), maxLineBytes)
 	n := 0
 	for sc.Scan() {
 		n++
-		if n > maxProfileLines {
-			return fmt.Errorf("%w: over %d lines", ErrMalformedProfile, maxProfileLines)
+		if n > max {
+			return fmt.Errorf("%w: over %d lines", ErrMalformedProfile, max)
 		}
 		if err := f(n, sc.Text()); err != nil {
 			return err
@@ -102,7 +103,7 @@ func lines(r io.Reader, f func(n int, line string) error) error {
 func ParseRawProfile(r io.Reader) (RawProfile, error) {
 	var p RawProfile
 	done := false
-	err := lines(r, func(n int, line string) error {
+	err := lines(r, maxProfileLines, func(n int, line string) error {
 		bad := func() error { return fmt.Errorf("%w: line %d: %q", ErrMalformedProfile, n, trunc([]byte(line))) }
 		f := strings.Fields(line)
 		switch {
@@ -207,7 +208,7 @@ func WriteProfile(w io.Writer, p Profile) error {
 func ParseProfile(r io.Reader) (Profile, error) {
 	p := Profile{PerOp: map[Func]float64{}}
 	header := false
-	err := lines(r, func(n int, line string) error {
+	err := lines(r, maxProfileLines, func(n int, line string) error {
 		bad := func() error { return fmt.Errorf("%w: line %d: %q", ErrMalformedProfile, n, trunc([]byte(line))) }
 		if n == 1 {
 			f := strings.Fields(line)

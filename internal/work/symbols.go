@@ -46,7 +46,7 @@ var ErrHiddenKernel = errors.New("/proc/kallsyms hides the kernel's addresses (r
 func NewSymbolizer(kallsyms, maps io.Reader, open Opener) (*Symbolizer, error) {
 	s := &Symbolizer{open: open, elfs: map[string]*elfSyms{}}
 	nonzero := false
-	err := lines(kallsyms, func(n int, line string) error {
+	err := lines(kallsyms, maxSymbolLines, func(n int, line string) error {
 		// ADDR TYPE NAME [\t[MODULE]]
 		f := strings.Fields(line)
 		if len(f) < 3 {
@@ -74,7 +74,7 @@ func NewSymbolizer(kallsyms, maps io.Reader, open Opener) (*Symbolizer, error) {
 		return nil, ErrHiddenKernel
 	}
 	sort.SliceStable(s.kernel, func(i, j int) bool { return s.kernel[i].addr < s.kernel[j].addr })
-	err = lines(maps, func(n int, line string) error {
+	err = lines(maps, maxSymbolLines, func(n int, line string) error {
 		// START-END PERMS OFFSET DEV INODE [PATH]
 		f := strings.Fields(line)
 		if len(f) < 5 {
