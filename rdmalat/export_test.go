@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/rdmabench/rdmabench/internal/work"
 	"github.com/rdmabench/rdmabench/verbs"
 )
 
@@ -74,15 +75,15 @@ func SetExtraWork(r *Run, n uint32) { r.loop.l.SetExtraWork(n) }
 
 // StartWork resets the instruction counter for r, as Measure does after
 // the warm-up; the function it returns reads the work per round trip after
-// r closed.
-func StartWork(r *Run) func() (map[string]float64, error) {
+// r closed, and the function after that its profile.
+func StartWork(r *Run) func() (map[string]float64, func() (work.Profile, error), error) {
 	m := startWork(r)
-	return func() (map[string]float64, error) {
+	return func() (map[string]float64, func() (work.Profile, error), error) {
 		ms, err := m.finish(r)
 		out := map[string]float64{}
 		for _, x := range ms {
 			out[x.Unit] = x.Value
 		}
-		return out, err
+		return out, m.profile, err
 	}
 }

@@ -2,6 +2,9 @@ package rdmalat
 
 import (
 	"errors"
+	"flag"
+	"os"
+	"path/filepath"
 	"sync"
 
 	"github.com/rdmabench/rdmabench/internal/work"
@@ -18,7 +21,8 @@ var openCounter = work.Open
 type workMeter struct {
 	c    work.Counter
 	ran0 uint64
-	err  error // why there are no work metrics
+	ops  uint64 // round trips counted, once finished
+	err  error  // why there are no work metrics
 }
 
 // startWork opens the counter and resets it; call it on the measuring
@@ -47,7 +51,45 @@ func (m *workMeter) finish(r *Run) ([]work.Metric, error) {
 	if err != nil {
 		return nil, err
 	}
-	return n.PerOp(r.RoundTrips()-m.ran0, m.c.Source()), nil
+	m.ops = r.RoundTrips() - m.ran0
+	return n.PerOp(m.ops, m.c.Source()), nil
+}
+
+// profile attributes the work finish read to functions: the plugin's
+// profile, written by the same report (work.ReadProfile).
+func (m *workMeter) profile() (work.Profile, error) {
+	return work.ReadProfile(os.Getenv(work.EnvPlugin), m.ops)
+}
+
+// ProfileArtifact is the file, in a benchmark's artifact directory (go
+// test -artifacts), that holds its work per function (rdmawork diff
+// compares two).
+const ProfileArtifact = "work-profile.txt"
+
+// artifactDirer is testing.B's ArtifactDir (Go 1.26).
+type artifactDirer interface{ ArtifactDir() string }
+
+// writeProfile writes m's work per function into b's artifact directory
+// when go test runs with -artifacts and the plugin counted.
+func writeProfile(b B, m *workMeter) error {
+	a, ok := b.(artifactDirer)
+	if f := flag.Lookup("test.artifacts"); !ok || f == nil || f.Value.String() != "true" ||
+		m.c == nil || m.c.Source() != "rxevm-plugin" {
+		return nil
+	}
+	p, err := m.profile()
+	if err != nil {
+		return err
+	}
+	f, err := os.Create(filepath.Join(a.ArtifactDir(), ProfileArtifact))
+	if err != nil {
+		return err
+	}
+	if err := work.WriteProfile(f, p); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
 }
 
 // noWork holds the reasons already logged for missing work metrics.
@@ -70,5 +112,10 @@ func reportWork(b B, m *workMeter, r *Run) {
 	}
 	for _, x := range metrics {
 		b.ReportMetric(x.Value, x.Unit)
+	}
+	if err := writeProfile(b, m); err != nil {
+		if _, seen := noWork.LoadOrStore("profile: "+err.Error(), true); !seen {
+			b.Logf("no %s artifact: %v", ProfileArtifact, err)
+		}
 	}
 }

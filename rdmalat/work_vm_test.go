@@ -3,8 +3,11 @@
 package rdmalat_test
 
 import (
+	"debug/elf"
 	"math"
 	"os"
+	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -25,6 +28,7 @@ import (
 func TestWorkFindsExtraWork(t *testing.T) {
 	p := newPair(t, variant{spec.Write, spec.RC, false}, "", 64)
 	const extra, want = 500, 1000.0
+	var profiles []func() (work.Profile, error)
 	measure := func(k uint32) (user, kernel float64, err error) {
 		run, err := p.Start(8, 200)
 		require.NoError(t, err)
@@ -36,7 +40,15 @@ func TestWorkFindsExtraWork(t *testing.T) {
 			require.NoError(t, err)
 		}
 		require.NoError(t, run.Close())
-		m, err := finish()
+		m, profile, err := finish()
+		profiles = append(profiles, profile)
+		if err == nil && os.Getenv(work.EnvPlugin) != "" {
+			// The plugin's profile is of this window: read it before the
+			// next reset.
+			p, perr := profile()
+			require.NoError(t, perr, "the plugin's profile")
+			profiles[len(profiles)-1] = func() (work.Profile, error) { return p, nil }
+		}
 		t.Logf("extra %d: %v", k, m)
 		return m[work.UnitUser], m[work.UnitKernel], err
 	}
@@ -59,4 +71,47 @@ func TestWorkFindsExtraWork(t *testing.T) {
 	require.Greater(t, k0, 1000.0, "kernel work per round trip implausibly small: the doorbell is a system call")
 	require.InDelta(t, want, u1-u0, want/100, "user work grew by %.1f, want %.0f", u1-u0, want)
 	require.Less(t, math.Abs(k1/k0-1), 0.02, "kernel work moved with user-only extra work")
+
+	// Where the work went: the profiles sum to the metrics, and their diff
+	// names the loop that runs the extra work as what grew, by 2N.
+	p0, err := profiles[0]()
+	require.NoError(t, err)
+	p1, err := profiles[1]()
+	require.NoError(t, err)
+	require.InDelta(t, u0, p0.Total(work.SpaceUser), 0.01, "the profile's user work is not the metric's")
+	require.InDelta(t, k1, p1.Total(work.SpaceKernel), 0.01, "the profile's kernel work is not the metric's")
+	for _, sp := range []work.Space{work.SpaceUser, work.SpaceKernel} {
+		top := work.Diff(work.Profile{}, p0, sp) // p0's functions, most work first
+		for _, c := range top[:min(6, len(top))] {
+			t.Logf("%s %s %s: %.1f insns/op", sp, c.Object, c.Name, c.New)
+		}
+	}
+	d := work.Diff(p0, p1, work.SpaceUser)
+	require.NotEmpty(t, d)
+	for _, c := range d[:min(8, len(d))] {
+		t.Logf("%v", c)
+	}
+	exe, err := os.Executable()
+	require.NoError(t, err)
+	require.Equal(t, filepath.Base(exe), d[0].Object, "the function that grew most is not the benchmark's: %v", d[0])
+	if symbols(t, exe) {
+		require.Contains(t, d[0].Name, "write", "the function that grew most is not the write loop: %v", d[0])
+	} else {
+		// go test strips its binaries unless -ldflags=-s=false: the
+		// benchmark's own functions read as file+offset.
+		require.True(t, strings.HasPrefix(d[0].Name, filepath.Base(exe)+"+0x"), "%v: want file+offset in a stripped binary", d[0])
+		t.Logf("%s has no symbol table (go test -ldflags=-s=false keeps it): functions read as file+offset", exe)
+	}
+	require.InDelta(t, want, d[0].Delta(), want/100, "%v: want %+.0f", d[0], want)
+	if len(d) > 1 {
+		require.Less(t, math.Abs(d[1].Delta()), want/20, "a second function moved: %v", d[1])
+	}
+}
+
+// symbols reports whether the ELF file path has a symbol table.
+func symbols(t *testing.T, path string) bool {
+	f, err := elf.Open(path)
+	require.NoError(t, err)
+	defer f.Close()
+	return f.Section(".symtab") != nil
 }

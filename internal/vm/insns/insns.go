@@ -27,6 +27,10 @@ var source []byte
 // guest reads it as guest.InsnsFile).
 const CountsFile = "counts"
 
+// ProfileFile is the file the plugin writes its counts per guest address
+// to, beside CountsFile (internal/work attributes them to functions).
+const ProfileFile = "profile"
+
 // CC is the C compiler Build runs: $CC, else cc.
 func CC() string {
 	if cc := os.Getenv("CC"); cc != "" {
@@ -84,8 +88,9 @@ func Build(ctx context.Context, dir string, logf func(string, ...any)) (string, 
 }
 
 // QemuArgs returns the arguments that load plugin so, writing its counts
-// into hostDir/CountsFile.
+// into hostDir/CountsFile and its profile into hostDir/ProfileFile.
 func QemuArgs(so, hostDir string) []string {
 	esc := func(s string) string { return strings.ReplaceAll(s, ",", ",,") } // QEMU's option syntax
-	return []string{"-plugin", esc(so) + ",out=" + esc(filepath.Join(hostDir, CountsFile))}
+	return []string{"-plugin", esc(so) + ",out=" + esc(filepath.Join(hostDir, CountsFile)) +
+		",profile=" + esc(filepath.Join(hostDir, ProfileFile))}
 }

@@ -55,7 +55,8 @@ func TestBuildWithoutCompiler(t *testing.T) {
 
 func TestQemuArgs(t *testing.T) {
 	got := QemuArgs("/c/p,1.so", "/tmp/a,b")
-	want := []string{"-plugin", "/c/p,,1.so,out=" + filepath.Join("/tmp/a,,b", CountsFile)}
+	want := []string{"-plugin", "/c/p,,1.so,out=" + filepath.Join("/tmp/a,,b", CountsFile) +
+		",profile=" + filepath.Join("/tmp/a,,b", ProfileFile)}
 	if !slices.Equal(got, want) {
 		t.Errorf("QemuArgs: %q, want %q (commas doubled)", got, want)
 	}

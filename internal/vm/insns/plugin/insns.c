@@ -14,7 +14,8 @@
  *   46 got    the wait's last poll succeeded: the held ones count
  *   47 reset  zero every count
  *   48 report write the counts to out=FILE (the guest reads them back
- *             through a 9p share: plugin API 1 cannot write guest memory)
+ *             through a 9p share: plugin API 1 cannot write guest memory),
+ *             and with profile=FILE the counts per block there
  * Counted: a vCPU's user instructions while a window is open on it, except
  * the polls of a wait that found nothing (so spinning on the peer, whose
  * length follows time, adds nothing); every vCPU's kernel instructions
@@ -29,9 +30,16 @@
  * marker's part (the marker up to the next one) when the marker runs,
  * under the state the marker left.
  *
+ * With profile=FILE the same counts are also kept per part, keyed by the
+ * guest address the part starts at, in a table of PROF_SLOTS; slot 0 takes
+ * the parts that first counted once the table was full. The user
+ * instructions of a poll are held per part and counted on got as the
+ * totals are. The guest maps the addresses to functions (internal/work).
+ *
  * Debian ships no qemu-plugin.h: the few declarations used are below.
  */
 #include <fcntl.h>
+#include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -50,6 +58,7 @@ uint64_t qemu_plugin_tb_vaddr(const struct qemu_plugin_tb *);
 struct qemu_plugin_insn *qemu_plugin_tb_get_insn(const struct qemu_plugin_tb *, size_t);
 const void *qemu_plugin_insn_data(const struct qemu_plugin_insn *);
 size_t qemu_plugin_insn_size(const struct qemu_plugin_insn *);
+uint64_t qemu_plugin_insn_vaddr(const struct qemu_plugin_insn *);
 void qemu_plugin_register_vcpu_tb_exec_cb(struct qemu_plugin_tb *, qemu_plugin_vcpu_udata_cb_t,
 	enum qemu_plugin_cb_flags, void *);
 void qemu_plugin_register_vcpu_insn_exec_cb(struct qemu_plugin_insn *, qemu_plugin_vcpu_udata_cb_t,
@@ -83,32 +92,183 @@ static int open_windows; /* all vCPUs' windows, atomically */
 static uint64_t windows;  /* windows opened since reset */
 static int fd = -1;
 
-/* A block's part: its instruction count and whether it is kernel code,
- * packed into the callback's pointer (no allocation per block). */
-#define PART(n, k) ((void *)(uintptr_t)(((uint64_t)(n) << 1) | (k)))
+/* The profile (profile=FILE): per part, its start address and its counts
+ * as user, kernel, kernel-wait, kernel-other. */
+enum { P_USER, P_KERNEL, P_KWAIT, P_KOTHER, P_N };
+#define PROF_BITS 17
+#define PROF_SLOTS (1u << PROF_BITS)
+struct slot {
+	uint64_t addr;
+	uint64_t n[P_N];
+};
+static struct slot *prof;        /* NULL: no profile asked for */
+static int pfd = -1;
+static pthread_mutex_t prof_lock = PTHREAD_MUTEX_INITIALIZER; /* inserts (translation) */
 
-static inline void count(unsigned v, uint64_t part) {
-	uint64_t n = part >> 1;
-	struct vcpu *c = &cpus[v];
-	if (part & 1) {
-		if (c->depth > 0) {
-			if (c->trying)
-				c->kwait += n;
-			else
-				c->kernel += n;
-		} else if (__atomic_load_n(&open_windows, __ATOMIC_RELAXED) > 0)
-			c->kother += n;
-	} else if (c->depth > 0) {
-		if (c->trying)
-			c->held += n;
-		else
-			c->user += n;
+/* A vCPU's user parts of the current poll, counted on got. */
+#define HELD 256
+struct held {
+	uint32_t slot[HELD], n[HELD];
+	int len;
+	uint64_t spill; /* past HELD parts: counted to slot 0 */
+};
+static struct held helds[MAXCPU];
+
+/* A block's part, the callback's argument: allocated when the block is
+ * translated and kept (QEMU 7.2 tells a plugin of no block's end; blocks
+ * are retranslated only when its code buffer fills). */
+#define NO_SLOT UINT32_MAX
+struct part {
+	uint64_t addr;   /* where it starts */
+	uint32_t n;      /* instructions */
+	uint32_t slot;   /* profile slot, NO_SLOT until it first counts */
+	uint8_t kernel;
+	uint8_t marker;  /* the marker it starts with, if any */
+};
+
+static uint32_t slot(uint64_t addr);
+
+/* part_slot returns p's profile slot, taking one the first time: only the
+ * parts that count take slots, not every block since boot. */
+static inline uint32_t part_slot(struct part *p) {
+	uint32_t s = __atomic_load_n(&p->slot, __ATOMIC_RELAXED);
+	if (s == NO_SLOT) {
+		s = slot(p->addr);
+		__atomic_store_n(&p->slot, s, __ATOMIC_RELAXED);
 	}
+	return s;
+}
+
+static inline void tally_slot(uint32_t s, int kind, uint64_t n) {
+	__atomic_add_fetch(&prof[s].n[kind], n, __ATOMIC_RELAXED);
+}
+
+static inline void tally(struct part *p, int kind) {
+	if (prof)
+		tally_slot(part_slot(p), kind, p->n);
+}
+
+static inline void hold(unsigned v, struct part *p) {
+	struct held *h = &helds[v];
+	if (!prof)
+		return;
+	uint32_t s = part_slot(p);
+	uint64_t n = p->n;
+	if (h->len > 0 && h->slot[h->len - 1] == s)
+		h->n[h->len - 1] += n;
+	else if (h->len < HELD) {
+		h->slot[h->len] = s;
+		h->n[h->len++] = n;
+	} else
+		h->spill += n;
+}
+
+static inline void drop_held(unsigned v) {
+	helds[v].len = 0;
+	helds[v].spill = 0;
+}
+
+static void count_held(unsigned v) {
+	struct held *h = &helds[v];
+	if (prof) {
+		for (int i = 0; i < h->len; i++)
+			tally_slot(h->slot[i], P_USER, h->n[i]);
+		tally_slot(0, P_USER, h->spill);
+	}
+	drop_held(v);
+}
+
+static inline void count(unsigned v, struct part *p) {
+	uint64_t n = p->n;
+	struct vcpu *c = &cpus[v];
+	if (p->kernel) {
+		if (c->depth > 0) {
+			if (c->trying) {
+				c->kwait += n;
+				tally(p, P_KWAIT);
+			} else {
+				c->kernel += n;
+				tally(p, P_KERNEL);
+			}
+		} else if (__atomic_load_n(&open_windows, __ATOMIC_RELAXED) > 0) {
+			c->kother += n;
+			tally(p, P_KOTHER);
+		}
+	} else if (c->depth > 0) {
+		if (c->trying) {
+			c->held += n;
+			hold(v, p);
+		} else {
+			c->user += n;
+			tally(p, P_USER);
+		}
+	}
+}
+
+/* slot returns addr's profile slot, adding it (slot 0 when the table is
+ * full or there is no profile). Linear probing; slot 0 is never probed. */
+static uint32_t slot(uint64_t addr) {
+	if (!prof)
+		return 0;
+	uint32_t found = 0;
+	pthread_mutex_lock(&prof_lock);
+	uint32_t i = (uint32_t)((addr * 0x9e3779b97f4a7c15ull) >> (64 - PROF_BITS));
+	for (uint32_t tries = 0; tries < PROF_SLOTS / 2; tries++, i = (i + 1) & (PROF_SLOTS - 1)) {
+		if (i == 0)
+			continue;
+		if (prof[i].addr == addr) {
+			found = i;
+			break;
+		}
+		if (prof[i].addr == 0) {
+			prof[i].addr = addr;
+			found = i;
+			break;
+		}
+	}
+	pthread_mutex_unlock(&prof_lock);
+	return found;
+}
+
+/* write_profile writes every slot that counted something:
+ *   rxevm-insns-profile 1 windows W
+ *   ADDR USER KERNEL KERNEL-WAIT KERNEL-OTHER   (hex address, decimal counts)
+ *   end
+ * replacing the file's previous contents. */
+static void write_profile(uint64_t w) {
+	size_t cap = 1 << 16, len = 0;
+	char *buf = malloc(cap);
+	if (!buf)
+		return;
+	len += snprintf(buf, cap, "rxevm-insns-profile 1 windows %llu\n", (unsigned long long)w);
+	for (uint32_t i = 0; i < PROF_SLOTS; i++) {
+		uint64_t n[P_N], any = 0;
+		for (int j = 0; j < P_N; j++)
+			any |= n[j] = __atomic_load_n(&prof[i].n[j], __ATOMIC_RELAXED);
+		if (!any)
+			continue;
+		if (cap - len < 128) {
+			char *b = realloc(buf, cap * 2);
+			if (!b) {
+				free(buf);
+				return;
+			}
+			buf = b;
+			cap *= 2;
+		}
+		len += snprintf(buf + len, cap - len, "%llx %llu %llu %llu %llu\n",
+			(unsigned long long)prof[i].addr, (unsigned long long)n[0], (unsigned long long)n[1],
+			(unsigned long long)n[2], (unsigned long long)n[3]);
+	}
+	len += snprintf(buf + len, cap - len, "end\n");
+	if (ftruncate(pfd, 0) != 0 || pwrite(pfd, buf, len, 0) != (ssize_t)len)
+		fprintf(stderr, "rxevm insns plugin: writing the profile failed\n");
+	free(buf);
 }
 
 static void on_part(unsigned v, void *u) {
 	if (v < MAXCPU)
-		count(v, (uint64_t)(uintptr_t)u);
+		count(v, u);
 }
 
 static void report(void) {
@@ -127,16 +287,17 @@ static void report(void) {
 		(unsigned long long)__atomic_load_n(&windows, __ATOMIC_RELAXED));
 	if (pwrite(fd, buf, n, 0) != n)
 		fprintf(stderr, "rxevm insns plugin: writing the counts failed\n");
+	if (prof)
+		write_profile(__atomic_load_n(&windows, __ATOMIC_RELAXED));
 }
 
-/* A marker's callback: u packs the marker (low byte) and the part it starts
- * (the rest, as PART). */
+/* A marker's callback: u is the part the marker starts. */
 static void on_marker(unsigned v, void *u) {
-	uint64_t x = (uint64_t)(uintptr_t)u;
+	struct part *p = u;
 	if (v >= MAXCPU)
 		return;
 	struct vcpu *c = &cpus[v];
-	switch (x & 0xff) {
+	switch (p->marker) {
 	case OPEN:
 		c->depth++;
 		__atomic_add_fetch(&open_windows, 1, __ATOMIC_RELAXED);
@@ -149,14 +310,18 @@ static void on_marker(unsigned v, void *u) {
 		}
 		c->trying = 0;
 		c->held = 0;
+		drop_held(v);
 		break;
 	case TRY:
 		c->trying = 1;
 		c->held = 0;
+		drop_held(v);
 		break;
 	case GOT:
-		if (c->trying)
+		if (c->trying) {
 			c->user += c->held;
+			count_held(v);
+		}
 		c->trying = 0;
 		c->held = 0;
 		break;
@@ -168,12 +333,16 @@ static void on_marker(unsigned v, void *u) {
 			__atomic_store_n(&cpus[i].kother, 0, __ATOMIC_RELAXED);
 		}
 		__atomic_store_n(&windows, 0, __ATOMIC_RELAXED);
+		if (prof)
+			for (uint32_t i = 0; i < PROF_SLOTS; i++)
+				for (int j = 0; j < P_N; j++)
+					__atomic_store_n(&prof[i].n[j], 0, __ATOMIC_RELAXED);
 		break;
 	case REPORT:
 		report();
 		break;
 	}
-	count(v, x >> 8);
+	count(v, p);
 }
 
 static int marker(const struct qemu_plugin_insn *in) {
@@ -194,6 +363,7 @@ static void on_trans(qemu_plugin_id_t id, struct qemu_plugin_tb *tb) {
 	uint64_t k = KERNEL(qemu_plugin_tb_vaddr(tb));
 	/* The part before the first marker; then each marker's. */
 	size_t start = 0;
+	uint64_t start_va = qemu_plugin_tb_vaddr(tb);
 	struct qemu_plugin_insn *at = NULL;
 	int kind = 0;
 	for (size_t i = 0; i <= n; i++) {
@@ -205,13 +375,22 @@ static void on_trans(qemu_plugin_id_t id, struct qemu_plugin_tb *tb) {
 		}
 		if (!m && i < n)
 			continue;
-		uint64_t part = (uint64_t)(uintptr_t)PART(i - start, k);
-		if (at)
-			qemu_plugin_register_vcpu_insn_exec_cb(at, on_marker, QEMU_PLUGIN_CB_NO_REGS,
-				(void *)(uintptr_t)((part << 8) | (uint64_t)kind));
-		else if (i > start)
-			qemu_plugin_register_vcpu_tb_exec_cb(tb, on_part, QEMU_PLUGIN_CB_NO_REGS, (void *)(uintptr_t)part);
+		if (at || i > start) {
+			struct part *p = malloc(sizeof *p);
+			if (!p) {
+				fprintf(stderr, "rxevm insns plugin: out of memory\n");
+				abort();
+			}
+			*p = (struct part){.addr = start_va, .n = (uint32_t)(i - start), .slot = NO_SLOT,
+				.kernel = (uint8_t)k, .marker = (uint8_t)kind};
+			if (at)
+				qemu_plugin_register_vcpu_insn_exec_cb(at, on_marker, QEMU_PLUGIN_CB_NO_REGS, p);
+			else
+				qemu_plugin_register_vcpu_tb_exec_cb(tb, on_part, QEMU_PLUGIN_CB_NO_REGS, p);
+		}
 		start = i;
+		if (in)
+			start_va = qemu_plugin_insn_vaddr(in);
 		at = in;
 		kind = m;
 	}
@@ -220,10 +399,13 @@ static void on_trans(qemu_plugin_id_t id, struct qemu_plugin_tb *tb) {
 __attribute__((visibility("default")))
 int qemu_plugin_install(qemu_plugin_id_t id, const void *info, int argc, char **argv) {
 	(void)info;
-	const char *path = NULL;
-	for (int i = 0; i < argc; i++)
+	const char *path = NULL, *ppath = NULL;
+	for (int i = 0; i < argc; i++) {
 		if (!strncmp(argv[i], "out=", 4))
 			path = argv[i] + 4;
+		else if (!strncmp(argv[i], "profile=", 8))
+			ppath = argv[i] + 8;
+	}
 	if (!path) {
 		fprintf(stderr, "rxevm insns plugin: no out=FILE argument\n");
 		return -1;
@@ -231,6 +413,16 @@ int qemu_plugin_install(qemu_plugin_id_t id, const void *info, int argc, char **
 	if ((fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644)) < 0) {
 		perror(path);
 		return -1;
+	}
+	if (ppath) {
+		if ((pfd = open(ppath, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644)) < 0) {
+			perror(ppath);
+			return -1;
+		}
+		if (!(prof = calloc(PROF_SLOTS, sizeof *prof))) {
+			fprintf(stderr, "rxevm insns plugin: no memory for the profile\n");
+			return -1;
+		}
 	}
 	report(); /* a file the guest can read before any report: all zero */
 	qemu_plugin_register_vcpu_tb_trans_cb(id, on_trans);

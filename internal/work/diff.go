@@ -1,0 +1,93 @@
+package work
+
+import (
+	"fmt"
+	"math"
+	"sort"
+	"strconv"
+)
+
+// A Change is one function's instructions per operation on two sides.
+type Change struct {
+	Func
+	Old, New float64
+}
+
+// Delta is the change in instructions per operation.
+func (c Change) Delta() float64 { return c.New - c.Old }
+
+// Pct is the change relative to the old side, in percent: +Inf for a
+// function the old side did not run.
+func (c Change) Pct() float64 {
+	if c.Old == 0 {
+		if c.New == 0 {
+			return 0
+		}
+		return math.Inf(1)
+	}
+	return 100 * (c.New/c.Old - 1)
+}
+
+// String says the change as `rxe_requester +312 insns/op (+2.2%)`, with the
+// space and object in front.
+func (c Change) String() string {
+	pct := "new"
+	switch {
+	case c.New == 0:
+		pct = "gone"
+	case c.Old != 0:
+		pct = strconv.FormatFloat(c.Pct(), 'f', 1, 64) + "%"
+		if c.Pct() >= 0 {
+			pct = "+" + pct
+		}
+	}
+	return fmt.Sprintf("%-12s %-16s %s %+.1f insns/op (%s)", c.Space, c.Object, c.Name, c.Delta(), pct)
+}
+
+// Diff returns every function of old and new in the given spaces (all
+// when none are given), the largest change in instructions per operation
+// first, either way; ties by name.
+func Diff(old, new Profile, spaces ...Space) []Change {
+	in := func(s Space) bool {
+		if len(spaces) == 0 {
+			return true
+		}
+		for _, x := range spaces {
+			if x == s {
+				return true
+			}
+		}
+		return false
+	}
+	m := map[Func]*Change{}
+	get := func(f Func) *Change {
+		c := m[f]
+		if c == nil {
+			c = &Change{Func: f}
+			m[f] = c
+		}
+		return c
+	}
+	for f, v := range old.PerOp {
+		if in(f.Space) {
+			get(f).Old = v
+		}
+	}
+	for f, v := range new.PerOp {
+		if in(f.Space) {
+			get(f).New = v
+		}
+	}
+	out := make([]Change, 0, len(m))
+	for _, c := range m {
+		out = append(out, *c)
+	}
+	sort.Slice(out, func(i, j int) bool {
+		a, b := math.Abs(out[i].Delta()), math.Abs(out[j].Delta())
+		if a != b {
+			return a > b
+		}
+		return out[i].Func.String() < out[j].Func.String()
+	})
+	return out
+}
