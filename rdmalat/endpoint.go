@@ -339,6 +339,9 @@ func (e *Endpoint) Connect(remote PeerInfo) error {
 		mtu = rm
 	}
 	grh := useGRH(e.portAttr.LinkLayer, env.GIDIndexOf(e.cfg.GIDIndex) >= 0)
+	if err := checkGIDFamily(e.ctx.Name(), e.gid, remote.GID, grh); err != nil {
+		return err
+	}
 	dgid := remote.GID
 	if !grh {
 		dgid = [16]byte{} // verbs adds a GRH for any non-zero DGID

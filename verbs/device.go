@@ -3,6 +3,7 @@ package verbs
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"syscall"
 	"unsafe"
@@ -162,36 +163,43 @@ func (c *Context) QueryPort(port uint8) (PortAttr, error) {
 	return pa, err
 }
 
-// DefaultGIDCount is how many GID table entries GIDs reads when asked for
-// n <= 0. Reading a whole table can be slow (1024 sysfs entries on rxe).
-const DefaultGIDCount = 8
-
-// GIDs returns the non-empty entries among the first n of a port's GID
-// table, with their types (ibv_query_gid_ex); n <= 0 means
-// DefaultGIDCount. Equivalent to show_gids, limited to n entries.
+// GIDs returns the filled entries of a port's GID table with their types,
+// in index order: all of them when n <= 0, else those among the first n.
+// The table is read in one call (ibv_query_gid_table), so a whole table
+// costs what one entry does; reading it entry by entry through sysfs
+// takes seconds on rxe's 1024 entries. Equivalent to show_gids.
 func (c *Context) GIDs(port uint8, n int) ([]GID, error) {
-	p, err := c.ptrOr("ibv_query_gid_ex")
+	p, err := c.ptrOr("ibv_query_gid_table")
 	if err != nil {
 		return nil, err
 	}
-	pa, err := ibvQueryPort(p, port)
+	a, err := ibvQueryDevice(p)
 	if err != nil {
 		return nil, err
 	}
-	if n <= 0 {
-		n = DefaultGIDCount
-	}
-	n = min(n, pa.GIDTableLen)
-	var out []GID
-	for i := range n {
-		g, err := ibvQueryGIDEx(p, port, i)
+	total := 0
+	for i := 1; i <= int(a.PhysPortCount); i++ {
+		pa, err := ibvQueryPort(p, uint8(i))
 		if err != nil {
-			return out, err
+			return nil, err
 		}
-		if !g.IsZero() {
+		total += pa.GIDTableLen
+	}
+	all, ports, err := ibvQueryGIDTable(p, total)
+	if err != nil {
+		var e *Error
+		if errors.As(err, &e) {
+			e.Op += " " + c.name
+		}
+		return nil, err
+	}
+	var out []GID
+	for i, g := range all {
+		if ports[i] == port && !g.IsZero() && (n <= 0 || g.Index < n) {
 			out = append(out, g)
 		}
 	}
+	slices.SortFunc(out, func(a, b GID) int { return a.Index - b.Index })
 	return out, nil
 }
 
@@ -212,8 +220,8 @@ func (c *Context) GID(port uint8, index int) (GID, error) {
 	return g, nil
 }
 
-// BestGID returns the best of the first DefaultGIDCount GIDs of a port, as
-// the package-level BestGID ranks them.
+// BestGID returns the best GID of a port's whole table, as the
+// package-level BestGID ranks them (perftest's choice without -x).
 func (c *Context) BestGID(port uint8) (GID, error) {
 	gids, err := c.GIDs(port, 0)
 	if err != nil {

@@ -218,6 +218,34 @@ func ibvQueryGIDEx(ctx unsafe.Pointer, port uint8, index int) (GID, error) {
 	return g, nil
 }
 
+// ibvQueryGIDTable mirrors ibv_query_gid_table: every filled entry of every
+// port in one call (one ioctl on kernels since 5.10; libibverbs falls back
+// to sysfs on older ones). max is the sum of the ports' gid_tbl_len: the
+// kernel refuses a buffer too small for the filled entries.
+func ibvQueryGIDTable(ctx unsafe.Pointer, max int) ([]GID, []uint8, error) {
+	if max <= 0 {
+		return nil, nil, nil
+	}
+	entries := (*C.struct_ibv_gid_entry)(C.calloc(C.size_t(max), C.size_t(unsafe.Sizeof(C.struct_ibv_gid_entry{}))))
+	if entries == nil {
+		return nil, nil, errno("ibv_query_gid_table", syscall.ENOMEM)
+	}
+	defer C.free(unsafe.Pointer(entries))
+	n := int(C.ibv_query_gid_table((*C.struct_ibv_context)(ctx), entries, C.size_t(max), 0))
+	if n < 0 {
+		return nil, nil, errRet("ibv_query_gid_table", n)
+	}
+	all := unsafe.Slice(entries, n)
+	gids := make([]GID, n)
+	ports := make([]uint8, n)
+	for i, e := range all {
+		gids[i] = GID{Index: int(e.gid_index), Type: GIDType(e.gid_type), IfIndex: int(e.ndev_ifindex)}
+		gids[i].Raw = *(*[16]byte)(unsafe.Pointer(&e.gid))
+		ports[i] = uint8(e.port_num)
+	}
+	return gids, ports, nil
+}
+
 // ibvAllocPD mirrors ibv_alloc_pd.
 func ibvAllocPD(ctx unsafe.Pointer) (unsafe.Pointer, error) {
 	pd, err := C.ibv_alloc_pd((*C.struct_ibv_context)(ctx))

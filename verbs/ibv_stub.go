@@ -24,8 +24,11 @@ func ibvQueryPort(unsafe.Pointer, uint8) (PortAttr, error) {
 	return PortAttr{}, errUnsupported
 }
 func ibvQueryGIDEx(unsafe.Pointer, uint8, int) (GID, error) { return GID{}, errUnsupported }
-func ibvAllocPD(unsafe.Pointer) (unsafe.Pointer, error)     { return nil, errUnsupported }
-func ibvDeallocPD(unsafe.Pointer) error                     { return errUnsupported }
+func ibvQueryGIDTable(unsafe.Pointer, int) ([]GID, []uint8, error) {
+	return nil, nil, errUnsupported
+}
+func ibvAllocPD(unsafe.Pointer) (unsafe.Pointer, error) { return nil, errUnsupported }
+func ibvDeallocPD(unsafe.Pointer) error                 { return errUnsupported }
 func ibvRegMR(unsafe.Pointer, uintptr, int, Access) (unsafe.Pointer, uint32, uint32, error) {
 	return nil, 0, 0, errUnsupported
 }

@@ -255,24 +255,18 @@ func eventErr(op string, ev event) error {
 // gidIndex finds gid in the port's GID table, preferring a RoCE v2 entry
 // (rdma_cm's default GID type) among equal GIDs.
 func gidIndex(vctx *verbs.Context, port uint8, gid [16]byte) (int, error) {
-	pa, err := vctx.QueryPort(port)
+	gids, err := vctx.GIDs(port, 0)
 	if err != nil {
 		return 0, err
 	}
-	for _, n := range []int{verbs.DefaultGIDCount, pa.GIDTableLen} {
-		gids, err := vctx.GIDs(port, n)
-		if err != nil {
-			return 0, err
+	best := -1
+	for _, g := range gids {
+		if g.Raw == gid && (best < 0 || g.Type == verbs.GIDTypeRoCEv2) {
+			best = g.Index
 		}
-		best := -1
-		for _, g := range gids {
-			if g.Raw == gid && (best < 0 || g.Type == verbs.GIDTypeRoCEv2) {
-				best = g.Index
-			}
-		}
-		if best >= 0 {
-			return best, nil
-		}
+	}
+	if best >= 0 {
+		return best, nil
 	}
 	return 0, &Error{Op: "find source GID", Err: syscall.ENOENT, Detail: fmt.Sprintf("%v not in the GID table of %s port %d", gidAddr(gid), vctx.Name(), port)}
 }
