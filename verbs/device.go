@@ -28,9 +28,13 @@ type Context struct {
 	object
 	name string
 
-	inlineOnce sync.Once
-	maxInline  int
-	inlineErr  error
+	inlineMu  sync.Mutex
+	maxInline map[QPType]inlineProbe
+}
+
+type inlineProbe struct {
+	size int
+	err  error
 }
 
 // Open opens the device called name. Equivalent to ibv_open_device. If no
@@ -113,21 +117,32 @@ func (c *Context) Query() (DeviceAttr, error) {
 	if err != nil {
 		return a, err
 	}
-	a.MaxInlineData, _ = c.probeInline()
+	a.MaxInlineData, _ = c.MaxInline(RC)
 	return a, nil
 }
 
-// probeInline returns the device's largest RC inline size, probing it once.
-func (c *Context) probeInline() (int, error) {
-	c.inlineOnce.Do(func() {
-		p, err := c.ptrOr("probe max_inline_data")
-		if err != nil {
-			c.inlineErr = err
-			return
-		}
-		c.maxInline, c.inlineErr = probeMaxInline(p)
-	})
-	return c.maxInline, c.inlineErr
+// MaxInline returns the largest inline size a queue pair of type typ
+// accepts on this device, probed once per type by creating throwaway QPs:
+// libibverbs has no attribute for it, and it differs by type (EFA's UD
+// has none where its RC has some). Sizes are tried from 4096 down to 32,
+// as perftest's probe does, then 0.
+func (c *Context) MaxInline(typ QPType) (int, error) {
+	c.inlineMu.Lock()
+	defer c.inlineMu.Unlock()
+	if r, ok := c.maxInline[typ]; ok {
+		return r.size, r.err
+	}
+	p, err := c.ptrOr("probe max_inline_data")
+	if err != nil {
+		return 0, err
+	}
+	var r inlineProbe
+	r.size, r.err = probeMaxInline(p, typ)
+	if c.maxInline == nil {
+		c.maxInline = map[QPType]inlineProbe{}
+	}
+	c.maxInline[typ] = r
+	return r.size, r.err
 }
 
 // PortAttr holds a port's attributes (struct ibv_port_attr).

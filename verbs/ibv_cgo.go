@@ -164,11 +164,11 @@ func ibvQueryDevice(ctx unsafe.Pointer) (DeviceAttr, error) {
 	}, nil
 }
 
-// probeMaxInline creates throwaway RC QPs (ibv_create_qp) asking for ever
-// smaller inline sizes and returns the first the device accepts, as read
-// back from ibv_qp_init_attr.cap.max_inline_data.
-func probeMaxInline(ctx unsafe.Pointer) (int, error) {
-	rc := int(C.rb_probe_max_inline((*C.struct_ibv_context)(ctx)))
+// probeMaxInline creates throwaway QPs of type typ (ibv_create_qp) asking
+// for ever smaller inline sizes and returns the first the device accepts,
+// as read back from ibv_qp_init_attr.cap.max_inline_data.
+func probeMaxInline(ctx unsafe.Pointer, typ QPType) (int, error) {
+	rc := int(C.rb_probe_max_inline((*C.struct_ibv_context)(ctx), C.int(typ)))
 	if rc < 0 {
 		return 0, errRet("probe max_inline_data", rc)
 	}
@@ -366,6 +366,9 @@ func ibvCreateQP(pd unsafe.Pointer, c *qpCreate) (unsafe.Pointer, uint32, qpCaps
 	}
 	qp, err := C.ibv_create_qp((*C.struct_ibv_pd)(pd), &a)
 	if qp == nil {
+		if err == nil { // bnxt_re and others return NULL without errno
+			return nil, 0, qpCaps{}, &Error{Op: "ibv_create_qp", Err: syscall.EIO, Detail: "the provider set no errno"}
+		}
 		return nil, 0, qpCaps{}, errnoOf("ibv_create_qp", err)
 	}
 	return unsafe.Pointer(qp), uint32(qp.qp_num), qpCaps{

@@ -19,7 +19,7 @@ func ibvGetDeviceList() ([]DeviceInfo, error)           { return nil, errUnsuppo
 func ibvOpenDevice(string) (unsafe.Pointer, error)      { return nil, errUnsupported }
 func ibvCloseDevice(unsafe.Pointer) error               { return errUnsupported }
 func ibvQueryDevice(unsafe.Pointer) (DeviceAttr, error) { return DeviceAttr{}, errUnsupported }
-func probeMaxInline(unsafe.Pointer) (int, error)        { return 0, errUnsupported }
+func probeMaxInline(unsafe.Pointer, QPType) (int, error) { return 0, errUnsupported }
 func ibvQueryPort(unsafe.Pointer, uint8) (PortAttr, error) {
 	return PortAttr{}, errUnsupported
 }
