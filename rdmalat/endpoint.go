@@ -7,6 +7,7 @@ import (
 
 	"github.com/rdmabench/rdmabench/env"
 	"github.com/rdmabench/rdmabench/internal/loops"
+	"github.com/rdmabench/rdmabench/internal/perftest"
 	"github.com/rdmabench/rdmabench/internal/rdmacm"
 	"github.com/rdmabench/rdmabench/internal/spec"
 	"github.com/rdmabench/rdmabench/verbs"
@@ -83,21 +84,25 @@ const (
 	InlinePerftest = env.InlinePerftest // perftest's default for the operation, at most the device's limit
 )
 
-// perftestInline is perftest's default inline size for an operation over
-// a transport, on devices it recognises (its latency tests on a device it
-// does not, such as rxe, disable inline): 220 bytes for WRITE, 236 for
-// SEND over RC and UC, 188 over UD, none for READ and atomics.
-func perftestInline(op Op, t Transport) int {
-	switch {
-	case !op.Inline():
+// perftestInline is perftest's default inline size in its latency tests
+// for an operation over a transport on this device (internal/perftest's
+// table by vendor and part id: 220 bytes for WRITE on ConnectX, 96 on
+// bnxt_re, 32 on EFA, none on devices it does not recognise such as rxe),
+// at most what the device accepts on that queue pair type.
+func (e *Endpoint) perftestInline() int {
+	f := perftest.DeviceFamily(e.devAttr.VendorID, e.devAttr.VendorPartID)
+	return min(perftest.DefaultInline(f, e.cfg.Op, e.cfg.Transport), e.deviceInline())
+}
+
+// deviceInline returns the largest inline size the device accepts on the
+// endpoint's queue pair type (probed per type: EFA's UD takes less than its
+// RC), 0 when the probe failed.
+func (e *Endpoint) deviceInline() int {
+	n, err := e.ctx.MaxInline(qpTypes[e.cfg.Transport])
+	if err != nil {
 		return 0
-	case op == spec.Send || op == spec.SendImm:
-		if t == spec.UD {
-			return 188
-		}
-		return 236
 	}
-	return 220
+	return n
 }
 
 // Endpoint is one side of a latency measurement: an open device, a
@@ -262,9 +267,9 @@ func NewEndpoint(cfg EndpointConfig) (_ *Endpoint, err error) {
 	e.inline = cfg.Inline
 	switch {
 	case e.inline == InlinePerftest:
-		e.inline = min(perftestInline(cfg.Op, cfg.Transport), e.devAttr.MaxInlineData)
+		e.inline = e.perftestInline()
 	case e.inline < 0:
-		e.inline = e.devAttr.MaxInlineData
+		e.inline = e.deviceInline()
 	}
 	if !cfg.Op.Inline() {
 		e.inline = 0 // READ and atomics move no data from the send queue
@@ -278,6 +283,9 @@ func NewEndpoint(cfg EndpointConfig) (_ *Endpoint, err error) {
 		MaxSendWR: sendQueueDepth, MaxRecvWR: recvWR, MaxSendSGE: 1, MaxRecvSGE: 1,
 		MaxInlineData: uint32(e.inline),
 	}); err != nil {
+		if errors.Is(err, verbs.ErrInlineTooLarge) {
+			return nil, fmt.Errorf("rdmalat: %w: set %s to that limit or less (0: no inline)", err, env.VarInline)
+		}
 		return nil, err
 	}
 	if err = e.qp.ToInit(verbs.InitAttr{Port: e.port, Access: access, QKey: loops.UDQKey}); err != nil {

@@ -19,7 +19,7 @@ import (
 // The guest's iproute2 (busybox's ip applet has no nodad) and rdma tool.
 const (
 	guestIP   = "/usr/bin/ip"
-	guestRDMA = "/usr/sbin/rdma"
+	guestRDMA = "/usr/bin/rdma"
 )
 
 // manyGIDs builds, in the VM, the GID table of issue 39: an rxe device on

@@ -212,7 +212,7 @@ func ibvQueryGIDEx(ctx unsafe.Pointer, port uint8, index int) (GID, error) {
 		}
 		return GID{}, errRet(fmt.Sprintf("ibv_query_gid_ex port %d index %d", port, index), code)
 	}
-	g := GID{Index: index, Type: GIDType(e.gid_type)}
+	g := GID{Index: index, Type: GIDType(e.gid_type), IfIndex: int(e.ndev_ifindex)}
 	raw := (*[16]byte)(unsafe.Pointer(&e.gid))
 	g.Raw = *raw
 	return g, nil
