@@ -459,6 +459,21 @@ func errnoOf(op string, err error) error {
 	return errno(op, syscall.EIO)
 }
 
+// memlockState reads RLIMIT_MEMLOCK (getrlimit) and whether the calling
+// thread has CAP_IPC_LOCK (capget), which lifts the limit.
+func memlockState() memlock {
+	var rl unix.Rlimit
+	if err := unix.Getrlimit(unix.RLIMIT_MEMLOCK, &rl); err != nil {
+		return memlock{}
+	}
+	hdr := unix.CapUserHeader{Version: unix.LINUX_CAPABILITY_VERSION_3}
+	var data [2]unix.CapUserData
+	if err := unix.Capget(&hdr, &data[0]); err != nil {
+		return memlock{}
+	}
+	return memlock{known: true, cur: rl.Cur, max: rl.Max, ipcLock: data[0].Effective&(1<<unix.CAP_IPC_LOCK) != 0}
+}
+
 // mmapAnon maps size bytes of zeroed, populated anonymous memory.
 func mmapAnon(size int) ([]byte, error) {
 	return unix.Mmap(-1, 0, size, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_PRIVATE|unix.MAP_ANONYMOUS|unix.MAP_POPULATE)

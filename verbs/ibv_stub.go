@@ -58,6 +58,8 @@ func ibvDestroyAH(unsafe.Pointer) error                             { return err
 
 func wcStatusStr(s WCStatus) string { return fmt.Sprintf("work completion status %d", uint32(s)) }
 
+func memlockState() memlock { return memlock{} }
+
 func mmapAnon(int) ([]byte, error) { return nil, errUnsupported }
 func munmap([]byte) error          { return errUnsupported }
 func setNonblock(int) error        { return errUnsupported }
