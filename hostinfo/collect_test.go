@@ -375,3 +375,36 @@ func TestFirstDevice(t *testing.T) {
 	assert.Equal(t, "mlx5_0", FirstDevice(badHost()))
 	assert.Equal(t, "", FirstDevice(fstest.MapFS{}))
 }
+
+// TestDeviceOrder: the tools list devices in libibverbs' order, the one
+// the benchmark takes its default from: by ib_uverbs' numbering (the
+// kernel's registration order), else naturally (mlx5_2 before mlx5_10),
+// never sorted as strings.
+func TestDeviceOrder(t *testing.T) {
+	host := fstest.MapFS{}
+	var want []string
+	for i := 0; i < 12; i++ {
+		name := fmt.Sprintf("mlx5_%d", i)
+		want = append(want, name)
+		host["sys/class/infiniband/"+name+"/ports/1/state"] = &fstest.MapFile{Data: []byte("4: ACTIVE\n")}
+	}
+	got, err := SysfsProbe{host}.Devices()
+	require.NoError(t, err)
+	assert.Equal(t, want, got, "natural order without ib_uverbs")
+
+	// Renamed devices: registration order (uverbs numbers) wins over names.
+	uverbs := fstest.MapFS{}
+	for dev, n := range map[string]int{"rocep2s0": 0, "mlx5_10": 1, "ibp1s0": 2} {
+		uverbs["sys/class/infiniband/"+dev+"/ports/1/state"] = &fstest.MapFile{Data: []byte("4: ACTIVE\n")}
+		uverbs[fmt.Sprintf("sys/class/infiniband_verbs/uverbs%d/ibdev", n)] = &fstest.MapFile{Data: []byte(dev + "\n")}
+	}
+	uverbs["sys/class/infiniband/mlx5_2/ports/1/state"] = &fstest.MapFile{Data: []byte("4: ACTIVE\n")} // no uverbs: last
+	got, err = SysfsProbe{uverbs}.Devices()
+	require.NoError(t, err)
+	assert.Equal(t, []string{"rocep2s0", "mlx5_10", "ibp1s0", "mlx5_2"}, got)
+	assert.Equal(t, "rocep2s0", FirstDevice(uverbs), "the tools' default is the benchmark's")
+
+	assert.Negative(t, naturalCompare("mlx5_2", "mlx5_10"))
+	assert.Negative(t, naturalCompare("efa_0", "mlx5_0"))
+	assert.Zero(t, naturalCompare("rxe0", "rxe0"))
+}
