@@ -346,7 +346,7 @@ func (e *Endpoint) Connect(remote PeerInfo) error {
 	if rm, err := verbs.ParseMTU(remote.MTU); err == nil && rm < mtu {
 		mtu = rm
 	}
-	grh := useGRH(e.portAttr.LinkLayer, env.GIDIndexOf(e.cfg.GIDIndex) >= 0)
+	grh := useGRH(e.portAttr.LinkLayer, env.GIDIndexOf(e.cfg.GIDIndex) >= 0, e.portAttr.LID)
 	if err := checkGIDFamily(e.ctx.Name(), e.gid, remote.GID, grh); err != nil {
 		return err
 	}
