@@ -239,6 +239,9 @@ func NewEndpoint(cfg EndpointConfig) (_ *Endpoint, err error) {
 	if e.ctx, err = verbs.Open(cfg.Device); err != nil {
 		return nil, err
 	}
+	if err = checkIWARP(cfg.Device, e.ctx.NodeType(), cfg); err != nil {
+		return nil, err
+	}
 	if e.devAttr, err = e.ctx.Query(); err != nil {
 		return nil, err
 	}
@@ -260,7 +263,7 @@ func NewEndpoint(cfg EndpointConfig) (_ *Endpoint, err error) {
 	if err = e.createCQs(); err != nil {
 		return nil, err
 	}
-	access := remoteAccess(cfg.Op)
+	access := initiatorAccess(cfg.Op, e.ctx.NodeType())
 	if e.mr, err = e.pd.AllocMR(e.lay.total, verbs.AccessLocalWrite|access); err != nil {
 		return nil, err
 	}

@@ -27,6 +27,7 @@ func Devices() ([]DeviceInfo, error) {
 type Context struct {
 	object
 	name string
+	node NodeType
 
 	inlineMu  sync.Mutex
 	maxInline map[QPType]inlineProbe
@@ -41,11 +42,11 @@ type inlineProbe struct {
 // device has that name the error matches os.ErrNotExist and lists the
 // devices that exist.
 func Open(name string) (*Context, error) {
-	p, err := ibvOpenDevice(name)
+	p, node, err := ibvOpenDevice(name)
 	if err != nil {
 		return nil, err
 	}
-	c := &Context{name: name}
+	c := &Context{name: name, node: node}
 	track(c, &c.object, kindContext, p, ibvCloseDevice)
 	return c, nil
 }
@@ -56,6 +57,15 @@ func (c *Context) Name() string {
 		return ""
 	}
 	return c.name
+}
+
+// NodeType returns the device's node type (ibv_device's node_type): NodeCA
+// for InfiniBand and RoCE adapters, NodeRNIC for iWARP ones.
+func (c *Context) NodeType() NodeType {
+	if c == nil {
+		return NodeUnknown
+	}
+	return c.node
 }
 
 // Close closes the device (ibv_close_device). It fails with ErrInUse while

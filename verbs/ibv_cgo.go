@@ -101,12 +101,12 @@ func ibvGetDeviceList() ([]DeviceInfo, error) {
 
 // ibvOpenDevice mirrors ibv_get_device_list + ibv_open_device. It returns
 // ENODEV when no device has that name.
-func ibvOpenDevice(name string) (unsafe.Pointer, error) {
+func ibvOpenDevice(name string) (unsafe.Pointer, NodeType, error) {
 	op := "ibv_open_device " + name
 	var n C.int
 	list, err := C.rb_get_device_list(&n)
 	if list == nil {
-		return nil, &Error{Op: op, Err: syscall.ENODEV, Detail: "no RDMA devices: ibv_get_device_list: " + errnoOf("", err).(*Error).Err.Error()}
+		return nil, 0, &Error{Op: op, Err: syscall.ENODEV, Detail: "no RDMA devices: ibv_get_device_list: " + errnoOf("", err).(*Error).Err.Error()}
 	}
 	defer C.ibv_free_device_list(list)
 	var names []string
@@ -119,15 +119,15 @@ func ibvOpenDevice(name string) (unsafe.Pointer, error) {
 		}
 		ctx, err := C.ibv_open_device(dev)
 		if ctx == nil {
-			return nil, errnoOf(op, err)
+			return nil, 0, errnoOf(op, err)
 		}
-		return unsafe.Pointer(ctx), nil
+		return unsafe.Pointer(ctx), NodeType(C.rb_device_node_type(dev)), nil
 	}
 	detail := "no RDMA devices"
 	if len(names) > 0 {
 		detail = fmt.Sprintf("devices: %v", names)
 	}
-	return nil, &Error{Op: op, Err: syscall.ENODEV, Detail: detail}
+	return nil, 0, &Error{Op: op, Err: syscall.ENODEV, Detail: detail}
 }
 
 // ibvCloseDevice mirrors ibv_close_device.

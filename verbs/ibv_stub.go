@@ -15,11 +15,11 @@ const haveCgo = false
 func cLayout() []uintptr           { return nil }
 func cConstants() map[string]int64 { return nil }
 
-func ibvGetDeviceList() ([]DeviceInfo, error)            { return nil, errUnsupported }
-func ibvOpenDevice(string) (unsafe.Pointer, error)       { return nil, errUnsupported }
-func ibvCloseDevice(unsafe.Pointer) error                { return errUnsupported }
-func ibvQueryDevice(unsafe.Pointer) (DeviceAttr, error)  { return DeviceAttr{}, errUnsupported }
-func probeMaxInline(unsafe.Pointer, QPType) (int, error) { return 0, errUnsupported }
+func ibvGetDeviceList() ([]DeviceInfo, error)                { return nil, errUnsupported }
+func ibvOpenDevice(string) (unsafe.Pointer, NodeType, error) { return nil, 0, errUnsupported }
+func ibvCloseDevice(unsafe.Pointer) error                    { return errUnsupported }
+func ibvQueryDevice(unsafe.Pointer) (DeviceAttr, error)      { return DeviceAttr{}, errUnsupported }
+func probeMaxInline(unsafe.Pointer, QPType) (int, error)     { return 0, errUnsupported }
 func ibvQueryPort(unsafe.Pointer, uint8) (PortAttr, error) {
 	return PortAttr{}, errUnsupported
 }
