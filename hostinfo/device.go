@@ -19,8 +19,24 @@ func ibDir(dev string) string { return "sys/class/infiniband/" + dev }
 // (effective_affinity_list, nil where the kernel does not say).
 type IRQ struct {
 	N         int
+	Name      string // the handler's name (/proc/irq/N/NAME): "mlx5_comp3@pci:0000:3b:00.0"; "" if unknown
 	Affinity  []int
 	Effective []int
+}
+
+// Completion reports whether the interrupt serves completion queues, by
+// the name drivers give such vectors: mlx5_comp*, efa-comp*, irdma's and
+// hns' CEQs, qedr's CNQs, bnxt_re's NQs. Only these fire for the
+// completions a benchmark waits for (events mode); the other vectors of a
+// function (commands, async events, the Ethernet queues) do not.
+func (irq IRQ) Completion() bool {
+	n := strings.ToLower(irq.Name)
+	for _, k := range []string{"comp", "ceq", "cnq", "-nq", "_nq"} {
+		if strings.Contains(n, k) {
+			return true
+		}
+	}
+	return false
 }
 
 // Landing returns the CPUs the interrupt lands on: the effective affinity
@@ -47,6 +63,14 @@ func DeviceIRQs(fsys fs.FS, dev string) []IRQ {
 			continue
 		}
 		irq := IRQ{N: n}
+		if ents, err := fs.ReadDir(fsys, "proc/irq/"+e.Name()); err == nil {
+			for _, a := range ents {
+				if a.IsDir() {
+					irq.Name = a.Name()
+					break
+				}
+			}
+		}
 		if l, ok := readTrim(fsys, "proc/irq/"+e.Name()+"/smp_affinity_list"); ok {
 			irq.Affinity = env.ParseCPUList(l)
 		}
