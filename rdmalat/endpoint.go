@@ -134,36 +134,6 @@ type Endpoint struct {
 	inline          int // requested inline limit; the QP's may be larger (rxe rounds 0 up to 16)
 }
 
-// layout places the two halves in the buffer, each cache-line aligned (so
-// an atomic's 8-byte word is aligned): the send half at 0, the receive
-// half after it. On UD a receive starts with the 40-byte GRH: the
-// receive half begins one cache line later and the GRH fills the end of
-// that line, so the payload is cache-line aligned, as perftest places it.
-type layout struct {
-	send, recv int // offsets of the send half and of received payloads
-	recvLen    int // length of each receive work request, GRH included; 0: zero-length
-	total      int
-}
-
-const cacheLine = 64
-
-func layoutFor(op spec.Op, t spec.Transport, maxSize int) layout {
-	half := (maxSize + cacheLine - 1) / cacheLine * cacheLine
-	l := layout{recv: half, total: 2 * half}
-	if t == spec.UD {
-		l.recv += cacheLine
-		l.total += cacheLine
-	}
-	switch op {
-	case spec.Send, spec.SendImm:
-		l.recvLen = maxSize
-		if t == spec.UD {
-			l.recvLen += spec.GRH
-		}
-	}
-	return l
-}
-
 // remoteAccess is the access the operation needs on the responder's
 // buffer and queue pair, and no more.
 func remoteAccess(op spec.Op) verbs.Access {
