@@ -256,7 +256,7 @@ func (r *Run) ping(rtt []int64) error {
 	}
 	if err != nil && !errors.Is(err, ErrStopped) {
 		// Say which side failed: the responder's errors say "responder".
-		return fmt.Errorf("%w (on the initiator, %s)", err, r.device)
+		return fmt.Errorf("rdmalat: initiator on %s: %w", r.device, err)
 	}
 	return err
 }

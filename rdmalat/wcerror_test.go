@@ -32,6 +32,6 @@ func TestErrorCompletion(t *testing.T) {
 	t.Log(err)
 	assert.ErrorIs(t, err, verbs.WCRemAccessErr)
 	assert.Contains(t, err.Error(), "read work completion failed")
-	assert.Contains(t, err.Error(), "on the initiator, "+c.Device)
+	assert.Contains(t, err.Error(), "rdmalat: initiator on "+c.Device+": ")
 	_ = run.Close() // repeats the error, or none: the run ended with it
 }
