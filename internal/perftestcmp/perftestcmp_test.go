@@ -14,7 +14,6 @@ import (
 	"syscall"
 	"testing"
 
-	"github.com/rdmabench/rdmabench/internal/perftest"
 	"github.com/rdmabench/rdmabench/internal/schedstat"
 )
 
@@ -252,38 +251,6 @@ func TestPairedJudge(t *testing.T) {
 	j := Judgement{Target{"p99", 0.05}, defaultJudge.Judge(around(1.10, 10, 0.04), 0.05)}
 	if s := j.String(); !strings.HasPrefix(s, "p99 1.100x [") || !strings.Contains(s, "(target ±5%, 10 rounds, p=0.00195: MISSED, ours slower)") || !j.Failed() {
 		t.Errorf("%q (Failed %v)", s, j.Failed())
-	}
-}
-
-// TestInlineDefault: left to the device, each row gets perftest's own
-// latency default for the device's family, the same for both sides:
-// per-test sizes on ConnectX, one size on bnxt_re, none on rxe (which
-// perftest does not recognise), none for read and atomics anywhere.
-func TestInlineDefault(t *testing.T) {
-	for _, tc := range []struct {
-		family perftest.Family
-		inline int
-		want   map[string]int
-	}{
-		{perftest.FamilyDefault, InlineDefault, map[string]int{"write": 220, "send": 236, "send-ud": 188, "write-imm": 220, "read": 0, "atomic": 0}},
-		{perftest.FamilyBnxt, InlineDefault, map[string]int{"write": 96, "send": 96, "send-ud": 96, "read": 0}},
-		{perftest.FamilyUnknown, InlineDefault, map[string]int{"write": 0, "send": 0, "send-ud": 0}},
-		{perftest.FamilyDefault, 64, map[string]int{"write": 64, "send-ud": 64}},
-	} {
-		c := &Config{Device: "dev0", GIDIndex: 3, Iters: 100, Inline: tc.inline, InlineFamily: tc.family}
-		for name, want := range tc.want {
-			tl, err := ParseTools(name)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if got := c.inlineFor(tl[0]); got != want {
-				t.Errorf("%q, -inline %d, %s: inline %d, want %d", tc.family, tc.inline, name, got, want)
-			}
-			args := strings.Join(perftestArgs(c, tl[0], 64, 9), " ")
-			if tl[0].inline && !strings.Contains(args, fmt.Sprintf(" -I %d ", want)) {
-				t.Errorf("%s: perftest args %q lack -I %d", name, args, want)
-			}
-		}
 	}
 }
 
