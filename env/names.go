@@ -54,7 +54,7 @@ type Variable struct {
 var Variables = []Variable{
 	{VarDevice, "the first device with an active port", "RDMA device to use, e.g. mlx5_0 or rxe0."},
 	{VarPort, "the device's first active port", "port number on that device."},
-	{VarGIDIndex, "the best GID, chosen like perftest: RoCE v2 over IPv4 first", "GID table index (RoCE)."},
+	{VarGIDIndex, "the best GID of the whole table, chosen like perftest: IPv4 first, then not link-local, then RoCE v2", "GID table index (RoCE)."},
 	{VarPeerDevice, "the same device", "loopback only: the device of the responding endpoint. Naming a second device makes traffic cross the wire (in the VM, rxe1 -> rxe0 crosses a veth)."},
 	{VarPeer, "loopback: both endpoints in this process", "host:port of an rdmapeer (cmd/rdmapeer), or a bare host for port 18515: two-node mode."},
 	{VarPeerToken, "none", "the shared secret of an rdmapeer started with -token: the client answers the peer's challenge with it; it is never sent or printed."},
@@ -62,7 +62,7 @@ var Variables = []Variable{
 	{VarCPUs, "the last two CPUs this process may run on", `CPUs to pin to: "A,B" pins the initiator to A and the loopback responder to B; "A" pins the initiator only; "none" disables pinning.`},
 	{VarWarmup, "1000", "round trips run before measuring and left out of every statistic."},
 	{VarSizes, "2,64,4096,65536", `message sizes in bytes, comma-separated (suffixes K and M allowed), each once, or "all" for every power of two from 2 to 8 MiB (perftest -a).`},
-	{VarInline, "perftest's for the operation (220 write, 236 send, 188 send over UD, none for READ and atomics), at most the device's limit", `largest message sent inline; 0 disables inline; "device" takes the device's limit.`},
+	{VarInline, "perftest's for the operation on this device (ConnectX: 220 write, 236 send, 188 send over UD; bnxt_re 96, EFA 32, irdma 101; none on devices perftest does not recognise, rxe included; none for READ and atomics), at most the device's limit", `largest message sent inline; 0 disables inline; "device" takes the device's limit.`},
 	{VarMTU, "the port's active MTU", "path MTU in bytes: 256, 512, 1024, 2048 or 4096."},
 	{VarTimeout, "5s", "how long any wait on the peer or on a completion may last before failing, as a Go duration, at least 10ms."},
 	{VarSamplesDir, "none", "write every raw sample, in order, to a file per benchmark in this directory (perftest -U)."},

@@ -119,9 +119,21 @@ func (f *facts) checkIRQs(add func(check, problem, fix string)) {
 	if len(f.cpus) == 0 {
 		return
 	}
+	// Count the completion vectors where their names tell them apart;
+	// else every vector of the function, and say so.
+	irqs, what, counted := f.irqs, "interrupts", "every MSI vector of its PCI function counted: their names do not tell which serve completion queues"
+	var comp []IRQ
+	for _, irq := range f.irqs {
+		if irq.Completion() {
+			comp = append(comp, irq)
+		}
+	}
+	if len(comp) > 0 {
+		irqs, what, counted = comp, "completion interrupts", fmt.Sprintf("of %d MSI vectors of its PCI function", len(f.irqs))
+	}
 	var hit []string
 	var on []int
-	for _, irq := range f.irqs {
+	for _, irq := range irqs {
 		for _, c := range irq.Landing() {
 			if slices.Contains(f.cpus, c) {
 				hit = append(hit, fmt.Sprint(irq.N))
@@ -133,7 +145,7 @@ func (f *facts) checkIRQs(add func(check, problem, fix string)) {
 	if len(hit) == 0 {
 		return
 	}
-	add("irq", fmt.Sprintf("%d of %s's %d interrupts (irq %s) may land on measuring %s: each one steals the polling CPU", len(hit), f.device, len(f.irqs), strings.Join(hit, ","), cpuWord(sortedCPUs(on))),
+	add("irq", fmt.Sprintf("%d of %s's %d %s (irq %s; %s) may land on measuring %s: each one steals the polling CPU", len(hit), f.device, len(irqs), what, strings.Join(hit, ","), counted, cpuWord(sortedCPUs(on))),
 		"move them off as root: rdmatune apply (undo: rdmatune restore), or stop irqbalance and write other CPUs to /proc/irq/N/smp_affinity_list; or pin the benchmark elsewhere with RDMABENCH_CPUS")
 }
 

@@ -163,7 +163,7 @@ func TestCollectBadHost(t *testing.T) {
 	assert.Contains(t, w[0].Problem, "CPUs 2-3 may enter C6 (exit latency 133 us)")
 	assert.Contains(t, w[0].Fix, env.VarPMQoS+"=1")
 	assert.Contains(t, w[1].Problem, "cpufreq governor powersave on CPUs 2-3")
-	assert.Contains(t, w[2].Problem, "1 of mlx5_0's 2 interrupts (irq 40) may land on measuring CPU 2")
+	assert.Contains(t, w[2].Problem, "1 of mlx5_0's 2 interrupts (irq 40; every MSI vector of its PCI function counted")
 	assert.Contains(t, w[3].Fix, "pin to CPUs of node 0 (0-1)")
 	assert.Contains(t, w[4].Problem, "a clock read costs 1900 ns (as a system call: 2100 ns), measured here, with clocksource hpet")
 	assert.Contains(t, r.Notes, Line{"clock-read", "1900 ns (as a system call: 2100 ns)"})
@@ -374,4 +374,61 @@ func TestRDMACoreFromMaps(t *testing.T) {
 func TestFirstDevice(t *testing.T) {
 	assert.Equal(t, "mlx5_0", firstDevice(badHost()))
 	assert.Equal(t, "", firstDevice(fstest.MapFS{}))
+}
+
+// TestDeviceOrder: the tools list devices in libibverbs' order, the one
+// the benchmark takes its default from: by ib_uverbs' numbering (the
+// kernel's registration order), else naturally (mlx5_2 before mlx5_10),
+// never sorted as strings.
+func TestDeviceOrder(t *testing.T) {
+	host := fstest.MapFS{}
+	var want []string
+	for i := 0; i < 12; i++ {
+		name := fmt.Sprintf("mlx5_%d", i)
+		want = append(want, name)
+		host["sys/class/infiniband/"+name+"/ports/1/state"] = &fstest.MapFile{Data: []byte("4: ACTIVE\n")}
+	}
+	got, err := SysfsProbe{host}.Devices()
+	require.NoError(t, err)
+	assert.Equal(t, want, got, "natural order without ib_uverbs")
+
+	// Renamed devices: registration order (uverbs numbers) wins over names.
+	uverbs := fstest.MapFS{}
+	for dev, n := range map[string]int{"rocep2s0": 0, "mlx5_10": 1, "ibp1s0": 2} {
+		uverbs["sys/class/infiniband/"+dev+"/ports/1/state"] = &fstest.MapFile{Data: []byte("4: ACTIVE\n")}
+		uverbs[fmt.Sprintf("sys/class/infiniband_verbs/uverbs%d/ibdev", n)] = &fstest.MapFile{Data: []byte(dev + "\n")}
+	}
+	uverbs["sys/class/infiniband/mlx5_2/ports/1/state"] = &fstest.MapFile{Data: []byte("4: ACTIVE\n")} // no uverbs: last
+	got, err = SysfsProbe{uverbs}.Devices()
+	require.NoError(t, err)
+	assert.Equal(t, []string{"rocep2s0", "mlx5_10", "ibp1s0", "mlx5_2"}, got)
+	assert.Equal(t, "rocep2s0", FirstDevice(uverbs), "the tools' default is the benchmark's")
+
+	assert.Negative(t, naturalCompare("mlx5_2", "mlx5_10"))
+	assert.Negative(t, naturalCompare("efa_0", "mlx5_0"))
+	assert.Zero(t, naturalCompare("rxe0", "rxe0"))
+}
+
+// TestIRQWarningCountsCompletionVectors: where the vectors' names tell
+// them apart (mlx5_comp*), the warning counts only those that serve
+// completion queues: the command and async vectors of every mlx5 function
+// land on CPU 0 and would make it fire on every host.
+func TestIRQWarningCountsCompletionVectors(t *testing.T) {
+	fsys := badHost()
+	fsys["proc/irq/40/mlx5_async0@pci:0000:3b:00.0"] = &fstest.MapFile{Mode: fs.ModeDir}
+	fsys["proc/irq/41/mlx5_comp0@pci:0000:3b:00.0"] = &fstest.MapFile{Mode: fs.ModeDir}
+	irqs := DeviceIRQs(fsys, "mlx5_0")
+	require.Len(t, irqs, 2)
+	assert.False(t, irqs[0].Completion())
+	assert.True(t, irqs[1].Completion())
+	assert.Equal(t, "mlx5_comp0@pci:0000:3b:00.0", irqs[1].Name)
+
+	f := &facts{device: "mlx5_0", irqs: irqs, cpus: []int{2, 3}}
+	var got []string
+	f.checkIRQs(func(check, problem, fix string) { got = append(got, problem) })
+	assert.Empty(t, got, "irq 40 (async) lands on CPU 2, but serves no completion queue; irq 41 lands on CPU 0")
+	f.cpus = []int{0}
+	f.checkIRQs(func(check, problem, fix string) { got = append(got, problem) })
+	require.Len(t, got, 1)
+	assert.Contains(t, got[0], "1 of mlx5_0's 1 completion interrupts (irq 41; of 2 MSI vectors of its PCI function) may land on measuring CPU 0")
 }

@@ -19,8 +19,24 @@ func ibDir(dev string) string { return "sys/class/infiniband/" + dev }
 // (effective_affinity_list, nil where the kernel does not say).
 type IRQ struct {
 	N         int
+	Name      string // the handler's name (/proc/irq/N/NAME): "mlx5_comp3@pci:0000:3b:00.0"; "" if unknown
 	Affinity  []int
 	Effective []int
+}
+
+// Completion reports whether the interrupt serves completion queues, by
+// the name drivers give such vectors: mlx5_comp*, efa-comp*, irdma's and
+// hns' CEQs, qedr's CNQs, bnxt_re's NQs. Only these fire for the
+// completions a benchmark waits for (events mode); the other vectors of a
+// function (commands, async events, the Ethernet queues) do not.
+func (irq IRQ) Completion() bool {
+	n := strings.ToLower(irq.Name)
+	for _, k := range []string{"comp", "ceq", "cnq", "-nq", "_nq"} {
+		if strings.Contains(n, k) {
+			return true
+		}
+	}
+	return false
 }
 
 // Landing returns the CPUs the interrupt lands on: the effective affinity
@@ -47,6 +63,14 @@ func DeviceIRQs(fsys fs.FS, dev string) []IRQ {
 			continue
 		}
 		irq := IRQ{N: n}
+		if ents, err := fs.ReadDir(fsys, "proc/irq/"+e.Name()); err == nil {
+			for _, a := range ents {
+				if a.IsDir() {
+					irq.Name = a.Name()
+					break
+				}
+			}
+		}
 		if l, ok := readTrim(fsys, "proc/irq/"+e.Name()+"/smp_affinity_list"); ok {
 			irq.Affinity = cpuListOrNil(l)
 		}
@@ -161,7 +185,10 @@ func rdmaCoreOf(file string) (string, bool) {
 // device without opening it.
 type SysfsProbe struct{ FS fs.FS }
 
-// Devices returns the RDMA devices in sys/class/infiniband, by name.
+// Devices returns the RDMA devices in sys/class/infiniband in libibverbs'
+// order, which the benchmarks (and perftest without -d) take the first of:
+// the kernel's registration order, not the names sorted (mlx5_10 sorts
+// before mlx5_2 but registers after it). See deviceOrder.
 func (p SysfsProbe) Devices() ([]string, error) {
 	entries, err := fs.ReadDir(p.FS, "sys/class/infiniband")
 	if errors.Is(err, fs.ErrNotExist) {
@@ -174,7 +201,65 @@ func (p SysfsProbe) Devices() ([]string, error) {
 	for _, e := range entries {
 		names = append(names, e.Name())
 	}
-	return names, nil
+	return deviceOrder(p.FS, names), nil
+}
+
+// deviceOrder sorts RDMA device names as libibverbs lists them.
+// libibverbs asks the kernel over netlink, which answers in device index
+// order, the order of registration; sysfs does not show that index, but
+// ib_uverbs numbers its character devices (sys/class/infiniband_verbs/
+// uverbsN, whose ibdev file names the device) as devices register, so N
+// gives the same order. Devices without one (no ib_uverbs loaded) come
+// after, in natural order (a name's trailing number compared as a number),
+// the order the kernel assigns such names in.
+func deviceOrder(fsys fs.FS, names []string) []string {
+	minor := map[string]int{}
+	if ents, err := fs.ReadDir(fsys, "sys/class/infiniband_verbs"); err == nil {
+		for _, e := range ents {
+			n, err := strconv.Atoi(strings.TrimPrefix(e.Name(), "uverbs"))
+			if err != nil || !strings.HasPrefix(e.Name(), "uverbs") {
+				continue
+			}
+			if dev, ok := readTrim(fsys, "sys/class/infiniband_verbs/"+e.Name()+"/ibdev"); ok {
+				minor[dev] = n
+			}
+		}
+	}
+	out := slices.Clone(names)
+	slices.SortStableFunc(out, func(a, b string) int {
+		ma, oka := minor[a]
+		mb, okb := minor[b]
+		switch {
+		case oka && okb:
+			return ma - mb
+		case oka != okb:
+			if oka {
+				return -1
+			}
+			return 1
+		}
+		return naturalCompare(a, b)
+	})
+	return out
+}
+
+// naturalCompare orders names by their stem, then by their trailing
+// number as a number: mlx5_2 before mlx5_10.
+func naturalCompare(a, b string) int {
+	split := func(s string) (string, int, bool) {
+		i := len(s)
+		for i > 0 && s[i-1] >= '0' && s[i-1] <= '9' {
+			i--
+		}
+		n, err := strconv.Atoi(s[i:])
+		return s[:i], n, err == nil
+	}
+	sa, na, oka := split(a)
+	sb, nb, okb := split(b)
+	if sa != sb || !oka || !okb {
+		return strings.Compare(a, b)
+	}
+	return na - nb
 }
 
 // Active returns nil when a port of device is in state ACTIVE.

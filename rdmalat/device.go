@@ -1,8 +1,10 @@
 package rdmalat
 
 import (
+	"errors"
 	"fmt"
 
+	"github.com/rdmabench/rdmabench/env"
 	"github.com/rdmabench/rdmabench/verbs"
 )
 
@@ -47,7 +49,7 @@ func pickGID(ctx *verbs.Context, port uint8, pa verbs.PortAttr, index int) (verb
 		}
 		return g, nil
 	}
-	gids, err := ctx.GIDs(port, 8)
+	gids, err := ctx.GIDs(port, 0) // the whole table, in one call
 	if err != nil {
 		return verbs.GID{}, err
 	}
@@ -73,4 +75,22 @@ func pickMTU(pa verbs.PortAttr, want int) (verbs.MTU, error) {
 		return 0, fmt.Errorf("MTU %d (RDMABENCH_MTU) is above the port's active MTU %v", want, pa.ActiveMTU)
 	}
 	return m, nil
+}
+
+// ErrGIDFamily is the cause when the two sides' GIDs carry addresses of
+// different IP families on RoCE: the packets of one would never reach the
+// other, and the run would end, much later, in "transport retry counter
+// exceeded". perftest refuses such a pair too.
+var ErrGIDFamily = errors.New("GIDs of different IP versions")
+
+// checkGIDFamily fails, matching ErrGIDFamily, when a RoCE endpoint's GID
+// and the peer's are not of one IP version. InfiniBand (no GRH: routed
+// by LID) and a peer that sent no GID are not checked.
+func checkGIDFamily(dev string, local verbs.GID, remote [16]byte, grh bool) error {
+	r := verbs.GID{Raw: remote}
+	if !grh || r.IsZero() || local.IsZero() || local.IsIPv4() == r.IsIPv4() {
+		return nil
+	}
+	return fmt.Errorf("rdmalat: %w: GID %d of %s is %s (%v) but the peer's is %s (%v): set %s on one side to a GID of the other's version (rdmainfo lists the GIDs)",
+		ErrGIDFamily, local.Index, dev, local.Family(), local, r.Family(), r, env.VarGIDIndex)
 }

@@ -7,6 +7,7 @@ import (
 
 	"github.com/rdmabench/rdmabench/env"
 	"github.com/rdmabench/rdmabench/internal/loops"
+	"github.com/rdmabench/rdmabench/internal/perftest"
 	"github.com/rdmabench/rdmabench/internal/rdmacm"
 	"github.com/rdmabench/rdmabench/internal/spec"
 	"github.com/rdmabench/rdmabench/verbs"
@@ -78,21 +79,25 @@ const (
 	InlinePerftest = env.InlinePerftest // perftest's default for the operation, at most the device's limit
 )
 
-// perftestInline is perftest's default inline size for an operation over
-// a transport, on devices it recognises (its latency tests on a device it
-// does not, such as rxe, disable inline): 220 bytes for WRITE, 236 for
-// SEND over RC and UC, 188 over UD, none for READ and atomics.
-func perftestInline(op Op, t Transport) int {
-	switch {
-	case !op.Inline():
+// perftestInline is perftest's default inline size in its latency tests
+// for an operation over a transport on this device (internal/perftest's
+// table by vendor and part id: 220 bytes for WRITE on ConnectX, 96 on
+// bnxt_re, 32 on EFA, none on devices it does not recognise such as rxe),
+// at most what the device accepts on that queue pair type.
+func (e *Endpoint) perftestInline() int {
+	f := perftest.DeviceFamily(e.devAttr.VendorID, e.devAttr.VendorPartID)
+	return min(perftest.DefaultInline(f, e.cfg.Op, e.cfg.Transport), e.deviceInline())
+}
+
+// deviceInline returns the largest inline size the device accepts on the
+// endpoint's queue pair type (probed per type: EFA's UD takes less than its
+// RC), 0 when the probe failed.
+func (e *Endpoint) deviceInline() int {
+	n, err := e.ctx.MaxInline(qpTypes[e.cfg.Transport])
+	if err != nil {
 		return 0
-	case op == spec.Send || op == spec.SendImm:
-		if t == spec.UD {
-			return 188
-		}
-		return 236
 	}
-	return 220
+	return n
 }
 
 // Endpoint is one side of a latency measurement: an open device, a
@@ -122,36 +127,6 @@ type Endpoint struct {
 	cm              *rdmacm.Conn // with CM, once connected (cm.go)
 	mtu             verbs.MTU
 	inline          int // requested inline limit; the QP's may be larger (rxe rounds 0 up to 16)
-}
-
-// layout places the two halves in the buffer, each cache-line aligned (so
-// an atomic's 8-byte word is aligned): the send half at 0, the receive
-// half after it. On UD a receive starts with the 40-byte GRH: the
-// receive half begins one cache line later and the GRH fills the end of
-// that line, so the payload is cache-line aligned, as perftest places it.
-type layout struct {
-	send, recv int // offsets of the send half and of received payloads
-	recvLen    int // length of each receive work request, GRH included; 0: zero-length
-	total      int
-}
-
-const cacheLine = 64
-
-func layoutFor(op spec.Op, t spec.Transport, maxSize int) layout {
-	half := (maxSize + cacheLine - 1) / cacheLine * cacheLine
-	l := layout{recv: half, total: 2 * half}
-	if t == spec.UD {
-		l.recv += cacheLine
-		l.total += cacheLine
-	}
-	switch op {
-	case spec.Send, spec.SendImm:
-		l.recvLen = maxSize
-		if t == spec.UD {
-			l.recvLen += spec.GRH
-		}
-	}
-	return l
 }
 
 // remoteAccess is the access the operation needs on the responder's
@@ -229,6 +204,9 @@ func NewEndpoint(cfg EndpointConfig) (_ *Endpoint, err error) {
 	if e.ctx, err = verbs.Open(cfg.Device); err != nil {
 		return nil, err
 	}
+	if err = checkIWARP(cfg.Device, e.ctx.NodeType(), cfg); err != nil {
+		return nil, err
+	}
 	if e.devAttr, err = e.ctx.Query(); err != nil {
 		return nil, err
 	}
@@ -250,16 +228,16 @@ func NewEndpoint(cfg EndpointConfig) (_ *Endpoint, err error) {
 	if err = e.createCQs(); err != nil {
 		return nil, err
 	}
-	access := remoteAccess(cfg.Op)
+	access := initiatorAccess(cfg.Op, e.ctx.NodeType())
 	if e.mr, err = e.pd.AllocMR(e.lay.total, verbs.AccessLocalWrite|access); err != nil {
 		return nil, err
 	}
 	e.inline = cfg.Inline
 	switch {
 	case e.inline == InlinePerftest:
-		e.inline = min(perftestInline(cfg.Op, cfg.Transport), e.devAttr.MaxInlineData)
+		e.inline = e.perftestInline()
 	case e.inline < 0:
-		e.inline = e.devAttr.MaxInlineData
+		e.inline = e.deviceInline()
 	}
 	if !cfg.Op.Inline() {
 		e.inline = 0 // READ and atomics move no data from the send queue
@@ -273,6 +251,9 @@ func NewEndpoint(cfg EndpointConfig) (_ *Endpoint, err error) {
 		MaxSendWR: sendQueueDepth, MaxRecvWR: recvWR, MaxSendSGE: 1, MaxRecvSGE: 1,
 		MaxInlineData: uint32(e.inline),
 	}); err != nil {
+		if errors.Is(err, verbs.ErrInlineTooLarge) {
+			return nil, fmt.Errorf("rdmalat: %w: set %s to that limit or less (0: no inline)", err, env.VarInline)
+		}
 		return nil, err
 	}
 	if err = e.qp.ToInit(verbs.InitAttr{Port: e.port, Access: access, QKey: loops.UDQKey}); err != nil {
@@ -333,7 +314,10 @@ func (e *Endpoint) Connect(remote PeerInfo) error {
 	if rm, err := verbs.ParseMTU(remote.MTU); err == nil && rm < mtu {
 		mtu = rm
 	}
-	grh := useGRH(e.portAttr.LinkLayer, env.GIDIndexOf(e.cfg.GIDIndex) >= 0)
+	grh := useGRH(e.portAttr.LinkLayer, env.GIDIndexOf(e.cfg.GIDIndex) >= 0, e.portAttr.LID)
+	if err := checkGIDFamily(e.ctx.Name(), e.gid, remote.GID, grh); err != nil {
+		return err
+	}
 	dgid := remote.GID
 	if !grh {
 		dgid = [16]byte{} // verbs adds a GRH for any non-zero DGID

@@ -34,8 +34,11 @@ func outstandingReads(a verbs.DeviceAttr) (initiate, accept uint8) {
 // useGRH decides whether packets to the peer carry a Global Route Header,
 // as perftest does: RoCE addresses by GID, so always; InfiniBand routes by
 // LID and adds a GRH only when a GID index was asked for (perftest -x,
-// RDMABENCH_GID_INDEX). An unspecified link layer is InfiniBand (drivers
-// that predate the field).
-func useGRH(ll verbs.LinkLayer, gidIndexGiven bool) bool {
-	return ll == verbs.LinkLayerEthernet || gidIndexGiven
+// RDMABENCH_GID_INDEX). A port with LID 0 has no LID to route by (EFA,
+// whose link layer is unspecified; an InfiniBand port without a subnet
+// manager): its address handles need the GRH, or EFA refuses them. An
+// unspecified link layer with a LID is InfiniBand (drivers that predate
+// the field).
+func useGRH(ll verbs.LinkLayer, gidIndexGiven bool, lid uint16) bool {
+	return ll == verbs.LinkLayerEthernet || gidIndexGiven || lid == 0
 }

@@ -13,17 +13,22 @@ func TestUseGRH(t *testing.T) {
 	for _, tc := range []struct {
 		ll       verbs.LinkLayer
 		gidGiven bool
+		lid      uint16
 		want     bool
 	}{
-		{verbs.LinkLayerInfiniBand, false, false}, // routed by LID
-		{verbs.LinkLayerInfiniBand, true, true},   // -x given: a GRH
-		{verbs.LinkLayerUnspecified, false, false},
-		{verbs.LinkLayerUnspecified, true, true},
-		{verbs.LinkLayerEthernet, false, true}, // RoCE: the GID is the address
-		{verbs.LinkLayerEthernet, true, true},
+		{verbs.LinkLayerInfiniBand, false, 7, false}, // routed by LID
+		{verbs.LinkLayerInfiniBand, true, 7, true},   // -x given: a GRH
+		{verbs.LinkLayerUnspecified, false, 7, false},
+		{verbs.LinkLayerUnspecified, true, 7, true},
+		{verbs.LinkLayerEthernet, false, 0, true}, // RoCE: the GID is the address
+		{verbs.LinkLayerEthernet, true, 0, true},
+		// EFA: link layer unspecified, LID 0: its UD address handles
+		// need the GRH (is_global) with the peer's GID.
+		{verbs.LinkLayerUnspecified, false, 0, true},
+		{verbs.LinkLayerInfiniBand, false, 0, true}, // no SM: no LID to route by
 	} {
-		if got := useGRH(tc.ll, tc.gidGiven); got != tc.want {
-			t.Errorf("useGRH(%v, gid index given %v) = %v, want %v", tc.ll, tc.gidGiven, got, tc.want)
+		if got := useGRH(tc.ll, tc.gidGiven, tc.lid); got != tc.want {
+			t.Errorf("useGRH(%v, gid index given %v, LID %d) = %v, want %v", tc.ll, tc.gidGiven, tc.lid, got, tc.want)
 		}
 	}
 }

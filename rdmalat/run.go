@@ -67,6 +67,7 @@ const (
 // one unrecorded lead round trip (see Next); the round trips of a last
 // chunk that are never asked for are run but not returned.
 type Run struct {
+	device  string // the initiator's, for its errors
 	loop    *cLoop
 	resp    Responder
 	started bool
@@ -111,7 +112,7 @@ func startRun(local *Endpoint, remote PeerInfo, resp Responder, cfg runConfig) (
 	if cfg.Timeout <= 0 {
 		cfg.Timeout = 5 * time.Second
 	}
-	r := &Run{resp: resp, buf: newSampleBuffer(maxChunk + 1), pingPong: !local.cfg.Op.OneSided()}
+	r := &Run{resp: resp, buf: newSampleBuffer(maxChunk + 1), pingPong: !local.cfg.Op.OneSided(), device: local.ctx.Name()}
 	defer func() {
 		if err != nil {
 			r.Close()
@@ -250,8 +251,12 @@ func (r *Run) ping(rtt []int64) error {
 	err := r.loop.ping(rtt)
 	if errors.Is(err, ErrStopped) {
 		if c := r.cause.Load(); c != nil {
-			return *c
+			return *c // the responder's, which says so
 		}
+	}
+	if err != nil && !errors.Is(err, ErrStopped) {
+		// Say which side failed: the responder's errors say "responder".
+		return fmt.Errorf("rdmalat: initiator on %s: %w", r.device, err)
 	}
 	return err
 }

@@ -3,6 +3,7 @@ package verbs
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"syscall"
 	"unsafe"
@@ -26,21 +27,26 @@ func Devices() ([]DeviceInfo, error) {
 type Context struct {
 	object
 	name string
+	node NodeType
 
-	inlineOnce sync.Once
-	maxInline  int
-	inlineErr  error
+	inlineMu  sync.Mutex
+	maxInline map[QPType]inlineProbe
+}
+
+type inlineProbe struct {
+	size int
+	err  error
 }
 
 // Open opens the device called name. Equivalent to ibv_open_device. If no
 // device has that name the error matches os.ErrNotExist and lists the
 // devices that exist.
 func Open(name string) (*Context, error) {
-	p, err := ibvOpenDevice(name)
+	p, node, err := ibvOpenDevice(name)
 	if err != nil {
 		return nil, err
 	}
-	c := &Context{name: name}
+	c := &Context{name: name, node: node}
 	track(c, &c.object, kindContext, p, ibvCloseDevice)
 	return c, nil
 }
@@ -51,6 +57,15 @@ func (c *Context) Name() string {
 		return ""
 	}
 	return c.name
+}
+
+// NodeType returns the device's node type (ibv_device's node_type): NodeCA
+// for InfiniBand and RoCE adapters, NodeRNIC for iWARP ones.
+func (c *Context) NodeType() NodeType {
+	if c == nil {
+		return NodeUnknown
+	}
+	return c.node
 }
 
 // Close closes the device (ibv_close_device). It fails with ErrInUse while
@@ -112,21 +127,32 @@ func (c *Context) Query() (DeviceAttr, error) {
 	if err != nil {
 		return a, err
 	}
-	a.MaxInlineData, _ = c.probeInline()
+	a.MaxInlineData, _ = c.MaxInline(RC)
 	return a, nil
 }
 
-// probeInline returns the device's largest RC inline size, probing it once.
-func (c *Context) probeInline() (int, error) {
-	c.inlineOnce.Do(func() {
-		p, err := c.ptrOr("probe max_inline_data")
-		if err != nil {
-			c.inlineErr = err
-			return
-		}
-		c.maxInline, c.inlineErr = probeMaxInline(p)
-	})
-	return c.maxInline, c.inlineErr
+// MaxInline returns the largest inline size a queue pair of type typ
+// accepts on this device, probed once per type by creating throwaway QPs:
+// libibverbs has no attribute for it, and it differs by type (EFA's UD
+// has none where its RC has some). Sizes are tried from 4096 down to 32,
+// as perftest's probe does, then 0.
+func (c *Context) MaxInline(typ QPType) (int, error) {
+	c.inlineMu.Lock()
+	defer c.inlineMu.Unlock()
+	if r, ok := c.maxInline[typ]; ok {
+		return r.size, r.err
+	}
+	p, err := c.ptrOr("probe max_inline_data")
+	if err != nil {
+		return 0, err
+	}
+	var r inlineProbe
+	r.size, r.err = probeMaxInline(p, typ)
+	if c.maxInline == nil {
+		c.maxInline = map[QPType]inlineProbe{}
+	}
+	c.maxInline[typ] = r
+	return r.size, r.err
 }
 
 // PortAttr holds a port's attributes (struct ibv_port_attr).
@@ -162,36 +188,43 @@ func (c *Context) QueryPort(port uint8) (PortAttr, error) {
 	return pa, err
 }
 
-// DefaultGIDCount is how many GID table entries GIDs reads when asked for
-// n <= 0. Reading a whole table can be slow (1024 sysfs entries on rxe).
-const DefaultGIDCount = 8
-
-// GIDs returns the non-empty entries among the first n of a port's GID
-// table, with their types (ibv_query_gid_ex); n <= 0 means
-// DefaultGIDCount. Equivalent to show_gids, limited to n entries.
+// GIDs returns the filled entries of a port's GID table with their types,
+// in index order: all of them when n <= 0, else those among the first n.
+// The table is read in one call (ibv_query_gid_table), so a whole table
+// costs what one entry does; reading it entry by entry through sysfs
+// takes seconds on rxe's 1024 entries. Equivalent to show_gids.
 func (c *Context) GIDs(port uint8, n int) ([]GID, error) {
-	p, err := c.ptrOr("ibv_query_gid_ex")
+	p, err := c.ptrOr("ibv_query_gid_table")
 	if err != nil {
 		return nil, err
 	}
-	pa, err := ibvQueryPort(p, port)
+	a, err := ibvQueryDevice(p)
 	if err != nil {
 		return nil, err
 	}
-	if n <= 0 {
-		n = DefaultGIDCount
-	}
-	n = min(n, pa.GIDTableLen)
-	var out []GID
-	for i := range n {
-		g, err := ibvQueryGIDEx(p, port, i)
+	total := 0
+	for i := 1; i <= int(a.PhysPortCount); i++ {
+		pa, err := ibvQueryPort(p, uint8(i))
 		if err != nil {
-			return out, err
+			return nil, err
 		}
-		if !g.IsZero() {
+		total += pa.GIDTableLen
+	}
+	all, ports, err := ibvQueryGIDTable(p, total)
+	if err != nil {
+		var e *Error
+		if errors.As(err, &e) {
+			e.Op += " " + c.name
+		}
+		return nil, err
+	}
+	var out []GID
+	for i, g := range all {
+		if ports[i] == port && !g.IsZero() && (n <= 0 || g.Index < n) {
 			out = append(out, g)
 		}
 	}
+	slices.SortFunc(out, func(a, b GID) int { return a.Index - b.Index })
 	return out, nil
 }
 
@@ -212,8 +245,8 @@ func (c *Context) GID(port uint8, index int) (GID, error) {
 	return g, nil
 }
 
-// BestGID returns the best of the first DefaultGIDCount GIDs of a port, as
-// the package-level BestGID ranks them.
+// BestGID returns the best GID of a port's whole table, as the
+// package-level BestGID ranks them (perftest's choice without -x).
 func (c *Context) BestGID(port uint8) (GID, error) {
 	gids, err := c.GIDs(port, 0)
 	if err != nil {

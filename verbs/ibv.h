@@ -129,10 +129,10 @@ static enum ibv_node_type rb_device_node_type(struct ibv_device *dev) { return d
 static struct ibv_device *rb_device_at(struct ibv_device **list, int i) { return list[i]; }
 static int rb_comp_channel_fd(struct ibv_comp_channel *ch) { return ch->fd; }
 
-// rb_probe_max_inline finds the largest inline size an RC QP of this device
-// accepts, stepping down from 4096, and returns what the device reports back
-// (or -errno when even 0 fails).
-static int rb_probe_max_inline(struct ibv_context *ctx) {
+// rb_probe_max_inline finds the largest inline size a QP of this type
+// accepts on this device, stepping down from 4096, and returns what the
+// device reports back (or -errno when even 0 fails).
+static int rb_probe_max_inline(struct ibv_context *ctx, int qp_type) {
 	static const uint32_t sizes[] = { 4096, 2048, 1024, 512, 256, 128, 64, 32, 0 };
 	struct ibv_pd *pd = ibv_alloc_pd(ctx);
 	if (!pd)
@@ -149,7 +149,7 @@ static int rb_probe_max_inline(struct ibv_context *ctx) {
 		memset(&a, 0, sizeof a);
 		a.send_cq = cq;
 		a.recv_cq = cq;
-		a.qp_type = IBV_QPT_RC;
+		a.qp_type = qp_type;
 		a.cap.max_send_wr = 1;
 		a.cap.max_recv_wr = 1;
 		a.cap.max_send_sge = 1;
@@ -161,7 +161,7 @@ static int rb_probe_max_inline(struct ibv_context *ctx) {
 			ibv_destroy_qp(qp);
 			break;
 		}
-		result = -errno;
+		result = errno ? -errno : -EIO; // some providers fail without errno
 	}
 	ibv_destroy_cq(cq);
 	ibv_dealloc_pd(pd);

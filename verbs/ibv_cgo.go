@@ -101,12 +101,12 @@ func ibvGetDeviceList() ([]DeviceInfo, error) {
 
 // ibvOpenDevice mirrors ibv_get_device_list + ibv_open_device. It returns
 // ENODEV when no device has that name.
-func ibvOpenDevice(name string) (unsafe.Pointer, error) {
+func ibvOpenDevice(name string) (unsafe.Pointer, NodeType, error) {
 	op := "ibv_open_device " + name
 	var n C.int
 	list, err := C.rb_get_device_list(&n)
 	if list == nil {
-		return nil, &Error{Op: op, Err: syscall.ENODEV, Detail: "no RDMA devices: ibv_get_device_list: " + errnoOf("", err).(*Error).Err.Error()}
+		return nil, 0, &Error{Op: op, Err: syscall.ENODEV, Detail: "no RDMA devices: ibv_get_device_list: " + errnoOf("", err).(*Error).Err.Error()}
 	}
 	defer C.ibv_free_device_list(list)
 	var names []string
@@ -119,15 +119,15 @@ func ibvOpenDevice(name string) (unsafe.Pointer, error) {
 		}
 		ctx, err := C.ibv_open_device(dev)
 		if ctx == nil {
-			return nil, errnoOf(op, err)
+			return nil, 0, errnoOf(op, err)
 		}
-		return unsafe.Pointer(ctx), nil
+		return unsafe.Pointer(ctx), NodeType(C.rb_device_node_type(dev)), nil
 	}
 	detail := "no RDMA devices"
 	if len(names) > 0 {
 		detail = fmt.Sprintf("devices: %v", names)
 	}
-	return nil, &Error{Op: op, Err: syscall.ENODEV, Detail: detail}
+	return nil, 0, &Error{Op: op, Err: syscall.ENODEV, Detail: detail}
 }
 
 // ibvCloseDevice mirrors ibv_close_device.
@@ -164,11 +164,11 @@ func ibvQueryDevice(ctx unsafe.Pointer) (DeviceAttr, error) {
 	}, nil
 }
 
-// probeMaxInline creates throwaway RC QPs (ibv_create_qp) asking for ever
-// smaller inline sizes and returns the first the device accepts, as read
-// back from ibv_qp_init_attr.cap.max_inline_data.
-func probeMaxInline(ctx unsafe.Pointer) (int, error) {
-	rc := int(C.rb_probe_max_inline((*C.struct_ibv_context)(ctx)))
+// probeMaxInline creates throwaway QPs of type typ (ibv_create_qp) asking
+// for ever smaller inline sizes and returns the first the device accepts,
+// as read back from ibv_qp_init_attr.cap.max_inline_data.
+func probeMaxInline(ctx unsafe.Pointer, typ QPType) (int, error) {
+	rc := int(C.rb_probe_max_inline((*C.struct_ibv_context)(ctx), C.int(typ)))
 	if rc < 0 {
 		return 0, errRet("probe max_inline_data", rc)
 	}
@@ -212,10 +212,38 @@ func ibvQueryGIDEx(ctx unsafe.Pointer, port uint8, index int) (GID, error) {
 		}
 		return GID{}, errRet(fmt.Sprintf("ibv_query_gid_ex port %d index %d", port, index), code)
 	}
-	g := GID{Index: index, Type: GIDType(e.gid_type)}
+	g := GID{Index: index, Type: GIDType(e.gid_type), IfIndex: int(e.ndev_ifindex)}
 	raw := (*[16]byte)(unsafe.Pointer(&e.gid))
 	g.Raw = *raw
 	return g, nil
+}
+
+// ibvQueryGIDTable mirrors ibv_query_gid_table: every filled entry of every
+// port in one call (one ioctl on kernels since 5.10; libibverbs falls back
+// to sysfs on older ones). max is the sum of the ports' gid_tbl_len: the
+// kernel refuses a buffer too small for the filled entries.
+func ibvQueryGIDTable(ctx unsafe.Pointer, max int) ([]GID, []uint8, error) {
+	if max <= 0 {
+		return nil, nil, nil
+	}
+	entries := (*C.struct_ibv_gid_entry)(C.calloc(C.size_t(max), C.size_t(unsafe.Sizeof(C.struct_ibv_gid_entry{}))))
+	if entries == nil {
+		return nil, nil, errno("ibv_query_gid_table", syscall.ENOMEM)
+	}
+	defer C.free(unsafe.Pointer(entries))
+	n := int(C.ibv_query_gid_table((*C.struct_ibv_context)(ctx), entries, C.size_t(max), 0))
+	if n < 0 {
+		return nil, nil, errRet("ibv_query_gid_table", n)
+	}
+	all := unsafe.Slice(entries, n)
+	gids := make([]GID, n)
+	ports := make([]uint8, n)
+	for i, e := range all {
+		gids[i] = GID{Index: int(e.gid_index), Type: GIDType(e.gid_type), IfIndex: int(e.ndev_ifindex)}
+		gids[i].Raw = *(*[16]byte)(unsafe.Pointer(&e.gid))
+		ports[i] = uint8(e.port_num)
+	}
+	return gids, ports, nil
 }
 
 // ibvAllocPD mirrors ibv_alloc_pd.
@@ -338,6 +366,9 @@ func ibvCreateQP(pd unsafe.Pointer, c *qpCreate) (unsafe.Pointer, uint32, qpCaps
 	}
 	qp, err := C.ibv_create_qp((*C.struct_ibv_pd)(pd), &a)
 	if qp == nil {
+		if err == nil { // bnxt_re and others return NULL without errno
+			return nil, 0, qpCaps{}, &Error{Op: "ibv_create_qp", Err: syscall.EIO, Detail: "the provider set no errno"}
+		}
 		return nil, 0, qpCaps{}, errnoOf("ibv_create_qp", err)
 	}
 	return unsafe.Pointer(qp), uint32(qp.qp_num), qpCaps{
@@ -426,6 +457,21 @@ func errnoOf(op string, err error) error {
 		return errno(op, e)
 	}
 	return errno(op, syscall.EIO)
+}
+
+// memlockState reads RLIMIT_MEMLOCK (getrlimit) and whether the calling
+// thread has CAP_IPC_LOCK (capget), which lifts the limit.
+func memlockState() memlock {
+	var rl unix.Rlimit
+	if err := unix.Getrlimit(unix.RLIMIT_MEMLOCK, &rl); err != nil {
+		return memlock{}
+	}
+	hdr := unix.CapUserHeader{Version: unix.LINUX_CAPABILITY_VERSION_3}
+	var data [2]unix.CapUserData
+	if err := unix.Capget(&hdr, &data[0]); err != nil {
+		return memlock{}
+	}
+	return memlock{known: true, cur: rl.Cur, max: rl.Max, ipcLock: data[0].Effective&(1<<unix.CAP_IPC_LOCK) != 0}
 }
 
 // mmapAnon maps size bytes of zeroed, populated anonymous memory.

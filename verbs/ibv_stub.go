@@ -15,17 +15,20 @@ const haveCgo = false
 func cLayout() []uintptr           { return nil }
 func cConstants() map[string]int64 { return nil }
 
-func ibvGetDeviceList() ([]DeviceInfo, error)           { return nil, errUnsupported }
-func ibvOpenDevice(string) (unsafe.Pointer, error)      { return nil, errUnsupported }
-func ibvCloseDevice(unsafe.Pointer) error               { return errUnsupported }
-func ibvQueryDevice(unsafe.Pointer) (DeviceAttr, error) { return DeviceAttr{}, errUnsupported }
-func probeMaxInline(unsafe.Pointer) (int, error)        { return 0, errUnsupported }
+func ibvGetDeviceList() ([]DeviceInfo, error)                { return nil, errUnsupported }
+func ibvOpenDevice(string) (unsafe.Pointer, NodeType, error) { return nil, 0, errUnsupported }
+func ibvCloseDevice(unsafe.Pointer) error                    { return errUnsupported }
+func ibvQueryDevice(unsafe.Pointer) (DeviceAttr, error)      { return DeviceAttr{}, errUnsupported }
+func probeMaxInline(unsafe.Pointer, QPType) (int, error)     { return 0, errUnsupported }
 func ibvQueryPort(unsafe.Pointer, uint8) (PortAttr, error) {
 	return PortAttr{}, errUnsupported
 }
 func ibvQueryGIDEx(unsafe.Pointer, uint8, int) (GID, error) { return GID{}, errUnsupported }
-func ibvAllocPD(unsafe.Pointer) (unsafe.Pointer, error)     { return nil, errUnsupported }
-func ibvDeallocPD(unsafe.Pointer) error                     { return errUnsupported }
+func ibvQueryGIDTable(unsafe.Pointer, int) ([]GID, []uint8, error) {
+	return nil, nil, errUnsupported
+}
+func ibvAllocPD(unsafe.Pointer) (unsafe.Pointer, error) { return nil, errUnsupported }
+func ibvDeallocPD(unsafe.Pointer) error                 { return errUnsupported }
 func ibvRegMR(unsafe.Pointer, uintptr, int, Access) (unsafe.Pointer, uint32, uint32, error) {
 	return nil, 0, 0, errUnsupported
 }
@@ -54,6 +57,8 @@ func ibvCreateAH(unsafe.Pointer, *ahFields) (unsafe.Pointer, error) { return nil
 func ibvDestroyAH(unsafe.Pointer) error                             { return errUnsupported }
 
 func wcStatusStr(s WCStatus) string { return fmt.Sprintf("work completion status %d", uint32(s)) }
+
+func memlockState() memlock { return memlock{} }
 
 func mmapAnon(int) ([]byte, error) { return nil, errUnsupported }
 func munmap([]byte) error          { return errUnsupported }

@@ -1,6 +1,7 @@
 package verbs
 
 import (
+	"fmt"
 	"os"
 	"runtime"
 	"syscall"
@@ -146,8 +147,21 @@ func TestInlineTooLarge(t *testing.T) {
 
 	_, err = pd.CreateQP(QPConfig{Type: RC, SendCQ: cq, MaxInlineData: 1 << 20})
 	require.Error(t, err)
-	assert.Contains(t, err.Error(), "max_inline_data 1048576 may exceed the device's limit")
-	assert.Contains(t, err.Error(), "accepts at most")
+	assert.ErrorIs(t, err, ErrInlineTooLarge)
+	assert.Contains(t, err.Error(), fmt.Sprintf("max_inline_data 1048576 is above what %s accepts on RC queue pairs (at most %d)", ctx.Name(), a.MaxInlineData))
+
+	// UD has its own limit, probed on its own.
+	udLimit, err := ctx.MaxInline(UD)
+	require.NoError(t, err)
+	_, err = pd.CreateQP(QPConfig{Type: UD, SendCQ: cq, MaxInlineData: 1 << 20})
+	assert.ErrorIs(t, err, ErrInlineTooLarge)
+	assert.Contains(t, err.Error(), fmt.Sprintf("on UD queue pairs (at most %d)", udLimit))
+
+	// Queue sizes above the device's are not called an inline problem.
+	_, err = pd.CreateQP(QPConfig{Type: RC, SendCQ: cq, MaxSendWR: uint32(a.MaxQPWR) * 4, MaxInlineData: 16})
+	require.Error(t, err)
+	assert.NotErrorIs(t, err, ErrInlineTooLarge)
+	assert.Contains(t, err.Error(), "refused these queue sizes")
 	t.Log(err)
 }
 

@@ -91,7 +91,8 @@ func (pd *PD) AllocMR(size int, access Access) (*MR, error) {
 	if err != nil {
 		childrenGone(&pd.object)
 		_ = munmap(mem)
-		return nil, err
+		// Read on this thread: capabilities are per thread.
+		return nil, explainRegMR(err, size, memlockState())
 	}
 	mr := &MR{pd: pd, mem: mem, lkey: lkey, rkey: rkey}
 	destroy := func(p unsafe.Pointer) error {

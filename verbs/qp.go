@@ -123,13 +123,17 @@ func (pd *PD) CreateQP(cfg QPConfig) (*QP, error) {
 	runtime.KeepAlive(cfg.RecvCQ)
 	if err != nil {
 		childrenGone(parents...)
-		if cfg.MaxInlineData > 0 {
-			e := err.(*Error)
-			e.Detail = fmt.Sprintf("max_inline_data %d may exceed the device's limit", cfg.MaxInlineData)
-			if limit, perr := pd.ctx.probeInline(); perr == nil {
-				e.Detail += fmt.Sprintf(": %s accepts at most %d", pd.ctx.name, limit)
+		err = explainCreateQP(pd.ctx.name, cfg.Type, c.caps, err, func(caps qpCaps) error {
+			t := c
+			t.caps = caps
+			q, _, _, terr := ibvCreateQP(p, &t)
+			if terr == nil {
+				terr = ibvDestroyQP(q)
 			}
-		}
+			runtime.KeepAlive(cfg.SendCQ)
+			runtime.KeepAlive(cfg.RecvCQ)
+			return terr
+		}, func() (int, error) { return pd.ctx.MaxInline(cfg.Type) })
 		return nil, err
 	}
 	qp := &QP{pd: pd, sendCQ: cfg.SendCQ, recvCQ: cfg.RecvCQ, typ: cfg.Type, num: num, caps: caps}

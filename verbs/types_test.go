@@ -3,6 +3,7 @@ package verbs
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net"
 	"os"
 	"strconv"
@@ -113,16 +114,29 @@ func gid(t *testing.T, index int, typ GIDType, ip string) GID {
 
 func TestGIDClassification(t *testing.T) {
 	g := gid(t, 1, GIDTypeRoCEv2, "192.168.77.1")
-	assert.True(t, g.isIPv4())
+	assert.True(t, g.IsIPv4())
 	assert.False(t, g.IsLinkLocal())
 	assert.Equal(t, "192.168.77.1", g.String())
+	assert.Equal(t, "IPv4", g.Family())
 	assert.Equal(t, [16]byte{10: 0xff, 11: 0xff, 12: 192, 13: 168, 14: 77, 15: 1}, g.Raw)
 
 	ll := gid(t, 0, GIDTypeRoCEv2, "fe80::1")
 	assert.True(t, ll.IsLinkLocal())
-	assert.False(t, ll.isIPv4())
+	assert.False(t, ll.IsIPv4())
+	assert.Equal(t, "IPv6", ll.Family())
 	assert.False(t, ll.IsZero())
 	assert.True(t, GID{}.IsZero())
+
+	// IPv4 link-local (RFC 3927) is link-local too; its neighbours are not.
+	assert.True(t, gid(t, 2, GIDTypeRoCEv2, "169.254.3.4").IsLinkLocal())
+	assert.False(t, gid(t, 2, GIDTypeRoCEv2, "169.253.3.4").IsLinkLocal())
+	assert.False(t, gid(t, 2, GIDTypeRoCEv2, "170.254.3.4").IsLinkLocal())
+	// An IPv6 address ending in a9fe is not IPv4 link-local.
+	assert.False(t, gid(t, 2, GIDTypeRoCEv2, "2001:db8::a9fe:1").IsLinkLocal())
+	// IPv4 multicast in its GID form counts as IPv4, as perftest has it;
+	// an IPv6 address with the mapped pattern after another prefix does not.
+	assert.True(t, GID{Raw: [16]byte{0: 0xff, 1: 0x0e, 10: 0xff, 11: 0xff, 12: 224, 15: 1}}.IsIPv4())
+	assert.False(t, gid(t, 2, GIDTypeRoCEv2, "2001:db8::ffff:a00:1").IsIPv4())
 }
 
 func TestBestGID(t *testing.T) {
@@ -132,6 +146,7 @@ func TestBestGID(t *testing.T) {
 	v1v4 := gid(t, 3, GIDTypeRoCEv1, "192.168.77.1")
 	v2g6 := gid(t, 4, GIDTypeRoCEv2, "2001:db8::1")
 	v2v4b := gid(t, 5, GIDTypeRoCEv2, "10.0.0.1")
+	v2v4ll := gid(t, 7, GIDTypeRoCEv2, "169.254.10.2")
 	ib := gid(t, 0, GIDTypeIB, "fe80::2:c903:a1:b2c3")
 	zero := GID{Index: 6, Type: GIDTypeRoCEv2}
 
@@ -144,9 +159,14 @@ func TestBestGID(t *testing.T) {
 		{"rxe order reversed", []GID{v2v4, v2ll}, 1},
 		{"v2 IPv4 beats everything", []GID{v1ll, v1v4, v2g6, v2ll, v2v4}, 1},
 		{"lowest index among equals", []GID{v2v4b, v2v4}, 1},
-		{"v2 global IPv6 beats v1", []GID{v2ll, v1ll, v1v4, v2g6}, 4},
+		// perftest weighs the family above the RoCE version: an IPv4
+		// RoCE v1 entry beats an IPv6 RoCE v2 one.
+		{"v1 IPv4 beats v2 global IPv6", []GID{v2ll, v1ll, v1v4, v2g6}, 3},
+		{"v2 global IPv6 beats v2 link-local", []GID{v2ll, v1ll, v2g6}, 4},
 		{"v1 beats v2 link-local", []GID{v2ll, v1v4}, 3},
 		{"v2 link-local beats v1 link-local", []GID{v1ll, v2ll}, 0},
+		{"routable IPv4 beats 169.254", []GID{v2v4ll, v2v4b}, 5},
+		{"169.254 still IPv4, beats IPv6", []GID{v2ll, v2g6, v2v4ll}, 7},
 		{"IB only", []GID{ib}, 0},
 		{"never zero", []GID{zero}, -1},
 		{"empty", nil, -1},
@@ -159,6 +179,64 @@ func TestBestGID(t *testing.T) {
 			}
 			require.NoError(t, err)
 			assert.Equal(t, tc.want, g.Index)
+		})
+	}
+}
+
+// TestBestGIDRecorded runs the choice on GID tables as hosts show them
+// (show_gids / ibv_devinfo -v), where the best entry is past the first
+// eight, which is all the choice once read.
+func TestBestGIDRecorded(t *testing.T) {
+	table := func(rows ...string) []GID {
+		var out []GID
+		for i, r := range rows {
+			if r == "" {
+				continue // an empty slot
+			}
+			typ := GIDTypeRoCEv2
+			if r[0] == '1' {
+				typ = GIDTypeRoCEv1
+			}
+			out = append(out, gid(t, i, typ, r[2:]))
+		}
+		return out
+	}
+	// rxe on veth0 after ten IPv6 addresses were added before its IPv4
+	// address (issue 39: the first eight entries held no IPv4 GID, and
+	// fd00:77::1 at index 1 was chosen).
+	rxe := []string{"2 fe80::c8a1:2ff:fe3b:4d5e"}
+	for i := 1; i <= 10; i++ {
+		rxe = append(rxe, fmt.Sprintf("2 fd00:77::%d", i))
+	}
+	rxe = append(rxe, "2 192.168.77.1")
+	// mlx5 with both RoCE versions per address, two VLANs with IPv6 only,
+	// then the IPv4 address of a third VLAN, and an empty slot freed by a
+	// removed address.
+	mlx5 := []string{
+		"1 fe80::ba59:9fff:fe12:3456", "2 fe80::ba59:9fff:fe12:3456",
+		"1 fe80::ba59:9fff:fe12:3457", "2 fe80::ba59:9fff:fe12:3457",
+		"1 2001:db8:10::5", "2 2001:db8:10::5", "", "",
+		"1 2001:db8:20::5", "2 2001:db8:20::5",
+		"1 10.30.0.5", "2 10.30.0.5",
+	}
+	// A port whose only IPv4 address is link-local (no DHCP answer) and
+	// which has a global IPv6 address: perftest's family rule still
+	// picks the IPv4 entry.
+	apipa := []string{"2 fe80::1", "2 2001:db8::7", "2 169.254.77.3"}
+	for _, tc := range []struct {
+		name string
+		rows []string
+		want int
+	}{
+		{"rxe, ten IPv6 first", rxe, 11},
+		{"mlx5 with VLANs", mlx5, 11},
+		{"link-local IPv4 only", apipa, 2},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			g, err := BestGID(table(tc.rows...))
+			require.NoError(t, err)
+			assert.Equal(t, tc.want, g.Index, "chose %v", g)
+			assert.Greater(t, g.Index, 1)
 		})
 	}
 }

@@ -68,6 +68,7 @@ import (
 	"time"
 
 	"github.com/rdmabench/rdmabench/env"
+	"github.com/rdmabench/rdmabench/internal/perftest"
 	"github.com/rdmabench/rdmabench/internal/perftestcmp"
 	"github.com/rdmabench/rdmabench/rdmalat"
 )
@@ -76,10 +77,6 @@ func parseFlags(args []string, stderr io.Writer) (*perftestcmp.Config, error) {
 	c := &perftestcmp.Config{}
 	fs := flag.NewFlagSet("rdmacompare", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	defDevice := os.Getenv(env.VarDevice)
-	if defDevice == "" {
-		defDevice = "rxe0"
-	}
 	sizes := fs.String("sizes", "2,4096", "message `sizes` in bytes, comma-separated")
 	toolList := fs.String("tools", "write", "perftest tests to compare, comma-separated: "+perftestcmp.ToolNames()+", or all")
 	fs.StringVar(&c.Bench, "bench", "", "the rdmabench test `binary` (go test -c -o bin/rdmabench.test .); required")
@@ -89,9 +86,9 @@ func parseFlags(args []string, stderr io.Writer) (*perftestcmp.Config, error) {
 	fs.BoolVar(&c.PinPerftest, "pin", true, "pin perftest to -cpus as the benchmark pins itself; -pin=false runs perftest unpinned (to measure what pinning does)")
 	fs.DurationVar(&c.TimeLimit, "time-limit", 0, "start no round that would end after this `duration` (judged by the rounds so far) and judge the rounds done; 0: none")
 	fs.IntVar(&c.Warmup, "warmup", 0, "drop the first `N` samples of every run, on both sides (0: keep all, as perftest does)")
-	fs.StringVar(&c.Device, "device", defDevice, "RDMA `device` (default $RDMABENCH_DEVICE, else rxe0)")
-	fs.IntVar(&c.GIDIndex, "gid-index", 1, "GID `index` for both (ib_write_lat -x, RDMABENCH_GID_INDEX); 1 is the IPv4 RoCE v2 GID in the VM")
-	fs.IntVar(&c.Inline, "inline", 0, "largest inline message in `bytes` for both (ib_write_lat -I, RDMABENCH_INLINE); perftest 4.5 on rxe sends nothing inline by default")
+	fs.StringVar(&c.Device, "device", os.Getenv(env.VarDevice), "RDMA `device` (default $RDMABENCH_DEVICE, else the one the benchmarks pick: the first with an ACTIVE port)")
+	fs.IntVar(&c.GIDIndex, "gid-index", -1, "GID `index` for both (ib_write_lat -x, RDMABENCH_GID_INDEX); -1: the one the benchmark picks, as perftest scores them")
+	fs.IntVar(&c.Inline, "inline", perftestcmp.InlineDefault, "largest inline message in `bytes` for both (ib_write_lat -I, RDMABENCH_INLINE); -1: perftest's default for each test on this device (0 on devices perftest does not recognise, such as rxe)")
 	fs.DurationVar(&c.Timeout, "timeout", 2*time.Minute, "kill a run (a perftest pair or a benchmark) after this `duration`")
 	fs.StringVar(&c.ServerAddr, "server-addr", "127.0.0.1", "`address` the ib_write_lat client reaches its server at (perftest's TCP exchange only)")
 	fs.IntVar(&c.Port, "port", 18515, "first TCP `port` for ib_write_lat; each pair takes the next free one")
@@ -174,7 +171,34 @@ func main() {
 		fmt.Fprintf(os.Stderr, "rdmacompare: %v\n", err)
 		os.Exit(2)
 	}
+	if err := resolveDefaults(c); err != nil {
+		fmt.Fprintf(os.Stderr, "rdmacompare: %v\n", err)
+		os.Exit(2)
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	os.Exit(perftestcmp.Run(ctx, c, os.Stdout, os.Stderr))
+}
+
+// resolveDefaults fills the device, GID index and inline family the
+// benchmark would pick on this host, by opening an endpoint as it does:
+// perftest is then given the same -d and -x, and each test's inline size
+// from perftest's own table for this device.
+func resolveDefaults(c *perftestcmp.Config) error {
+	gid := rdmalat.GIDBest
+	if c.GIDIndex >= 0 {
+		gid = c.GIDIndex
+		if gid == 0 {
+			gid = rdmalat.GIDIndex0
+		}
+	}
+	ep, err := rdmalat.NewEndpoint(rdmalat.EndpointConfig{Device: c.Device, GIDIndex: gid, MaxSize: 64})
+	if err != nil {
+		return fmt.Errorf("choosing the device and GID as the benchmark does (-device, -gid-index): %w", err)
+	}
+	defer ep.Close()
+	d := ep.Device()
+	c.Device, c.GIDIndex = d.Name, d.GIDIndex
+	c.InlineFamily = perftest.DeviceFamily(d.VendorID, d.PartID)
+	return nil
 }

@@ -28,7 +28,7 @@ import (
 
 func main() {
 	quiet := flag.Bool("q", false, "print nothing; only the exit status says whether a device is usable")
-	ngids := flag.Int("gids", 4, "GID table entries to show per port")
+	ngids := flag.Int("gids", 4, "GID table entries to show per port (the default entry is shown wherever it is)")
 	place := flag.Bool("place", false, "print where make bench runs: local or vm")
 	forceVM := flag.Bool("vm", false, "with -place: always the VM")
 	flag.Parse()
@@ -86,13 +86,16 @@ func describe(w io.Writer, d verbs.DeviceInfo, ngids int) {
 			continue
 		}
 		fmt.Fprintf(w, "  port %d: %v, %v, active MTU %v (max %v), LID %d\n", p, pa.State, pa.LinkLayer, pa.ActiveMTU, pa.MaxMTU, pa.LID)
-		gids, err := ctx.GIDs(uint8(p), ngids)
+		gids, err := ctx.GIDs(uint8(p), 0)
 		if err != nil {
 			fmt.Fprintf(w, "    GIDs: %v\n", err)
 			continue
 		}
 		best, _ := verbs.BestGID(gids)
 		for _, g := range gids {
+			if g.Index >= ngids && g.Index != best.Index {
+				continue
+			}
 			mark := ""
 			if g.Index == best.Index && !best.IsZero() {
 				mark = "  <- default (RDMABENCH_GID_INDEX overrides)"

@@ -29,6 +29,7 @@ import (
 
 	"github.com/rdmabench/rdmabench/internal/rdmacore"
 	"github.com/rdmabench/rdmabench/internal/spec"
+	"github.com/rdmabench/rdmabench/verbs"
 )
 
 // Loop is one side's loop, its state in C memory: C keeps pointers to it
@@ -264,7 +265,8 @@ func (lp *Loop) err(rc C.int) error {
 	case C.RB_POLL:
 		return fmt.Errorf("rdmalat: ibv_poll_cq returned %d", int(l.err))
 	case C.RB_WC:
-		return fmt.Errorf("rdmalat: %v work completion failed: %s", lp.cfg.Op, C.GoString(C.ibv_wc_status_str(uint32(l.err))))
+		// The status matches with errors.Is(err, verbs.WCRetryExcErr) etc.
+		return fmt.Errorf("rdmalat: %v work completion failed: %w", lp.cfg.Op, verbs.WCStatus(l.err))
 	case C.RB_EVENT:
 		return fmt.Errorf("rdmalat: waiting for a completion event: %s: %w", eventSteps[l.got], errno(l.err))
 	case C.RB_ORDER:

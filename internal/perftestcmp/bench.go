@@ -140,7 +140,7 @@ func runBench(ctx context.Context, c *Config, t *Tool, size int, samplesDir stri
 		env.VarSizes+"="+strconv.Itoa(size),
 		env.VarDevice+"="+c.Device,
 		env.VarGIDIndex+"="+strconv.Itoa(c.GIDIndex),
-		env.VarInline+"="+strconv.Itoa(c.Inline),
+		env.VarInline+"="+strconv.Itoa(c.inlineFor(t)),
 		env.VarWarmup+"=0",
 		env.VarSamplesDir+"="+samplesDir,
 		env.VarCPUs+"="+c.cpusEnv(),

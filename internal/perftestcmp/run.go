@@ -26,27 +26,30 @@ import (
 
 // A Config is one comparison: what to run, where, and how many times.
 type Config struct {
-	Bench       string // the rdmabench test binary
-	Sizes       []int  // message sizes in bytes
-	Iters       int    // iterations per run, the same for both sides
-	Rounds      int    // rounds; each runs both sides for every tool and size
-	Device      string // RDMA device
-	GIDIndex    int
-	Inline      int           // largest inline message in bytes, for both
-	Timeout     time.Duration // a run (a perftest pair or a benchmark) is killed after it
-	ServerAddr  string        // where perftest's client reaches its server (TCP exchange only)
-	Port        int           // first TCP port for perftest; each pair takes the next free one
-	OutDir      string        // raw outputs and the table; none when empty
-	Strict      bool          // exit status 1 when a target is missed
-	Retries     int           // perftest runs again when it could not estimate the CPU frequency
-	Tools       []*Tool
-	ToolsAll    bool          // -tools all: leave out what this perftest lacks
-	CPUs        [2]int        // initiator, responder: both sides'
-	PinPerftest bool          // perftest on CPUs too (else unpinned)
-	Warmup      int           // samples dropped from the start of each side's run
-	TimeLimit   time.Duration // 0: run every round
-	PeerBin     string        // rdmapeer: our responder in a process of its own; empty: loopback in one process
-	Sched       bool          // read both sides' scheduler statistics during the runs (it perturbs them)
+	Bench    string // the rdmabench test binary
+	Sizes    []int  // message sizes in bytes
+	Iters    int    // iterations per run, the same for both sides
+	Rounds   int    // rounds; each runs both sides for every tool and size
+	Device   string // RDMA device
+	GIDIndex int
+	Inline   int // largest inline message in bytes, for both; InlineDefault: perftest's default for each row
+	// InlineFamily is the device's family in perftest's inline table,
+	// used with InlineDefault.
+	InlineFamily perftest.Family
+	Timeout      time.Duration // a run (a perftest pair or a benchmark) is killed after it
+	ServerAddr   string        // where perftest's client reaches its server (TCP exchange only)
+	Port         int           // first TCP port for perftest; each pair takes the next free one
+	OutDir       string        // raw outputs and the table; none when empty
+	Strict       bool          // exit status 1 when a target is missed
+	Retries      int           // perftest runs again when it could not estimate the CPU frequency
+	Tools        []*Tool
+	ToolsAll     bool          // -tools all: leave out what this perftest lacks
+	CPUs         [2]int        // initiator, responder: both sides'
+	PinPerftest  bool          // perftest on CPUs too (else unpinned)
+	Warmup       int           // samples dropped from the start of each side's run
+	TimeLimit    time.Duration // 0: run every round
+	PeerBin      string        // rdmapeer: our responder in a process of its own; empty: loopback in one process
+	Sched        bool          // read both sides' scheduler statistics during the runs (it perturbs them)
 
 	notes         []string          // what was left out, for the report
 	perftestPaths map[string]string // program -> path, resolved from PATH

@@ -29,7 +29,7 @@ func perftestArgs(c *Config, t *Tool, size, port int) []string {
 	}
 	a = append(a, "-n", strconv.Itoa(c.Iters), "-p", strconv.Itoa(port))
 	if t.inline {
-		a = append(a, "-I", strconv.Itoa(c.Inline))
+		a = append(a, "-I", strconv.Itoa(c.inlineFor(t)))
 	}
 	a = append(a, "-F", "-U") // -U: every sample, for the figures computed here
 	return append(a, t.ptArgs...)

@@ -6,6 +6,8 @@ import (
 	"strings"
 
 	"github.com/rdmabench/rdmabench/env"
+	"github.com/rdmabench/rdmabench/internal/perftest"
+	"github.com/rdmabench/rdmabench/internal/spec"
 )
 
 // A Tool is one row of the comparison: a perftest latency test and the
@@ -27,18 +29,22 @@ type Tool struct {
 	size int
 	// ud: a message must fit in one MTU; both sides refuse larger sizes.
 	ud bool
+	// op and tr pick perftest's default inline size for the row
+	// (perftest.DefaultInline) when -inline is left to the device.
+	op spec.Op
+	tr spec.Transport
 }
 
 // tools are the known rows, in the order -tools all runs them. Debian's
 // perftest 4.5+0.17 (the VM's) has no --write_with_imm: -tools all then
 // leaves the write-imm row out with a note (dropUnsupported).
 var tools = []*Tool{
-	{name: "write", perftest: "ib_write_lat", bench: "RDMAWrite", halved: true, inline: true},
-	{name: "read", perftest: "ib_read_lat", bench: "RDMARead"},
-	{name: "send", perftest: "ib_send_lat", ptArgs: []string{"-c", "RC"}, bench: "RDMASend", env: []string{env.VarTransport + "=rc"}, halved: true, inline: true},
-	{name: "send-ud", perftest: "ib_send_lat", ptArgs: []string{"-c", "UD"}, bench: "RDMASend", env: []string{env.VarTransport + "=ud"}, halved: true, inline: true, ud: true},
-	{name: "atomic", perftest: "ib_atomic_lat", ptArgs: []string{"-A", "FETCH_AND_ADD"}, bench: "RDMAAtomic", parts: []string{"/op=fetch_add"}, size: 8},
-	{name: "write-imm", perftest: "ib_write_lat", ptArgs: []string{"--write_with_imm"}, bench: "RDMAWriteImm", halved: true, inline: true},
+	{name: "write", perftest: "ib_write_lat", bench: "RDMAWrite", halved: true, inline: true, op: spec.Write, tr: spec.RC},
+	{name: "read", perftest: "ib_read_lat", bench: "RDMARead", op: spec.Read, tr: spec.RC},
+	{name: "send", perftest: "ib_send_lat", ptArgs: []string{"-c", "RC"}, bench: "RDMASend", env: []string{env.VarTransport + "=rc"}, halved: true, inline: true, op: spec.Send, tr: spec.RC},
+	{name: "send-ud", perftest: "ib_send_lat", ptArgs: []string{"-c", "UD"}, bench: "RDMASend", env: []string{env.VarTransport + "=ud"}, halved: true, inline: true, ud: true, op: spec.Send, tr: spec.UD},
+	{name: "atomic", perftest: "ib_atomic_lat", ptArgs: []string{"-A", "FETCH_AND_ADD"}, bench: "RDMAAtomic", parts: []string{"/op=fetch_add"}, size: 8, op: spec.FetchAdd, tr: spec.RC},
+	{name: "write-imm", perftest: "ib_write_lat", ptArgs: []string{"--write_with_imm"}, bench: "RDMAWriteImm", halved: true, inline: true, op: spec.WriteImm, tr: spec.RC},
 }
 
 // label names the row: "ib_send_lat -c UD vs BenchmarkRDMASend (RDMABENCH_TRANSPORT=ud)".
@@ -117,3 +123,16 @@ func (t *Tool) tag() string {
 
 // Name is the tool's -tools key: "write", "send-ud".
 func (t *Tool) Name() string { return t.name }
+
+// InlineDefault as Config.Inline gives each row perftest's own default
+// inline size for the device (perftest.DefaultInline by
+// Config.InlineFamily), passed to both sides.
+const InlineDefault = -1
+
+// inlineFor returns the inline size both sides of row t are given.
+func (c *Config) inlineFor(t *Tool) int {
+	if c.Inline >= 0 {
+		return c.Inline
+	}
+	return perftest.DefaultInline(c.InlineFamily, t.op, t.tr)
+}

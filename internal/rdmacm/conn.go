@@ -3,8 +3,11 @@ package rdmacm
 import (
 	"errors"
 	"fmt"
+	"io/fs"
 	"net/netip"
+	"os"
 	"runtime"
+	"strings"
 	"syscall"
 	"time"
 	"unsafe"
@@ -255,41 +258,56 @@ func eventErr(op string, ev event) error {
 // gidIndex finds gid in the port's GID table, preferring a RoCE v2 entry
 // (rdma_cm's default GID type) among equal GIDs.
 func gidIndex(vctx *verbs.Context, port uint8, gid [16]byte) (int, error) {
-	pa, err := vctx.QueryPort(port)
+	gids, err := vctx.GIDs(port, 0)
 	if err != nil {
 		return 0, err
 	}
-	for _, n := range []int{verbs.DefaultGIDCount, pa.GIDTableLen} {
-		gids, err := vctx.GIDs(port, n)
-		if err != nil {
-			return 0, err
+	best := -1
+	for _, g := range gids {
+		if g.Raw == gid && (best < 0 || g.Type == verbs.GIDTypeRoCEv2) {
+			best = g.Index
 		}
-		best := -1
-		for _, g := range gids {
-			if g.Raw == gid && (best < 0 || g.Type == verbs.GIDTypeRoCEv2) {
-				best = g.Index
-			}
-		}
-		if best >= 0 {
-			return best, nil
-		}
+	}
+	if best >= 0 {
+		return best, nil
 	}
 	return 0, &Error{Op: "find source GID", Err: syscall.ENOENT, Detail: fmt.Sprintf("%v not in the GID table of %s port %d", gidAddr(gid), vctx.Name(), port)}
 }
 
 // DeviceAddr returns the IP address of an RDMA device's port, the address
-// to Listen on or Dial from: the one its best GID (verbs.BestGID, RoCE v2
-// over IPv4 first) carries. It fails on a port with only link-local GIDs
-// (no IP address on its network device) and on InfiniBand, whose GIDs are
-// no IP addresses.
+// to Listen on or Dial from: on RoCE the one its best GID (verbs.BestGID,
+// RoCE v2 over IPv4 first) carries; on InfiniBand, whose GIDs are no IP
+// addresses, the address of the port's IPoIB interface (ib0), as perftest
+// -R resolves it. It fails on a RoCE port with only link-local GIDs and
+// on an InfiniBand port whose IPoIB interface has no address.
 func DeviceAddr(vctx *verbs.Context, port uint8) (netip.Addr, error) {
 	g, err := vctx.BestGID(port)
 	if err != nil {
 		return netip.Addr{}, err
 	}
-	if g.IsLinkLocal() || g.Type == verbs.GIDTypeIB {
-		return netip.Addr{}, &Error{Op: fmt.Sprintf("IP address of %s port %d", vctx.Name(), port), Err: syscall.EADDRNOTAVAIL,
+	op := fmt.Sprintf("IP address of %s port %d", vctx.Name(), port)
+	if g.Type == verbs.GIDTypeIB {
+		return ipoibAddr(op, os.DirFS("/"), vctx.Name(), port, interfaceAddrs)
+	}
+	if g.IsLinkLocal() {
+		return netip.Addr{}, &Error{Op: op, Err: syscall.EADDRNOTAVAIL,
 			Detail: fmt.Sprintf("best GID %v is not an IP address: give the network device behind %s an IP address", g, vctx.Name())}
 	}
 	return gidAddr(g.Raw), nil
+}
+
+// ipoibAddr returns the address of an InfiniBand port's IPoIB interface.
+func ipoibAddr(op string, fsys fs.FS, dev string, port uint8, addrsOf func(string) []netip.Addr) (netip.Addr, error) {
+	names := ipoibNetdevs(fsys, dev, port)
+	if len(names) == 0 {
+		return netip.Addr{}, &Error{Op: op, Err: syscall.EADDRNOTAVAIL,
+			Detail: fmt.Sprintf("%s port %d is InfiniBand and has no IPoIB interface, which rdma_cm needs for an address: load ib_ipoib and give its interface (ib0) an IP address", dev, port)}
+	}
+	for _, n := range names {
+		if a, ok := pickAddr(addrsOf(n)); ok {
+			return a, nil
+		}
+	}
+	return netip.Addr{}, &Error{Op: op, Err: syscall.EADDRNOTAVAIL,
+		Detail: fmt.Sprintf("%s port %d is InfiniBand; its IPoIB interface %s has no IP address, which rdma_cm needs: ip addr add ADDR/PREFIX dev %s", dev, port, strings.Join(names, ", "), names[0])}
 }

@@ -8,6 +8,8 @@ import (
 	"os"
 	"syscall"
 	"time"
+
+	"github.com/rdmabench/rdmabench/verbs"
 )
 
 // Dial connects cfg.QP to the Listener at dst, as perftest -R's client does:
@@ -69,6 +71,10 @@ func Dial(ctx context.Context, src netip.Addr, dst netip.AddrPort, cfg Config) (
 
 	if ps == psUDP {
 		local.QKey = cfg.qkey()
+		// On InfiniBand the listener's address handle needs our LID.
+		if pa, err := cfg.QP.PD().Context().QueryPort(c.port); err == nil && pa.LinkLayer != verbs.LinkLayerEthernet {
+			local.LID = pa.LID
+		}
 		if err := udReady(cm.id, cfg.QP, cfg.QKey); err != nil {
 			return nil, err
 		}

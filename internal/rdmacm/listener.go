@@ -183,7 +183,11 @@ func (l *Listener) accept(ctx context.Context, deadline time.Time, ev event, cfg
 		if err != nil {
 			return refuse(err, "no source GID")
 		}
-		c.ah, err = cfg.QP.PD().CreateAH(verbs.AHAttr{Port: c.port, DGID: peer.GID, SGIDIndex: idx})
+		pa, err := cfg.QP.PD().Context().QueryPort(c.port)
+		if err != nil {
+			return refuse(err, "cannot query the port")
+		}
+		c.ah, err = cfg.QP.PD().CreateAH(udAH(c.port, pa.LinkLayer != verbs.LinkLayerEthernet, peer, idx))
 		if err != nil {
 			return refuse(err, "cannot create an address handle")
 		}

@@ -4,6 +4,8 @@ import (
 	"encoding/binary"
 	"fmt"
 	"net/netip"
+
+	"github.com/rdmabench/rdmabench/verbs"
 )
 
 // PeerInfo is what one side of a connection tells the other beyond the QP
@@ -24,6 +26,12 @@ type PeerInfo struct {
 	// Endpoint): a Listener whose Config.Expect is set refuses a request
 	// without it.
 	Cookie uint64
+	// LID is the side's port LID, filled in by the package for UD on
+	// InfiniBand, where the listener's address handle must name the
+	// peer's LID (the CM's SIDR request does not give it). It travels
+	// after the 56 bytes, which UD's private data has room for; 0 (not
+	// sent) on RoCE and for RC, whose path the CM sets up itself.
+	LID uint16
 }
 
 // peerInfoLen is the encoded size: it must fit the 56 bytes of private data
@@ -50,6 +58,9 @@ func (p PeerInfo) marshal() []byte {
 	binary.BigEndian.PutUint32(b[28:], p.QKey)
 	copy(b[32:], p.GID[:])
 	binary.BigEndian.PutUint64(b[48:], p.Cookie)
+	if p.LID != 0 {
+		b = binary.BigEndian.AppendUint16(b, p.LID)
+	}
 	return b
 }
 
@@ -73,7 +84,22 @@ func unmarshalPeerInfo(b []byte) (PeerInfo, error) {
 	}
 	copy(p.GID[:], b[32:48])
 	p.Cookie = binary.BigEndian.Uint64(b[48:])
+	if len(b) >= peerInfoLen+2 {
+		p.LID = binary.BigEndian.Uint16(b[peerInfoLen:])
+	}
 	return p, nil
+}
+
+// udAH returns the address handle attributes a UD listener sends to its
+// peer with: on InfiniBand the peer's LID routes (and, within a subnet,
+// no GRH); on RoCE the GID does.
+func udAH(port uint8, ib bool, peer PeerInfo, sgidIndex int) verbs.AHAttr {
+	a := verbs.AHAttr{Port: port, DGID: peer.GID, SGIDIndex: sgidIndex}
+	if ib {
+		a.DLID = peer.LID
+		a.DGID = [16]byte{} // one subnet: routed by LID, no GRH
+	}
+	return a
 }
 
 // rejectData is the private data of a refusal that says why.
