@@ -402,7 +402,7 @@ func TestDeviceOrder(t *testing.T) {
 	got, err = SysfsProbe{uverbs}.Devices()
 	require.NoError(t, err)
 	assert.Equal(t, []string{"rocep2s0", "mlx5_10", "ibp1s0", "mlx5_2"}, got)
-	assert.Equal(t, "rocep2s0", FirstDevice(uverbs), "the tools' default is the benchmark's")
+	assert.Equal(t, "rocep2s0", firstDevice(uverbs), "the tools' default is the benchmark's")
 
 	assert.Negative(t, naturalCompare("mlx5_2", "mlx5_10"))
 	assert.Negative(t, naturalCompare("efa_0", "mlx5_0"))

@@ -67,5 +67,5 @@ func TestDeviceOrderInVM(t *testing.T) {
 	assert.NotEqual(t, "rxe10", got[2], "not sorted as strings")
 	benchDefault, err := env.FirstActive(verbs.Probe{})
 	require.NoError(t, err)
-	assert.Equal(t, benchDefault, FirstDevice(os.DirFS("/")), "rdmacheck's default device is the benchmark's")
+	assert.Equal(t, benchDefault, firstDevice(os.DirFS("/")), "rdmacheck's default device is the benchmark's")
 }

@@ -106,7 +106,7 @@ func TestManyGIDs(t *testing.T) {
 
 	p, err := rdmalat.NewLoopback(rdmalat.LoopbackConfig{
 		Endpoint: rdmalat.EndpointConfig{Device: dev, GIDIndex: rdmalat.GIDBest, MaxSize: 64},
-		CPUs:     [2]int{rdmalat.NoCPU, rdmalat.NoCPU}, Timeout: 5 * time.Second,
+		Timeout:  5 * time.Second,
 	})
 	require.NoError(t, err)
 	defer func() { assert.NoError(t, p.Close()) }()

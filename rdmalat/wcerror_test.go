@@ -20,7 +20,7 @@ func TestErrorCompletion(t *testing.T) {
 	c := testenv.MustHaveRDMA(t)
 	p, err := rdmalat.NewLoopback(rdmalat.LoopbackConfig{
 		Endpoint: rdmalat.EndpointConfig{Device: c.Device, GIDIndex: c.GIDIndex, Op: spec.Read, MaxSize: 64},
-		CPUs:     [2]int{rdmalat.NoCPU, rdmalat.NoCPU}, Timeout: 2 * time.Second,
+		Timeout:  2 * time.Second,
 	})
 	require.NoError(t, err)
 	defer func() { assert.NoError(t, p.Close()) }()

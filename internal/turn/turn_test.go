@@ -167,10 +167,12 @@ func TestNewClientRefusesNonSocket(t *testing.T) {
 	}
 	defer r.Close()
 	defer w.Close()
-	dgram, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_DGRAM|unix.SOCK_CLOEXEC, 0)
+	dgram, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_DGRAM, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
+	unix.CloseOnExec(dgram[0]) // SOCK_CLOEXEC is Linux's; this builds everywhere
+	unix.CloseOnExec(dgram[1])
 	defer unix.Close(dgram[0])
 	defer unix.Close(dgram[1])
 	for name, fd := range map[string]int{"file": int(f.Fd()), "pipe": int(w.Fd()), "datagram socket": dgram[0]} {
