@@ -82,7 +82,8 @@ type Config struct {
 	MaxSamples int64         // raw samples written per run at most; 0: none
 	PMQoS      bool          // hold the CPU wake-up latency limit at PMQoSLimit
 	PMQoSLimit time.Duration
-	InVM       bool // running inside cmd/rxevm's VM
+	QoS        spec.QoS // traffic class, flow label, SL, P_Key index; zero: the defaults
+	InVM       bool     // running inside cmd/rxevm's VM
 }
 
 // Default returns the configuration of an empty environment.
@@ -167,6 +168,12 @@ func LoadFrom(getenv func(string) string) (Config, error) {
 	}
 	if c.PMQoS, c.PMQoSLimit, err = parsePMQoS(getenv(VarPMQoS)); err != nil {
 		return c, err
+	}
+	if c.QoS, err = parseQoS(getenv); err != nil {
+		return c, err
+	}
+	if c.CM && (c.QoS.FlowLabel != 0 || c.QoS.SL != 0 || c.QoS.PKeyIndex != 0) {
+		return c, fmt.Errorf("%s=1 with %s, %s or %s: rdma_cm gives the queue pair the flow label, service level and P_Key of its route and address (librdmacm has no option for them but a whole InfiniBand path record); with rdma_cm only %s applies (unset the others, or %s)", VarCM, VarFlowLabel, VarSL, VarPKeyIndex, VarTClass, VarCM)
 	}
 	// host:port, or a bare host for port 18515.
 	if c.Peer, err = oob.ParseVar(VarPeer, getenv(VarPeer)); err != nil {

@@ -397,6 +397,7 @@ func fillAH(a *C.struct_ibv_ah_attr, h *ahFields) {
 		a.grh.sgid_index = C.uint8_t(h.sgidIndex)
 		a.grh.hop_limit = C.uint8_t(h.hopLimit)
 		a.grh.traffic_class = C.uint8_t(h.trafficClass)
+		a.grh.flow_label = C.uint32_t(h.flowLabel)
 	}
 }
 
@@ -436,3 +437,22 @@ func mmapAnon(size int) ([]byte, error) {
 func munmap(b []byte) error { return unix.Munmap(b) }
 
 func setNonblock(fd int) error { return unix.SetNonblock(fd, true) }
+
+// ibvQueryQP mirrors ibv_query_qp, which returns an errno value.
+func ibvQueryQP(qp unsafe.Pointer) (QPAttr, error) {
+	var a C.struct_ibv_qp_attr
+	var init C.struct_ibv_qp_init_attr
+	mask := C.int(maskState | maskPKeyIndex | maskPort | maskAV | maskPathMTU | maskDestQPN)
+	if rc := C.ibv_query_qp((*C.struct_ibv_qp)(qp), &a, mask, &init); rc != 0 {
+		return QPAttr{}, errRet("ibv_query_qp", int(rc))
+	}
+	h := &a.ah_attr
+	return QPAttr{
+		State: QPState(a.qp_state), Port: uint8(a.port_num), PKeyIndex: uint16(a.pkey_index),
+		MTU: MTU(a.path_mtu), DestQPN: uint32(a.dest_qp_num),
+		DLID: uint16(h.dlid), SL: uint8(h.sl), IsGlobal: h.is_global != 0,
+		DGID:      *(*[16]byte)(unsafe.Pointer(&h.grh.dgid)),
+		SGIDIndex: uint8(h.grh.sgid_index), HopLimit: uint8(h.grh.hop_limit),
+		TrafficClass: uint8(h.grh.traffic_class), FlowLabel: uint32(h.grh.flow_label),
+	}, nil
+}

@@ -280,10 +280,15 @@ type RTRAttr struct {
 	// DGID is the peer's GID (RoCE always needs one); GIDIndex is the local
 	// GID index to send from. A GRH is used when UseGRH is set or DGID is
 	// not zero.
-	DGID            [16]byte
-	GIDIndex        int
-	UseGRH          bool
-	HopLimit        uint8 // 0 means 64
+	DGID     [16]byte
+	GIDIndex int
+	UseGRH   bool
+	HopLimit uint8 // 0 means 64
+	// TrafficClass and FlowLabel go in the GRH (on RoCE v2 the IP
+	// header's TOS byte and the IPv6 flow label); without a GRH they are
+	// not sent.
+	TrafficClass    uint8
+	FlowLabel       uint32 // 20 bits
 	SL              uint8
 	MaxDestRdAtomic uint8 // RC: 0 means 1
 	MinRNRTimer     uint8 // RC: 0 means 12 (0.64 ms)
@@ -307,7 +312,8 @@ func (qp *QP) ToRTR(a RTRAttr) error {
 		m.mtu = a.MTU
 		m.destQPN = a.DestQPN
 		m.rqPSN = a.RQPSN & 0xffffff
-		m.ah = ahFields{port: a.Port, dlid: a.DLID, sl: a.SL, dgid: a.DGID, global: a.UseGRH, sgidIndex: a.GIDIndex, hopLimit: a.HopLimit}
+		m.ah = ahFields{port: a.Port, dlid: a.DLID, sl: a.SL, dgid: a.DGID, global: a.UseGRH, sgidIndex: a.GIDIndex, hopLimit: a.HopLimit,
+			trafficClass: a.TrafficClass, flowLabel: a.FlowLabel}
 		m.ah.setDefaults()
 	}
 	if qp.typ == RC {
