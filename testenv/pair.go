@@ -26,7 +26,7 @@ func NewPair(c env.Config, op rdmalat.Op, maxSize int) (*rdmalat.Pair, error) {
 	ecfg := rdmalat.EndpointConfig{
 		Device: c.Device, Port: c.Port, GIDIndex: c.GIDIndex,
 		Op: op, Transport: c.Transport, Events: c.Events, CM: c.CM,
-		MaxSize: maxSize, Inline: c.Inline, MTU: c.MTU,
+		MaxSize: maxSize, Inline: c.Inline, MTU: c.MTU, QoS: c.QoS,
 	}
 	if err := c.Check(); err != nil {
 		return nil, err
@@ -125,6 +125,7 @@ func ConfigLines(p *rdmalat.Pair, c env.Config) []string {
 	if p.Mode == "two-node" {
 		lines = append(lines, [2]string{"rdma-peer-cpu", peerCPU(p)})
 	}
+	lines = append(lines, p.Local.QoS().ConfigLines()...) // none when unset
 	out := make([]string, 0, len(lines)+32)
 	for _, kv := range lines {
 		out = append(out, FormatConfig(kv[0], kv[1]))

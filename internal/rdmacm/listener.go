@@ -183,7 +183,7 @@ func (l *Listener) accept(ctx context.Context, deadline time.Time, ev event, cfg
 		if err != nil {
 			return refuse(err, "no source GID")
 		}
-		c.ah, err = cfg.QP.PD().CreateAH(verbs.AHAttr{Port: c.port, DGID: peer.GID, SGIDIndex: idx})
+		c.ah, err = cfg.QP.PD().CreateAH(verbs.AHAttr{Port: c.port, DGID: peer.GID, SGIDIndex: idx, TrafficClass: cfg.TOS})
 		if err != nil {
 			return refuse(err, "cannot create an address handle")
 		}
