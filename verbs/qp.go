@@ -245,6 +245,16 @@ func (qp *QP) ToInit(a InitAttr) error {
 	if a.Port == 0 {
 		a.Port = 1
 	}
+	m := qp.initModify(a)
+	if err := qp.modify(&m, "RESET->INIT"); err != nil {
+		return err
+	}
+	qp.port = a.Port
+	return nil
+}
+
+// initModify is the modification ToInit makes.
+func (qp *QP) initModify(a InitAttr) qpModify {
 	m := qpModify{
 		mask:      maskState | maskPKeyIndex | maskPort,
 		state:     QPInit,
@@ -262,11 +272,7 @@ func (qp *QP) ToInit(a InitAttr) error {
 		m.mask |= maskAccessFlags
 		m.access = a.Access
 	}
-	if err := qp.modify(&m, "RESET->INIT"); err != nil {
-		return err
-	}
-	qp.port = a.Port
-	return nil
+	return m
 }
 
 // RTRAttr are the attributes of the INIT -> RTR transition: the remote end
@@ -296,6 +302,16 @@ type RTRAttr struct {
 
 // ToRTR moves the QP from INIT to RTR, ready to receive (ibv_modify_qp).
 func (qp *QP) ToRTR(a RTRAttr) error {
+	m, err := qp.rtrModify(a)
+	if err != nil {
+		return err
+	}
+	return qp.modify(&m, "INIT->RTR")
+}
+
+// rtrModify is the modification ToRTR makes (the port's MTU queried when
+// a.MTU is 0).
+func (qp *QP) rtrModify(a RTRAttr) (qpModify, error) {
 	m := qpModify{mask: maskState, state: QPRTR}
 	if qp.typ != UD {
 		if a.Port == 0 {
@@ -304,7 +320,7 @@ func (qp *QP) ToRTR(a RTRAttr) error {
 		if a.MTU == 0 {
 			pa, err := qp.pd.ctx.QueryPort(a.Port)
 			if err != nil {
-				return err
+				return m, err
 			}
 			a.MTU = pa.ActiveMTU
 		}
@@ -321,7 +337,7 @@ func (qp *QP) ToRTR(a RTRAttr) error {
 		m.maxDestRdAtomic = orDefault(a.MaxDestRdAtomic, 1)
 		m.minRNRTimer = orDefault(a.MinRNRTimer, 12)
 	}
-	return qp.modify(&m, "INIT->RTR")
+	return m, nil
 }
 
 // RTSAttr are the attributes of the RTR -> RTS transition.
