@@ -201,3 +201,50 @@ func TestQoSOnTheWire(t *testing.T) {
 		}
 	}
 }
+
+// TestQoSOnTheWireCM: with rdma_cm the traffic class (rdma_set_option
+// TOS on the dialling side, the request's path on the accepting side for
+// RC, the address handle on both sides for UD) is on every packet of the
+// measured run; the connection manager's own exchange before it is not
+// checked.
+func TestQoSOnTheWireCM(t *testing.T) {
+	c := testenv.MustHaveRDMA(t)
+	second := testenv.MustHaveSecondDevice(t, c)
+	qos := rdmalat.QoS{TrafficClass: 46 << 2} // DSCP 46 (EF)
+	for _, v := range []variant{{spec.Write, spec.RC, false}, {spec.Send, spec.UD, false}} {
+		t.Run(v.String(), func(t *testing.T) {
+			capt := openCapture(t, netdevOf(t, c.Device))
+			p, err := rdmalat.NewLoopback(rdmalat.LoopbackConfig{
+				Endpoint: rdmalat.EndpointConfig{
+					Device: c.Device, GIDIndex: c.GIDIndex, Op: v.op, Transport: v.tr, CM: true,
+					MaxSize: 64, Inline: c.Inline, MTU: c.MTU, QoS: qos,
+				},
+				PeerDevice: second, CPUs: [2]int{rdmalat.NoCPU, rdmalat.NoCPU}, Timeout: 10 * time.Second,
+			})
+			require.NoError(t, err)
+			t.Cleanup(func() { assert.NoError(t, p.Close()) })
+			require.True(t, p.Local.CM())
+			if v.tr == spec.RC {
+				for _, e := range []*rdmalat.Endpoint{p.Local, rdmalat.ResponderEndpoint(p)} {
+					a, err := rdmalat.QueryQP(e)
+					require.NoError(t, err)
+					assert.Equal(t, qos.TrafficClass, a.TrafficClass, "rdma_cm's path")
+				}
+			}
+			capt.drain(t) // the connection manager's exchange
+			const n = 20
+			runSamples(t, p, 64, 0, n)
+			pkts := capt.drain(t)
+			require.GreaterOrEqual(t, len(pkts), 2*n)
+			for i, pk := range pkts {
+				require.Equal(t, qos.TrafficClass, pk.trafficClass, "packet %d of %d: traffic class", i, len(pkts))
+			}
+			t.Logf("rdma_cm %v: %d RoCE v2 packets, every one with TOS %#x", v, len(pkts), qos.TrafficClass)
+		})
+	}
+
+	// The fields rdma_cm takes from its route are refused, not ignored.
+	_, err := rdmalat.NewEndpoint(rdmalat.EndpointConfig{Device: c.Device, CM: true, MaxSize: 64, QoS: rdmalat.QoS{SL: 1}})
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "rdma_cm takes the flow label, service level and P_Key of its route")
+}
