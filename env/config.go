@@ -83,6 +83,7 @@ type Config struct {
 	PMQoS      bool          // hold the CPU wake-up latency limit at PMQoSLimit
 	PMQoSLimit time.Duration
 	QoS        spec.QoS // traffic class, flow label, SL, P_Key index; zero: the defaults
+	Counters   bool     // report port counter deltas per operation
 	InVM       bool     // running inside cmd/rxevm's VM
 }
 
@@ -167,6 +168,9 @@ func LoadFrom(getenv func(string) string) (Config, error) {
 		return c, err
 	}
 	if c.PMQoS, c.PMQoSLimit, err = parsePMQoS(getenv(VarPMQoS)); err != nil {
+		return c, err
+	}
+	if c.Counters, err = parseBool(getenv, VarCounters); err != nil {
 		return c, err
 	}
 	if c.QoS, err = parseQoS(getenv); err != nil {

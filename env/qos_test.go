@@ -45,3 +45,11 @@ func TestLoadQoSErrors(t *testing.T) {
 		assert.Contains(t, err.Error(), tc.want)
 	}
 }
+
+func TestLoadCounters(t *testing.T) {
+	c, err := LoadFrom(vars(VarCounters, "1"))
+	require.NoError(t, err)
+	assert.True(t, c.Counters)
+	_, err = LoadFrom(vars(VarCounters, "yes"))
+	assert.ErrorContains(t, err, "RDMABENCH_COUNTERS")
+}

@@ -43,13 +43,26 @@ func Measure(b B, p *Pair, size, warmup int, raw io.Writer) *latency.Recorder {
 	if n := fixedIterations(); n > 0 {
 		run.Expect(n)
 	}
+	var ctr *counterRun
+	if p.Counters {
+		if ctr, err = startCounters(p); err != nil {
+			b.Fatal(err)
+		}
+	}
 	b.ReportAllocs()
+	ops := 0
 	for b.Loop() {
 		rtt, err := run.Next()
 		if err != nil {
 			b.Fatal(err)
 		}
 		rec.Record(rtt)
+		ops++
+	}
+	if ctr != nil {
+		if err := ctr.report(b, ops); err != nil {
+			b.Fatal(err)
+		}
 	}
 	if err := run.Close(); err != nil {
 		b.Fatal(err)

@@ -39,7 +39,10 @@ type Pair struct {
 	// pins them, side by side when it does not).
 	PeerSessions int
 	Timeout      time.Duration
-	closers      []func() error
+	// Counters makes Measure report the initiator's port counters that
+	// rose during each measured run, per operation (counters.go).
+	Counters bool
+	closers  []func() error
 }
 
 // NewLoopback builds and connects two endpoints in this process, on one

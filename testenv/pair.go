@@ -22,7 +22,12 @@ import (
 // (rdmalat.DialPeer; the dial and each step of the exchange are bounded by
 // RDMABENCH_TIMEOUT). The pair measures op over c.Transport, with events
 // when c.Events; maxSize is the largest message its buffers must hold.
-func NewPair(c env.Config, op rdmalat.Op, maxSize int) (*rdmalat.Pair, error) {
+func NewPair(c env.Config, op rdmalat.Op, maxSize int) (p *rdmalat.Pair, err error) {
+	defer func() {
+		if p != nil {
+			p.Counters = c.Counters
+		}
+	}()
 	ecfg := rdmalat.EndpointConfig{
 		Device: c.Device, Port: c.Port, GIDIndex: c.GIDIndex,
 		Op: op, Transport: c.Transport, Events: c.Events, CM: c.CM,
@@ -126,6 +131,9 @@ func ConfigLines(p *rdmalat.Pair, c env.Config) []string {
 		lines = append(lines, [2]string{"rdma-peer-cpu", peerCPU(p)})
 	}
 	lines = append(lines, p.Local.QoS().ConfigLines()...) // none when unset
+	if p.Counters {
+		lines = append(lines, [2]string{"rdma-counters", "on"})
+	}
 	out := make([]string, 0, len(lines)+32)
 	for _, kv := range lines {
 		out = append(out, FormatConfig(kv[0], kv[1]))
