@@ -8,6 +8,7 @@ import (
 
 	"github.com/rdmabench/rdmabench/internal/oob"
 	"github.com/rdmabench/rdmabench/internal/spec"
+	"github.com/rdmabench/rdmabench/latency"
 )
 
 // Op and Transport are what a test measures: the operation and the queue
@@ -16,6 +17,10 @@ type (
 	Op        = spec.Op
 	Transport = spec.Transport
 )
+
+// QoS is a queue pair's traffic class, flow label, service level and
+// P_Key index (the same type as rdmalat.QoS).
+type QoS = spec.QoS
 
 // Defaults.
 const (
@@ -82,9 +87,10 @@ type Config struct {
 	MaxSamples int64         // raw samples written per run at most; 0: none
 	PMQoS      bool          // hold the CPU wake-up latency limit at PMQoSLimit
 	PMQoSLimit time.Duration
-	QoS        spec.QoS // traffic class, flow label, SL, P_Key index; zero: the defaults
-	Counters   bool     // report port counter deltas per operation
-	InVM       bool     // running inside cmd/rxevm's VM
+	QoS        QoS             // traffic class, flow label, SL, P_Key index; zero: the defaults
+	Counters   bool            // report port counter deltas per operation
+	Limits     []latency.Limit // RDMABENCH_MAX; nil: none
+	InVM       bool            // running inside cmd/rxevm's VM
 }
 
 // Default returns the configuration of an empty environment.
@@ -168,6 +174,9 @@ func LoadFrom(getenv func(string) string) (Config, error) {
 		return c, err
 	}
 	if c.PMQoS, c.PMQoSLimit, err = parsePMQoS(getenv(VarPMQoS)); err != nil {
+		return c, err
+	}
+	if c.Limits, err = latency.ParseLimits(VarMax, getenv(VarMax)); err != nil {
 		return c, err
 	}
 	if c.Counters, err = parseBool(getenv, VarCounters); err != nil {

@@ -53,3 +53,12 @@ func TestLoadCounters(t *testing.T) {
 	_, err = LoadFrom(vars(VarCounters, "yes"))
 	assert.ErrorContains(t, err, "RDMABENCH_COUNTERS")
 }
+
+func TestLoadMax(t *testing.T) {
+	c, err := LoadFrom(vars(VarMax, "p99=20us,p50=5us"))
+	require.NoError(t, err)
+	require.Len(t, c.Limits, 2)
+	assert.Equal(t, "p99=20µs", c.Limits[0].String())
+	_, err = LoadFrom(vars(VarMax, "p99<20us"))
+	assert.ErrorContains(t, err, `RDMABENCH_MAX="p99<20us": "p99<20us" is not stat=duration (example: RDMABENCH_MAX=p99=20us,p50=5us`)
+}

@@ -75,6 +75,9 @@ func Measure(b B, p *Pair, size, warmup int, raw io.Writer) *latency.Recorder {
 	s := rec.Summary()
 	latency.Report(b, s)
 	logWarnings(b, s.Warnings)
+	if err := latency.CheckLimits(s, p.Limits); err != nil {
+		b.Fatal(fmt.Errorf("%s (RDMABENCH_MAX): %w", b.Name(), err))
+	}
 	return rec
 }
 

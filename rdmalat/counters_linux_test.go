@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/rdmabench/rdmabench/internal/spec"
+	"github.com/rdmabench/rdmabench/latency"
 	"github.com/rdmabench/rdmabench/rdmalat"
 	"github.com/rdmabench/rdmabench/testenv"
 )
@@ -104,4 +105,53 @@ func TestCountersExplainLoss(t *testing.T) {
 			}
 		})
 	}
+}
+
+// fatalB is a metricsB whose Fatal ends Measure (as testing's does) and
+// keeps the message.
+type fatalB struct {
+	metricsB
+	fatal string
+}
+
+type fatalStop struct{}
+
+func (b *fatalB) Fatal(args ...any) {
+	b.fatal = fmt.Sprint(args...)
+	panic(fatalStop{})
+}
+
+// TestMaxFailsRun: RDMABENCH_MAX's limits fail a run above them after its
+// metrics are reported, with the measured figure, and pass one within.
+func TestMaxFailsRun(t *testing.T) {
+	c := testenv.MustHaveRDMA(t)
+	p, err := rdmalat.NewLoopback(rdmalat.LoopbackConfig{
+		Endpoint: rdmalat.EndpointConfig{Device: c.Device, GIDIndex: c.GIDIndex, MaxSize: 64, Inline: c.Inline, MTU: c.MTU},
+		CPUs:     [2]int{rdmalat.NoCPU, rdmalat.NoCPU}, Timeout: 10 * time.Second,
+	})
+	require.NoError(t, err)
+	t.Cleanup(func() { assert.NoError(t, p.Close()) })
+	measure := func(limits string) *fatalB {
+		p.Limits, err = latency.ParseLimits("RDMABENCH_MAX", limits)
+		require.NoError(t, err)
+		b := &fatalB{metricsB: metricsB{t: t, n: 200, metrics: map[string]float64{}}}
+		func() {
+			defer func() {
+				if r := recover(); r != nil {
+					if _, ok := r.(fatalStop); !ok {
+						panic(r)
+					}
+				}
+			}()
+			rdmalat.Measure(b, p, 64, 10, nil)
+		}()
+		return b
+	}
+	b := measure("p50=1ns")
+	assert.Contains(t, b.fatal, "(RDMABENCH_MAX): latency: over an absolute limit: p50 ")
+	assert.Contains(t, b.fatal, "> limit 1ns")
+	assert.Positive(t, b.metrics["p50-ns"], "the metrics are reported before the run fails")
+
+	b = measure("max=1h")
+	assert.Empty(t, b.fatal, "within the limit")
 }

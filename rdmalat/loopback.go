@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/rdmabench/rdmabench/env"
+	"github.com/rdmabench/rdmabench/latency"
 )
 
 // LoopbackConfig describes a loopback pair: both endpoints in this process.
@@ -42,7 +43,10 @@ type Pair struct {
 	// Counters makes Measure report the initiator's port counters that
 	// rose during each measured run, per operation (counters.go).
 	Counters bool
-	closers  []func() error
+	// Limits are absolute limits Measure fails a run above
+	// (RDMABENCH_MAX), after reporting its metrics.
+	Limits  []latency.Limit
+	closers []func() error
 }
 
 // NewLoopback builds and connects two endpoints in this process, on one

@@ -14,6 +14,7 @@ import (
 	"github.com/rdmabench/rdmabench/env"
 	"github.com/rdmabench/rdmabench/hostinfo"
 	"github.com/rdmabench/rdmabench/hostinfo/pmqos"
+	"github.com/rdmabench/rdmabench/latency"
 	"github.com/rdmabench/rdmabench/rdmalat"
 )
 
@@ -25,7 +26,7 @@ import (
 func NewPair(c env.Config, op rdmalat.Op, maxSize int) (p *rdmalat.Pair, err error) {
 	defer func() {
 		if p != nil {
-			p.Counters = c.Counters
+			p.Counters, p.Limits = c.Counters, c.Limits
 		}
 	}()
 	ecfg := rdmalat.EndpointConfig{
@@ -134,6 +135,9 @@ func ConfigLines(p *rdmalat.Pair, c env.Config) []string {
 	if p.Counters {
 		lines = append(lines, [2]string{"rdma-counters", "on"})
 	}
+	if len(p.Limits) > 0 {
+		lines = append(lines, [2]string{"rdmabench-max", formatLimits(p.Limits)})
+	}
 	out := make([]string, 0, len(lines)+32)
 	for _, kv := range lines {
 		out = append(out, FormatConfig(kv[0], kv[1]))
@@ -222,3 +226,12 @@ func PrintConfig(w io.Writer, p *rdmalat.Pair, c env.Config) error {
 // warnOnce: the warnings are about the host, the same for every benchmark
 // and -count repetition of the process.
 var warnOnce sync.Once
+
+// formatLimits writes limits as RDMABENCH_MAX takes them.
+func formatLimits(limits []latency.Limit) string {
+	s := make([]string, len(limits))
+	for i, l := range limits {
+		s[i] = l.String()
+	}
+	return strings.Join(s, ",")
+}
