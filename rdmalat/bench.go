@@ -43,27 +43,17 @@ func Measure(b B, p *Pair, size, warmup int, raw io.Writer) *latency.Recorder {
 	if n := fixedIterations(); n > 0 {
 		run.Expect(n)
 	}
-	var ctr *counterRun
-	if p.Counters {
-		if ctr, err = startCounters(p); err != nil {
-			b.Fatal(err)
-		}
-	}
+	ctr := startCounters(b, p)
+
 	b.ReportAllocs()
-	ops := 0
 	for b.Loop() {
 		rtt, err := run.Next()
 		if err != nil {
 			b.Fatal(err)
 		}
 		rec.Record(rtt)
-		ops++
 	}
-	if ctr != nil {
-		if err := ctr.report(b, ops); err != nil {
-			b.Fatal(err)
-		}
-	}
+	ctr.report(b, rec.Count())
 	if err := run.Close(); err != nil {
 		b.Fatal(err)
 	}
@@ -75,9 +65,8 @@ func Measure(b B, p *Pair, size, warmup int, raw io.Writer) *latency.Recorder {
 	s := rec.Summary()
 	latency.Report(b, s)
 	logWarnings(b, s.Warnings)
-	if err := latency.CheckLimits(s, p.Limits); err != nil {
-		b.Fatal(fmt.Errorf("%s (RDMABENCH_MAX): %w", b.Name(), err))
-	}
+
+	checkLimits(b, s, p.Limits)
 	return rec
 }
 

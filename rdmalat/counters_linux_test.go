@@ -73,7 +73,7 @@ func TestCountersExplainLoss(t *testing.T) {
 					Device: c.Device, GIDIndex: c.GIDIndex, Op: spec.Write, Transport: spec.RC,
 					MaxSize: 64, Inline: c.Inline, MTU: c.MTU,
 				},
-				PeerDevice: second, CPUs: [2]int{rdmalat.NoCPU, rdmalat.NoCPU}, Timeout: 10 * time.Second,
+				PeerDevice: second, Timeout: 10 * time.Second,
 			})
 			require.NoError(t, err)
 			t.Cleanup(func() { assert.NoError(t, p.Close()) })
@@ -127,7 +127,7 @@ func TestMaxFailsRun(t *testing.T) {
 	c := testenv.MustHaveRDMA(t)
 	p, err := rdmalat.NewLoopback(rdmalat.LoopbackConfig{
 		Endpoint: rdmalat.EndpointConfig{Device: c.Device, GIDIndex: c.GIDIndex, MaxSize: 64, Inline: c.Inline, MTU: c.MTU},
-		CPUs:     [2]int{rdmalat.NoCPU, rdmalat.NoCPU}, Timeout: 10 * time.Second,
+		Timeout:  10 * time.Second,
 	})
 	require.NoError(t, err)
 	t.Cleanup(func() { assert.NoError(t, p.Close()) })

@@ -6,7 +6,6 @@ import (
 	"time"
 
 	"github.com/rdmabench/rdmabench/env"
-	"github.com/rdmabench/rdmabench/latency"
 )
 
 // LoopbackConfig describes a loopback pair: both endpoints in this process.
@@ -45,7 +44,7 @@ type Pair struct {
 	Counters bool
 	// Limits are absolute limits Measure fails a run above
 	// (RDMABENCH_MAX), after reporting its metrics.
-	Limits  []latency.Limit
+	Limits  []Limit
 	closers []func() error
 }
 

@@ -70,7 +70,7 @@ func TestQoSOnTheWire(t *testing.T) {
 						Device: c.Device, GIDIndex: gid.index, Op: v.op, Transport: v.tr,
 						MaxSize: 64, Inline: c.Inline, MTU: c.MTU, QoS: qos,
 					},
-					PeerDevice: second, CPUs: [2]int{rdmalat.NoCPU, rdmalat.NoCPU}, Timeout: 10 * time.Second,
+					PeerDevice: second, Timeout: 10 * time.Second,
 				})
 				require.NoError(t, err)
 				t.Cleanup(func() { assert.NoError(t, p.Close()) })
@@ -120,7 +120,7 @@ func TestQoSOnTheWireCM(t *testing.T) {
 					Device: c.Device, GIDIndex: c.GIDIndex, Op: v.op, Transport: v.tr, CM: true,
 					MaxSize: 64, Inline: c.Inline, MTU: c.MTU, QoS: qos,
 				},
-				PeerDevice: second, CPUs: [2]int{rdmalat.NoCPU, rdmalat.NoCPU}, Timeout: 10 * time.Second,
+				PeerDevice: second, Timeout: 10 * time.Second,
 			})
 			require.NoError(t, err)
 			t.Cleanup(func() { assert.NoError(t, p.Close()) })

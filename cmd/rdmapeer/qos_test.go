@@ -36,7 +36,7 @@ func TestTwoNodeQoS(t *testing.T) {
 			defer capt.Close()
 			p, err := rdmalat.DialPeer(t.Context(), pp.addr, rdmalat.RemoteConfig{
 				Endpoint: rdmalat.EndpointConfig{Device: dev, GIDIndex: -1, Op: op, Transport: tr, MaxSize: 64, Inline: -1, QoS: qos},
-				CPU:      rdmalat.NoCPU, Timeout: 10 * time.Second,
+				Timeout:  10 * time.Second,
 			})
 			require.NoError(t, err)
 			defer p.Close()

@@ -23,7 +23,7 @@ import (
 
 // cacheFormat changes whenever the layout of the cached guest changes, so
 // that a new rxevm rebuilds caches made by an old one.
-const cacheFormat = "rxevm-cache-2" // 2: sch_netem in the single VM
+const cacheFormat = "rxevm-cache-3" // 3: sch_netem in the single VM (main's 2: -insns)
 
 // A Base is the cached, run-independent part of the guest.
 type Base struct {
