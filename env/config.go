@@ -8,6 +8,7 @@ import (
 
 	"github.com/rdmabench/rdmabench/internal/oob"
 	"github.com/rdmabench/rdmabench/internal/spec"
+	"github.com/rdmabench/rdmabench/latency"
 )
 
 // Op and Transport are what a test measures: the operation and the queue
@@ -16,6 +17,10 @@ type (
 	Op        = spec.Op
 	Transport = spec.Transport
 )
+
+// QoS is a queue pair's traffic class, flow label, service level and
+// P_Key index (the same type as rdmalat.QoS).
+type QoS = spec.QoS
 
 // Defaults.
 const (
@@ -79,7 +84,10 @@ type Config struct {
 	MaxSamples int64         // raw samples written per run at most; 0: none
 	PMQoS      bool          // hold the CPU wake-up latency limit at PMQoSLimit
 	PMQoSLimit time.Duration
-	InVM       bool // running inside cmd/rxevm's VM
+	QoS        QoS             // traffic class, flow label, SL, P_Key index; zero: the defaults
+	Counters   bool            // report port counter deltas per operation
+	Limits     []latency.Limit // RDMABENCH_MAX; nil: none
+	InVM       bool            // running inside cmd/rxevm's VM
 }
 
 // Default returns the configuration of an empty environment.
@@ -164,6 +172,18 @@ func LoadFrom(getenv func(string) string) (Config, error) {
 	}
 	if c.PMQoS, c.PMQoSLimit, err = parsePMQoS(getenv(VarPMQoS)); err != nil {
 		return c, err
+	}
+	if c.Limits, err = latency.ParseLimits(VarMax, getenv(VarMax)); err != nil {
+		return c, err
+	}
+	if c.Counters, err = parseBool(getenv, VarCounters); err != nil {
+		return c, err
+	}
+	if c.QoS, err = parseQoS(getenv); err != nil {
+		return c, err
+	}
+	if c.CM && (c.QoS.FlowLabel != 0 || c.QoS.SL != 0 || c.QoS.PKeyIndex != 0) {
+		return c, fmt.Errorf("%s=1 with %s, %s or %s: rdma_cm gives the queue pair the flow label, service level and P_Key of its route and address (librdmacm has no option for them but a whole InfiniBand path record); with rdma_cm only %s applies (unset the others, or %s)", VarCM, VarFlowLabel, VarSL, VarPKeyIndex, VarTClass, VarCM)
 	}
 	// host:port, or a bare host for port 18515.
 	if c.Peer, err = oob.ParseVar(VarPeer, getenv(VarPeer)); err != nil {

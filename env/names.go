@@ -21,6 +21,12 @@ const (
 	VarEvents     = "RDMABENCH_EVENTS"
 	VarCM         = "RDMABENCH_CM"
 	VarPMQoS      = "RDMABENCH_PMQOS"
+	VarTClass     = "RDMABENCH_TCLASS"
+	VarFlowLabel  = "RDMABENCH_FLOW_LABEL"
+	VarSL         = "RDMABENCH_SL"
+	VarPKeyIndex  = "RDMABENCH_PKEY_INDEX"
+	VarCounters   = "RDMABENCH_COUNTERS"
+	VarMax        = "RDMABENCH_MAX"
 	VarVM         = "RDMABENCH_VM"
 	// Set by rdmaab for a benchmark process it conducts in a duet.
 	VarTurnFD = "RDMABENCH_TURN_FD"
@@ -71,6 +77,12 @@ var Variables = []Variable{
 	{VarEvents, "0", "1: wait for completions on completion channels (perftest -e) instead of busy-polling; every operation but plain RDMA WRITE, which is skipped."},
 	{VarCM, "0", "1: connect the queue pairs through rdma_cm (perftest -R) instead of exchanging QP numbers over the TCP connection (two-node) or in memory (loopback); RC and UD only."},
 	{VarPMQoS, "0", "1: hold /dev/cpu_dma_latency at 0 while a benchmark's pair is open (no deep idle states on any CPU; needs root); a limit such as 20us holds that (whole microseconds, up to 35m47s). Recorded as pm-qos."},
+	{VarTClass, "0", "traffic class of every packet's GRH (perftest --tclass), 0 to 255: on RoCE v2 the IP header's TOS byte, DSCP times 4 plus the ECN bits (96 is DSCP 24). For every transport and rdma_cm (rdma_set_option TOS). Recorded as rdma-tclass when set."},
+	{VarFlowLabel, "0", "flow label of every packet's GRH (perftest --flow_label), 0 to 1048575: on RoCE v2 over IPv6 the IPv6 flow label (a GID index of an IPv6 GID); refused with RDMABENCH_CM=1 (rdma_cm takes its route's). Recorded as rdma-flow-label when set."},
+	{VarSL, "0", "service level (perftest --sl), 0 to 15: InfiniBand's virtual lane mapping; on RoCE what the driver maps to a priority. Refused with RDMABENCH_CM=1 (rdma_cm takes its route's). Recorded as rdma-sl when set."},
+	{VarPKeyIndex, "0", "index in the port's P_Key table (perftest --pkey_index), 0 to 65535, set at INIT on both sides; refused with RDMABENCH_CM=1 (rdma_cm takes its address's). Recorded as rdma-pkey-index when set."},
+	{VarCounters, "0", "1: read the initiator's port counters and hw_counters (/sys/class/infiniband/DEV/ports/N/) before and after each measured run and report each one that rose as a metric per operation, such as hw.rcvd_seq_err/op (perftest -W); a counter absent from a result did not change. Recorded as rdma-counters."},
+	{VarMax, "none", `absolute limits that fail a benchmark whose run is above them, beside the relative gate: comma-separated stat=duration pairs such as "p99=20us,p50=5us" (statistics min, mean, max, p50, p90, p99, p99.9, p99.99), compared with the reported figure (one-way for ping-pong, whole for READ and atomics); a percentile with too few samples is taken as the maximum. Recorded as rdmabench-max.`},
 	{VarVM, "unset", "set to 1 by cmd/rxevm inside the soft-RoCE VM; 0 or 1 (true and false too), any other value is refused."},
 	{VarTurnFD, "unset", "set by rdmaab for the benchmark processes of a duet: the inherited file descriptor of the conductor's socket; each run then takes turns of a burst of round trips with the other side's process. A descriptor that is not a unix stream socket is refused, and left open."},
 	{VarHostCPUContention, "unset", "set by cmd/rxevm inside the VM: how much the host's CPUs slowed each other when measured before the boot; reported as a note."},

@@ -43,6 +43,8 @@ func Measure(b B, p *Pair, size, warmup int, raw io.Writer) *latency.Recorder {
 	if n := fixedIterations(); n > 0 {
 		run.Expect(n)
 	}
+	ctr := startCounters(b, p)
+
 	b.ReportAllocs()
 	wm := startWork(run)
 	for b.Loop() {
@@ -52,6 +54,7 @@ func Measure(b B, p *Pair, size, warmup int, raw io.Writer) *latency.Recorder {
 		}
 		rec.Record(rtt)
 	}
+	ctr.report(b, rec.Count())
 	if err := run.Close(); err != nil {
 		b.Fatal(err)
 	}
@@ -64,6 +67,8 @@ func Measure(b B, p *Pair, size, warmup int, raw io.Writer) *latency.Recorder {
 	latency.Report(b, s)
 	reportWork(b, wm, run)
 	logWarnings(b, s.Warnings)
+
+	checkLimits(b, s, p.Limits)
 	return rec
 }
 

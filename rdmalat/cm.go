@@ -164,6 +164,7 @@ func (e *Endpoint) cmConfig() rdmacm.Config {
 		Access: remoteAccess(e.cfg.Op), // 0 (send): rdma_cm's; the buffer grants nothing remote anyway
 		MTU:    e.mtu,
 		QKey:   loops.UDQKey,
+		TOS:    e.cfg.QoS.TrafficClass,
 	}
 }
 

@@ -61,6 +61,9 @@ type EndpointConfig struct {
 	// atomics never are).
 	Inline int
 	MTU    int // bytes; 0: the port's active MTU
+	// QoS is the queue pair's traffic class, flow label, service level
+	// and P_Key index (qos.go); the zero value is every default.
+	QoS QoS
 }
 
 // Values of a GID index field besides a number: its zero is the default,
@@ -180,6 +183,9 @@ func checkConfig(cfg *EndpointConfig) error {
 	if err := checkCM(*cfg); err != nil {
 		return err
 	}
+	if err := checkQoS(*cfg); err != nil {
+		return err
+	}
 	if cfg.MaxSize < 1 {
 		return fmt.Errorf("rdmalat: message size %d: want at least 1 byte", cfg.MaxSize)
 	}
@@ -214,6 +220,9 @@ func NewEndpoint(cfg EndpointConfig) (_ *Endpoint, err error) {
 		return nil, fmt.Errorf("rdmalat: %s has no atomic operations (atomic_cap %v): %v cannot run there", cfg.Device, e.devAttr.AtomicCap, cfg.Op)
 	}
 	if e.port, e.portAttr, err = pickPort(e.ctx, e.devAttr, cfg.Port); err != nil {
+		return nil, err
+	}
+	if err = checkPKeyIndex(cfg.Device, e.port, e.portAttr, cfg.QoS.PKeyIndex); err != nil {
 		return nil, err
 	}
 	if e.gid, err = pickGID(e.ctx, e.port, e.portAttr, env.GIDIndexOf(cfg.GIDIndex)); err != nil {
@@ -256,7 +265,7 @@ func NewEndpoint(cfg EndpointConfig) (_ *Endpoint, err error) {
 		}
 		return nil, err
 	}
-	if err = e.qp.ToInit(verbs.InitAttr{Port: e.port, Access: access, QKey: loops.UDQKey}); err != nil {
+	if err = e.qp.ToInit(verbs.InitAttr{Port: e.port, PKeyIndex: cfg.QoS.PKeyIndex, Access: access, QKey: loops.UDQKey}); err != nil {
 		return nil, err
 	}
 	return e, nil
@@ -326,7 +335,7 @@ func (e *Endpoint) Connect(remote PeerInfo) error {
 	if err := e.qp.ToRTR(verbs.RTRAttr{
 		Port: e.port, MTU: mtu, DestQPN: remote.QPN, RQPSN: remote.PSN,
 		DLID: remote.LID, DGID: dgid, GIDIndex: e.gid.Index,
-		UseGRH:          grh,
+		UseGRH: grh, SL: e.cfg.QoS.SL, TrafficClass: e.cfg.QoS.TrafficClass, FlowLabel: e.cfg.QoS.FlowLabel,
 		MaxDestRdAtomic: accept,
 	}); err != nil {
 		return err
@@ -335,7 +344,10 @@ func (e *Endpoint) Connect(remote PeerInfo) error {
 		return err
 	}
 	if e.cfg.Transport == spec.UD {
-		ah, err := e.pd.CreateAH(verbs.AHAttr{Port: e.port, DLID: remote.LID, DGID: dgid, SGIDIndex: e.gid.Index})
+		ah, err := e.pd.CreateAH(verbs.AHAttr{
+			Port: e.port, DLID: remote.LID, DGID: dgid, SGIDIndex: e.gid.Index,
+			SL: e.cfg.QoS.SL, TrafficClass: e.cfg.QoS.TrafficClass, FlowLabel: e.cfg.QoS.FlowLabel,
+		})
 		if err != nil {
 			return fmt.Errorf("rdmalat: address handle for the peer's UD QP %#x: %w", remote.QPN, err)
 		}

@@ -39,7 +39,13 @@ type Pair struct {
 	// pins them, side by side when it does not).
 	PeerSessions int
 	Timeout      time.Duration
-	closers      []func() error
+	// Counters makes Measure report the initiator's port counters that
+	// rose during each measured run, per operation (counters.go).
+	Counters bool
+	// Limits are absolute limits Measure fails a run above
+	// (RDMABENCH_MAX), after reporting its metrics.
+	Limits  []Limit
+	closers []func() error
 }
 
 // NewLoopback builds and connects two endpoints in this process, on one

@@ -126,6 +126,7 @@ func dialPeerOnce(ctx context.Context, addr string, cfg RemoteConfig) (_ *Pair, 
 	if err = conn.SendParams(oob.Params{
 		Op: ecfg.Op, Transport: ecfg.Transport, Size: uint32(ecfg.MaxSize), MTU: uint32(max(ecfg.MTU, 0)),
 		Inline: int32(min(inline, 1<<31-1)), GIDIndex: -1, IdleTimeout: cfg.Timeout, Flags: wireFlags(ecfg),
+		QoS: ecfg.QoS,
 	}); err != nil {
 		resp.close()
 		return nil, err

@@ -13,6 +13,7 @@ import (
 	"github.com/rdmabench/rdmabench/env"
 	"github.com/rdmabench/rdmabench/hostinfo"
 	"github.com/rdmabench/rdmabench/hostinfo/pmqos"
+	"github.com/rdmabench/rdmabench/latency"
 	"github.com/rdmabench/rdmabench/rdmalat"
 )
 
@@ -21,11 +22,16 @@ import (
 // (rdmalat.DialPeer; the dial and each step of the exchange are bounded by
 // RDMABENCH_TIMEOUT). The pair measures op over c.Transport, with events
 // when c.Events; maxSize is the largest message its buffers must hold.
-func NewPair(c env.Config, op rdmalat.Op, maxSize int) (*rdmalat.Pair, error) {
+func NewPair(c env.Config, op rdmalat.Op, maxSize int) (p *rdmalat.Pair, err error) {
+	defer func() {
+		if p != nil {
+			p.Counters, p.Limits = c.Counters, c.Limits
+		}
+	}()
 	ecfg := rdmalat.EndpointConfig{
 		Device: c.Device, Port: c.Port, GIDIndex: c.GIDIndex,
 		Op: op, Transport: c.Transport, Events: c.Events, CM: c.CM,
-		MaxSize: maxSize, Inline: c.Inline, MTU: c.MTU,
+		MaxSize: maxSize, Inline: c.Inline, MTU: c.MTU, QoS: c.QoS,
 	}
 	if err := c.Check(); err != nil {
 		return nil, err
@@ -115,6 +121,13 @@ func ConfigLines(p *rdmalat.Pair, c env.Config) []string {
 	}
 	if p.Mode == "two-node" {
 		lines = append(lines, [2]string{"rdma-peer-cpu", peerCPU(p)})
+	}
+	lines = append(lines, p.Local.QoS().ConfigLines()...) // none when unset
+	if p.Counters {
+		lines = append(lines, [2]string{"rdma-counters", "on"})
+	}
+	if len(p.Limits) > 0 {
+		lines = append(lines, [2]string{"rdmabench-max", formatLimits(p.Limits)})
 	}
 	out := make([]string, 0, len(lines)+32)
 	for _, kv := range lines {
@@ -212,3 +225,12 @@ func PrintConfig(w io.Writer, p *rdmalat.Pair, c env.Config) error {
 // warnOnce: the warnings are about the host, the same for every benchmark
 // and -count repetition of the process.
 var warnOnce sync.Once
+
+// formatLimits writes limits as RDMABENCH_MAX takes them.
+func formatLimits(limits []latency.Limit) string {
+	s := make([]string, len(limits))
+	for i, l := range limits {
+		s[i] = l.String()
+	}
+	return strings.Join(s, ",")
+}

@@ -398,6 +398,13 @@ func ibvDestroyQP(qp unsafe.Pointer) error {
 // ibvModifyQP mirrors ibv_modify_qp, which returns an errno value.
 func ibvModifyQP(qp unsafe.Pointer, m *qpModify) error {
 	var a C.struct_ibv_qp_attr
+	fillQPAttr(&a, m)
+	rc := C.ibv_modify_qp((*C.struct_ibv_qp)(qp), &a, C.int(m.mask))
+	return errRet("ibv_modify_qp", int(rc))
+}
+
+// fillQPAttr fills the struct ibv_qp_attr that ibv_modify_qp takes.
+func fillQPAttr(a *C.struct_ibv_qp_attr, m *qpModify) {
 	a.qp_state = C.enum_ibv_qp_state(m.state)
 	a.pkey_index = C.uint16_t(m.pkeyIndex)
 	a.port_num = C.uint8_t(m.port)
@@ -414,8 +421,6 @@ func ibvModifyQP(qp unsafe.Pointer, m *qpModify) error {
 	a.retry_cnt = C.uint8_t(m.retryCnt)
 	a.rnr_retry = C.uint8_t(m.rnrRetry)
 	a.max_rd_atomic = C.uint8_t(m.maxRdAtomic)
-	rc := C.ibv_modify_qp((*C.struct_ibv_qp)(qp), &a, C.int(m.mask))
-	return errRet("ibv_modify_qp", int(rc))
 }
 
 func fillAH(a *C.struct_ibv_ah_attr, h *ahFields) {
@@ -428,6 +433,7 @@ func fillAH(a *C.struct_ibv_ah_attr, h *ahFields) {
 		a.grh.sgid_index = C.uint8_t(h.sgidIndex)
 		a.grh.hop_limit = C.uint8_t(h.hopLimit)
 		a.grh.traffic_class = C.uint8_t(h.trafficClass)
+		a.grh.flow_label = C.uint32_t(h.flowLabel)
 	}
 }
 
@@ -482,3 +488,45 @@ func mmapAnon(size int) ([]byte, error) {
 func munmap(b []byte) error { return unix.Munmap(b) }
 
 func setNonblock(fd int) error { return unix.SetNonblock(fd, true) }
+
+// ibvQueryQP mirrors ibv_query_qp, which returns an errno value.
+func ibvQueryQP(qp unsafe.Pointer) (QPAttr, error) {
+	var a C.struct_ibv_qp_attr
+	var init C.struct_ibv_qp_init_attr
+	mask := C.int(maskState | maskPKeyIndex | maskPort | maskAV | maskPathMTU | maskDestQPN)
+	if rc := C.ibv_query_qp((*C.struct_ibv_qp)(qp), &a, mask, &init); rc != 0 {
+		return QPAttr{}, errRet("ibv_query_qp", int(rc))
+	}
+	return qpAttrOf(&a), nil
+}
+
+// qpAttrOf reads what ibv_query_qp filled in.
+func qpAttrOf(a *C.struct_ibv_qp_attr) QPAttr {
+	h := &a.ah_attr
+	return QPAttr{
+		State: QPState(a.qp_state), Port: uint8(a.port_num), PKeyIndex: uint16(a.pkey_index),
+		MTU: MTU(a.path_mtu), DestQPN: uint32(a.dest_qp_num),
+		DLID: uint16(h.dlid), SL: uint8(h.sl), IsGlobal: h.is_global != 0,
+		DGID:      *(*[16]byte)(unsafe.Pointer(&h.grh.dgid)),
+		SGIDIndex: uint8(h.grh.sgid_index), HopLimit: uint8(h.grh.hop_limit),
+		TrafficClass: uint8(h.grh.traffic_class), FlowLabel: uint32(h.grh.flow_label),
+	}
+}
+
+// qpAttrRoundTrip is the struct ibv_qp_attr that ibv_modify_qp is given
+// for m, read back as ibv_query_qp's would be: what a device that keeps
+// every field reports. Tests of the attributes handed to libibverbs use
+// it where rxe drops a field (the service level).
+func qpAttrRoundTrip(m *qpModify) QPAttr {
+	var a C.struct_ibv_qp_attr
+	fillQPAttr(&a, m)
+	return qpAttrOf(&a)
+}
+
+// ahAttrRoundTrip is the struct ibv_ah_attr ibv_create_ah is given for h,
+// read back as QPAttr's address vector fields.
+func ahAttrRoundTrip(h *ahFields) QPAttr {
+	var a C.struct_ibv_qp_attr
+	fillAH(&a.ah_attr, h)
+	return qpAttrOf(&a)
+}

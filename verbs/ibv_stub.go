@@ -54,6 +54,9 @@ func ibvQueryQPState(unsafe.Pointer) (QPState, error)               { return 0, 
 func ibvDestroyQP(unsafe.Pointer) error                             { return errUnsupported }
 func ibvModifyQP(unsafe.Pointer, *qpModify) error                   { return errUnsupported }
 func ibvCreateAH(unsafe.Pointer, *ahFields) (unsafe.Pointer, error) { return nil, errUnsupported }
+func ibvQueryQP(unsafe.Pointer) (QPAttr, error)                     { return QPAttr{}, errUnsupported }
+func qpAttrRoundTrip(*qpModify) QPAttr                              { return QPAttr{} }
+func ahAttrRoundTrip(*ahFields) QPAttr                              { return QPAttr{} }
 func ibvDestroyAH(unsafe.Pointer) error                             { return errUnsupported }
 
 func wcStatusStr(s WCStatus) string { return fmt.Sprintf("work completion status %d", uint32(s)) }

@@ -145,6 +145,9 @@ type AHAttr struct {
 	SGIDIndex int      // local GID index
 	HopLimit  uint8    // 0 means 64
 	SL        uint8
+	// TrafficClass and FlowLabel go in the GRH, so only with a DGID.
+	TrafficClass uint8
+	FlowLabel    uint32 // 20 bits
 }
 
 // AH is an address handle (struct ibv_ah).
@@ -161,7 +164,8 @@ func (pd *PD) CreateAH(a AHAttr) (*AH, error) {
 	if err != nil {
 		return nil, err
 	}
-	f := ahFields{port: a.Port, dlid: a.DLID, sl: a.SL, dgid: a.DGID, sgidIndex: a.SGIDIndex, hopLimit: a.HopLimit}
+	f := ahFields{port: a.Port, dlid: a.DLID, sl: a.SL, dgid: a.DGID, sgidIndex: a.SGIDIndex, hopLimit: a.HopLimit,
+		trafficClass: a.TrafficClass, flowLabel: a.FlowLabel}
 	f.setDefaults()
 	if err := addChildren(op, &pd.object); err != nil {
 		return nil, err
@@ -190,6 +194,7 @@ func (ah *AH) Close() error {
 type ahFields struct {
 	port, sl, hopLimit, trafficClass uint8
 	dlid                             uint16
+	flowLabel                        uint32
 	global                           bool
 	dgid                             [16]byte
 	sgidIndex                        int

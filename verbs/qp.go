@@ -249,6 +249,16 @@ func (qp *QP) ToInit(a InitAttr) error {
 	if a.Port == 0 {
 		a.Port = 1
 	}
+	m := qp.initModify(a)
+	if err := qp.modify(&m, "RESET->INIT"); err != nil {
+		return err
+	}
+	qp.port = a.Port
+	return nil
+}
+
+// initModify is the modification ToInit makes.
+func (qp *QP) initModify(a InitAttr) qpModify {
 	m := qpModify{
 		mask:      maskState | maskPKeyIndex | maskPort,
 		state:     QPInit,
@@ -266,11 +276,7 @@ func (qp *QP) ToInit(a InitAttr) error {
 		m.mask |= maskAccessFlags
 		m.access = a.Access
 	}
-	if err := qp.modify(&m, "RESET->INIT"); err != nil {
-		return err
-	}
-	qp.port = a.Port
-	return nil
+	return m
 }
 
 // RTRAttr are the attributes of the INIT -> RTR transition: the remote end
@@ -284,10 +290,15 @@ type RTRAttr struct {
 	// DGID is the peer's GID (RoCE always needs one); GIDIndex is the local
 	// GID index to send from. A GRH is used when UseGRH is set or DGID is
 	// not zero.
-	DGID            [16]byte
-	GIDIndex        int
-	UseGRH          bool
-	HopLimit        uint8 // 0 means 64
+	DGID     [16]byte
+	GIDIndex int
+	UseGRH   bool
+	HopLimit uint8 // 0 means 64
+	// TrafficClass and FlowLabel go in the GRH (on RoCE v2 the IP
+	// header's TOS byte and the IPv6 flow label); without a GRH they are
+	// not sent.
+	TrafficClass    uint8
+	FlowLabel       uint32 // 20 bits
 	SL              uint8
 	MaxDestRdAtomic uint8 // RC: 0 means 1
 	MinRNRTimer     uint8 // RC: 0 means 12 (0.64 ms)
@@ -295,6 +306,16 @@ type RTRAttr struct {
 
 // ToRTR moves the QP from INIT to RTR, ready to receive (ibv_modify_qp).
 func (qp *QP) ToRTR(a RTRAttr) error {
+	m, err := qp.rtrModify(a)
+	if err != nil {
+		return err
+	}
+	return qp.modify(&m, "INIT->RTR")
+}
+
+// rtrModify is the modification ToRTR makes (the port's MTU queried when
+// a.MTU is 0).
+func (qp *QP) rtrModify(a RTRAttr) (qpModify, error) {
 	m := qpModify{mask: maskState, state: QPRTR}
 	if qp.typ != UD {
 		if a.Port == 0 {
@@ -303,7 +324,7 @@ func (qp *QP) ToRTR(a RTRAttr) error {
 		if a.MTU == 0 {
 			pa, err := qp.pd.ctx.QueryPort(a.Port)
 			if err != nil {
-				return err
+				return m, err
 			}
 			a.MTU = pa.ActiveMTU
 		}
@@ -311,7 +332,8 @@ func (qp *QP) ToRTR(a RTRAttr) error {
 		m.mtu = a.MTU
 		m.destQPN = a.DestQPN
 		m.rqPSN = a.RQPSN & 0xffffff
-		m.ah = ahFields{port: a.Port, dlid: a.DLID, sl: a.SL, dgid: a.DGID, global: a.UseGRH, sgidIndex: a.GIDIndex, hopLimit: a.HopLimit}
+		m.ah = ahFields{port: a.Port, dlid: a.DLID, sl: a.SL, dgid: a.DGID, global: a.UseGRH, sgidIndex: a.GIDIndex, hopLimit: a.HopLimit,
+			trafficClass: a.TrafficClass, flowLabel: a.FlowLabel}
 		m.ah.setDefaults()
 	}
 	if qp.typ == RC {
@@ -319,7 +341,7 @@ func (qp *QP) ToRTR(a RTRAttr) error {
 		m.maxDestRdAtomic = orDefault(a.MaxDestRdAtomic, 1)
 		m.minRNRTimer = orDefault(a.MinRNRTimer, 12)
 	}
-	return qp.modify(&m, "INIT->RTR")
+	return m, nil
 }
 
 // RTSAttr are the attributes of the RTR -> RTS transition.

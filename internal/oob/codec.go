@@ -244,6 +244,10 @@ func (m Params) appendPayload(e *encoder) {
 	e.u32(uint32(m.GIDIndex))
 	e.u64(uint64(m.IdleTimeout))
 	e.u8(uint8(m.Flags))
+	e.u8(m.QoS.TrafficClass)
+	e.u32(m.QoS.FlowLabel)
+	e.u8(m.QoS.SL)
+	e.u16(m.QoS.PKeyIndex)
 }
 
 func (Params) decodePayload(d *decoder) Message {
@@ -256,6 +260,10 @@ func (Params) decodePayload(d *decoder) Message {
 	m.GIDIndex = int32(d.u32("gid_index"))
 	m.IdleTimeout = time.Duration(d.u64("idle_timeout"))
 	m.Flags = Flags(d.u8("flags"))
+	m.QoS.TrafficClass = d.u8("tclass")
+	m.QoS.FlowLabel = d.u32("flow_label")
+	m.QoS.SL = d.u8("sl")
+	m.QoS.PKeyIndex = d.u16("pkey_index")
 	return m
 }
 

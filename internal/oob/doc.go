@@ -37,7 +37,8 @@
 //	         all zeros when the Challenge asks for no token; addr string: the
 //	         address the client is connected to, ip:port (SessionAddr)
 //	Params   op uint8, transport uint8, size uint32, mtu uint32, inline int32,
-//	         gid_index int32, idle_timeout int64 (nanoseconds), flags uint8
+//	         gid_index int32, idle_timeout int64 (nanoseconds), flags uint8,
+//	         tclass uint8, flow_label uint32, sl uint8, pkey_index uint16
 //	Endpoint device string, firmware string, link_layer string, port uint8,
 //	         lid uint16, qpn uint32, psn uint32, qkey uint32, gid [16]byte,
 //	         gid_index int32, mtu uint32, rkey uint32, addr uint64, size uint32,
@@ -74,7 +75,10 @@
 // Auth.addr and binds the MAC to it: the peer refuses an answer made for
 // an address other than its own end of the connection, so a fake peer
 // cannot relay a client's answer (a client behind address translation to
-// the peer cannot use a token).
+// the peer cannot use a token). Version 5 added Params.tclass, flow_label,
+// sl and pkey_index (the queue pairs' traffic class, GRH flow label of 20
+// bits, service level 0..15 and P_Key table index; with rdma_cm only
+// tclass may be set).
 // Error codes: 1 internal, 2 protocol, 3 version, 4 params, 5 resource,
 // 6 timeout, 7 busy, 8 auth (the client's token is missing or wrong).
 //

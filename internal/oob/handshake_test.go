@@ -30,8 +30,8 @@ func TestVersionMismatch(t *testing.T) {
 			"oob: client speaks oob version 2, this rdmapeer 3: upgrade the client (rdmabench) to this rdmapeer's version"},
 		{3, 2, "oob: peer speaks oob version 2, this client 3: upgrade rdmapeer on the peer's node to this client's rdmabench version",
 			"oob: client speaks oob version 3, this rdmapeer 2: upgrade this rdmapeer to the client's rdmabench version"},
-		{3, oob.Version, "oob: peer speaks oob version 4, this client 3: upgrade this client (rdmabench) to the peer's rdmapeer version",
-			"oob: client speaks oob version 3, this rdmapeer 4: upgrade the client (rdmabench) to this rdmapeer's version"},
+		{4, oob.Version, "oob: peer speaks oob version 5, this client 4: upgrade this client (rdmabench) to the peer's rdmapeer version",
+			"oob: client speaks oob version 4, this rdmapeer 5: upgrade the client (rdmabench) to this rdmapeer's version"},
 	} {
 		t.Run(fmt.Sprintf("client%d-server%d", tc.client, tc.server), func(t *testing.T) {
 			serverErr := make(chan error, 1)
@@ -75,7 +75,7 @@ func TestVersion2Peer(t *testing.T) {
 	start := time.Now()
 	_, err := oob.Dial(t.Context(), addr, 2*time.Second)
 	require.ErrorIs(t, err, oob.ErrVersion)
-	assert.Contains(t, err.Error(), "peer speaks oob version 2, this client 4: upgrade rdmapeer on the peer's node")
+	assert.Contains(t, err.Error(), "peer speaks oob version 2, this client 5: upgrade rdmapeer on the peer's node")
 	assert.Less(t, time.Since(start), time.Second, "no wait for a challenge the old peer never sends")
 }
 
@@ -184,7 +184,7 @@ func TestAcceptNotClient(t *testing.T) {
 	require.NoError(t, err)
 	m, err := oob.Decode(reply)
 	require.NoError(t, err)
-	assert.Equal(t, oob.Error{Code: oob.CodeProtocol, Msg: "this is rdmapeer (oob version 4): it speaks only the rdmabench out-of-band protocol"}, m)
+	assert.Equal(t, oob.Error{Code: oob.CodeProtocol, Msg: "this is rdmapeer (oob version 5): it speaks only the rdmabench out-of-band protocol"}, m)
 }
 
 func TestDialErrors(t *testing.T) {

@@ -10,7 +10,7 @@ import (
 )
 
 // Version is the protocol version this package speaks.
-const Version uint16 = 4
+const Version uint16 = 5
 
 // Limits of the framing. See the package documentation.
 const (
@@ -125,6 +125,9 @@ type Params struct {
 	// peer's default. Sent in nanoseconds.
 	IdleTimeout time.Duration
 	Flags       Flags
+	// QoS is the traffic class, flow label, service level and P_Key
+	// index both sides' queue pairs use; zero: every default.
+	QoS spec.QoS
 }
 
 // Flags are a session's variants.

@@ -40,7 +40,7 @@ const goldenHello = `
 const goldenParams = `
 	02                            // type: Params
 	00                            // reserved
-	00 1b                         // payload length: 27 = 1+1+4+4+4+4+8+1
+	00 23                         // payload length: 35 = 1+1+4+4+4+4+8+1+1+4+1+2
 	01                            // op: write
 	01                            // transport: RC
 	00 01 00 00                   // size 65536
@@ -49,10 +49,15 @@ const goldenParams = `
 	ff ff ff ff                   // gid index -1
 	00 00 00 02 54 0b e4 00       // idle timeout 10 s = 10 000 000 000 ns = 0x2_540b_e400
 	01                            // flags: events
+	60                            // traffic class 96 (DSCP 24)
+	00 01 e2 40                   // flow label 123456 = 0x1_e240
+	03                            // service level 3
+	00 02                         // P_Key index 2
 `
 
 var goldenParamsValue = oob.Params{Op: spec.Write, Transport: spec.RC, Size: 65536,
-	MTU: 1024, Inline: -1, GIDIndex: -1, IdleTimeout: 10 * time.Second, Flags: oob.FlagEvents}
+	MTU: 1024, Inline: -1, GIDIndex: -1, IdleTimeout: 10 * time.Second, Flags: oob.FlagEvents,
+	QoS: spec.QoS{TrafficClass: 96, FlowLabel: 123456, SL: 3, PKeyIndex: 2}}
 
 const goldenRun = `
 	07                            // type: Run
@@ -96,12 +101,13 @@ func TestGolden(t *testing.T) {
 func allMessages() map[string]oob.Message {
 	gid := [16]byte{0: 0xfe, 1: 0x80, 15: 0x01}
 	return map[string]oob.Message{
-		"Hello":          oob.Hello{Version: oob.Version, Software: "rdmabench v0.1.0 go1.26.8"},
-		"Hello/empty":    oob.Hello{},
-		"Hello/maxstr":   oob.Hello{Version: 0xffff, Software: strings.Repeat("é", oob.MaxString/2)},
-		"Params":         goldenParamsValue,
-		"Params/zero":    oob.Params{},
-		"Params/max":     oob.Params{Op: 255, Transport: 255, Size: ^uint32(0), MTU: ^uint32(0), Inline: -1 << 31, GIDIndex: -1 << 31, IdleTimeout: -1},
+		"Hello":        oob.Hello{Version: oob.Version, Software: "rdmabench v0.1.0 go1.26.8"},
+		"Hello/empty":  oob.Hello{},
+		"Hello/maxstr": oob.Hello{Version: 0xffff, Software: strings.Repeat("é", oob.MaxString/2)},
+		"Params":       goldenParamsValue,
+		"Params/zero":  oob.Params{},
+		"Params/max": oob.Params{Op: 255, Transport: 255, Size: ^uint32(0), MTU: ^uint32(0), Inline: -1 << 31, GIDIndex: -1 << 31, IdleTimeout: -1,
+			QoS: spec.QoS{TrafficClass: 255, FlowLabel: ^uint32(0), SL: 255, PKeyIndex: ^uint16(0)}},
 		"Endpoint":       oob.Endpoint{Device: "rxe0", Firmware: "", LinkLayer: "Ethernet", Port: 1, LID: 0, QPN: 0x11, PSN: 0xabcdef, QKey: 0x11111111, GID: gid, GIDIndex: 1, MTU: 1024, RKey: 0x1234, Addr: 0x7f00_dead_beef, Size: 4096},
 		"Endpoint/IB":    oob.Endpoint{Device: "mlx5_0", Firmware: "20.31.1014", LinkLayer: "InfiniBand", Port: 2, LID: 0xbeef, QPN: 0xffffff, GIDIndex: -1, MTU: 4096},
 		"Endpoint/large": oob.Endpoint{Device: strings.Repeat("d", oob.MaxString), Firmware: strings.Repeat("f", oob.MaxString), LinkLayer: strings.Repeat("l", oob.MaxString)},

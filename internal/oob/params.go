@@ -112,6 +112,12 @@ func (p Params) Validate(limits Limits) error {
 	if p.Flags&FlagEvents != 0 && !p.Op.Events() {
 		add("events with %v: perftest has no events mode for plain RDMA WRITE (its receiver polls memory)", p.Op)
 	}
+	if err := p.QoS.Validate(); err != nil {
+		add("%v", err)
+	}
+	if p.Flags&FlagCM != 0 && (p.QoS.FlowLabel != 0 || p.QoS.SL != 0 || p.QoS.PKeyIndex != 0) {
+		add("rdma_cm with a flow label, service level or P_Key index: rdma_cm takes those from its route; only the traffic class applies")
+	}
 	if p.Flags&FlagCM != 0 && p.Transport == spec.UC {
 		add("rdma_cm over uc: librdmacm connects RC and UD queue pairs only (perftest -R refuses UC too)")
 	}

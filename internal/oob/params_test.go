@@ -51,6 +51,12 @@ func TestParamsValidate(t *testing.T) {
 		{"gid index high", with(func(p *oob.Params) { p.GIDIndex = 16 }), small, "gid index 16: must be -1 (peer's choice) or 0..15"},
 		{"idle timeout negative", with(func(p *oob.Params) { p.IdleTimeout = -1 }), small, "idle timeout -1ns: must be 0 (peer's default) up to 1m0s"},
 		{"idle timeout long", with(func(p *oob.Params) { p.IdleTimeout = time.Hour }), small, "idle timeout 1h0m0s: must be 0 (peer's default) up to 1m0s"},
+		{"qos", with(func(p *oob.Params) { p.QoS = spec.QoS{TrafficClass: 255, FlowLabel: 1<<20 - 1, SL: 15, PKeyIndex: 9} }), oob.DefaultLimits, ""},
+		{"flow label", with(func(p *oob.Params) { p.QoS.FlowLabel = 1 << 20 }), oob.DefaultLimits, "flow label 1048576: must be 0..1048575 (20 bits)"},
+		{"service level", with(func(p *oob.Params) { p.QoS.SL = 16 }), oob.DefaultLimits, "service level 16: must be 0..15"},
+		{"cm tclass", with(func(p *oob.Params) { p.Flags, p.QoS.TrafficClass = oob.FlagCM, 96 }), oob.DefaultLimits, ""},
+		{"cm sl", with(func(p *oob.Params) { p.Flags, p.QoS.SL = oob.FlagCM, 1 }), oob.DefaultLimits,
+			"rdma_cm with a flow label, service level or P_Key index: rdma_cm takes those from its route; only the traffic class applies"},
 		{"all at once", oob.Params{Op: 9, Transport: 9, MTU: 1}, oob.DefaultLimits,
 			"unknown op 9; unknown transport 9; size 0: must be 1..8388608 bytes; mtu 1: must be 0 (the port's active MTU), 256, 512, 1024, 2048 or 4096"},
 	} {

@@ -223,6 +223,12 @@ int rb_reject(struct rdma_cm_id *id, const void *priv, uint8_t len) {
 	return 0;
 }
 
+int rb_set_tos(struct rdma_cm_id *id, uint8_t tos) {
+	if (rdma_set_option(id, RDMA_OPTION_ID, RDMA_OPTION_ID_TOS, &tos, sizeof tos))
+		return neg_errno();
+	return 0;
+}
+
 int rb_establish(struct rdma_cm_id *id) {
 	if (rdma_establish(id))
 		return neg_errno();

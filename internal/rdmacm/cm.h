@@ -56,6 +56,7 @@ int rb_connect(struct rdma_cm_id *id, uint32_t qp_num, const void *priv, uint8_t
 int rb_accept(struct rdma_cm_id *id, uint32_t qp_num, const void *priv, uint8_t len,
 		uint8_t responder_resources, uint8_t initiator_depth);
 int rb_reject(struct rdma_cm_id *id, const void *priv, uint8_t len);
+int rb_set_tos(struct rdma_cm_id *id, uint8_t tos);
 int rb_establish(struct rdma_cm_id *id);
 int rb_disconnect(struct rdma_cm_id *id);
 int rb_migrate(struct rdma_cm_id *id, struct rdma_event_channel *ch);

@@ -107,6 +107,11 @@ func rdmaResolveAddr(id unsafe.Pointer, src netip.Addr, dst netip.AddrPort, time
 	return errRet("rdma_resolve_addr "+dst.String(), int(C.rb_resolve_addr((*C.struct_rdma_cm_id)(id), &s, &d, C.int(timeoutMs))))
 }
 
+// rdmaSetTOS mirrors rdma_set_option(RDMA_OPTION_ID, RDMA_OPTION_ID_TOS).
+func rdmaSetTOS(id unsafe.Pointer, tos uint8) error {
+	return errRet("rdma_set_option TOS", int(C.rb_set_tos((*C.struct_rdma_cm_id)(id), C.uint8_t(tos))))
+}
+
 // rdmaResolveRoute mirrors rdma_resolve_route.
 func rdmaResolveRoute(id unsafe.Pointer, timeoutMs int) error {
 	return errRet("rdma_resolve_route", int(C.rb_resolve_route((*C.struct_rdma_cm_id)(id), C.int(timeoutMs))))

@@ -37,6 +37,7 @@ func rdmaInitQPAttrModify(unsafe.Pointer, unsafe.Pointer, verbs.QPState, int, ui
 func rdmaConnect(unsafe.Pointer, uint32, []byte, uint8, uint8) error { return errUnsupported }
 func rdmaAccept(unsafe.Pointer, uint32, []byte, uint8, uint8) error  { return errUnsupported }
 func rdmaReject(unsafe.Pointer, []byte) error                        { return errUnsupported }
+func rdmaSetTOS(unsafe.Pointer, uint8) error                         { return errUnsupported }
 func rdmaEstablish(unsafe.Pointer) error                             { return errUnsupported }
 func rdmaDisconnect(unsafe.Pointer) error                            { return errUnsupported }
 func rdmaMigrateID(unsafe.Pointer, unsafe.Pointer) error             { return errUnsupported }

@@ -45,6 +45,13 @@ type Config struct {
 	// ResponderResources and InitiatorDepth are the RDMA READ and atomic
 	// operations outstanding as target and as initiator; 0 means 1.
 	ResponderResources, InitiatorDepth uint8
+	// TOS is the traffic class of the connection's packets (on RoCE v2 the
+	// IP header's TOS byte); 0 keeps rdma_cm's default. Dial sets it with
+	// rdma_set_option (RDMA_OPTION_ID_TOS) before the route is resolved,
+	// and an RC acceptor's path follows the request's; a UD address
+	// handle is given it on both sides. librdmacm has no option for the
+	// flow label, service level or P_Key: those are the route's.
+	TOS uint8
 }
 
 // portSpace checks cfg and returns the port space of its QP's transport.

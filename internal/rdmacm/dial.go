@@ -52,6 +52,11 @@ func Dial(ctx context.Context, src netip.Addr, dst netip.AddrPort, cfg Config) (
 		return ev, nil
 	}
 
+	if cfg.TOS != 0 {
+		if err := rdmaSetTOS(cm.id, cfg.TOS); err != nil {
+			return nil, err
+		}
+	}
 	if err := resolveAddr(ctx, cm, src, dst, deadline); err != nil {
 		return nil, err
 	}
@@ -96,6 +101,7 @@ func Dial(ctx context.Context, src netip.Addr, dst netip.AddrPort, cfg Config) (
 		if !ev.ahGlobal {
 			ah.DGID = [16]byte{} // InfiniBand within a subnet: no GRH
 		}
+		ah.TrafficClass = cfg.TOS
 		if c.ah, err = cfg.QP.PD().CreateAH(ah); err != nil {
 			return nil, err
 		}

@@ -187,7 +187,9 @@ func (l *Listener) accept(ctx context.Context, deadline time.Time, ev event, cfg
 		if err != nil {
 			return refuse(err, "cannot query the port")
 		}
-		c.ah, err = cfg.QP.PD().CreateAH(udAH(c.port, pa.LinkLayer != verbs.LinkLayerEthernet, peer, idx))
+		attr := udAH(c.port, pa.LinkLayer != verbs.LinkLayerEthernet, peer, idx)
+		attr.TrafficClass = cfg.TOS
+		c.ah, err = cfg.QP.PD().CreateAH(attr)
 		if err != nil {
 			return refuse(err, "cannot create an address handle")
 		}

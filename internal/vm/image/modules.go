@@ -62,15 +62,20 @@ func addModules(a *initramfs.Archive, m *kernel.Modules, names []string, have ma
 	return guest, nil
 }
 
+// vmModules are the modules a single VM loads at boot: the RDMA ones, and
+// the netem qdisc, with which tests drop packets on the veth
+// (rdmalat's TestCountersExplainLoss).
+func vmModules() []string { return append(append([]string{}, rdmaModules...), "sch_netem") }
+
 // addVMModules adds the modules of a single-VM guest and returns their
-// guest paths in load order: the RDMA ones and the extra ones for the 9p
-// share, which /init loads only with -out.
+// guest paths in load order: the RDMA ones (vmModules) and the extra ones
+// for the 9p share, which /init loads only with -out.
 func addVMModules(a *initramfs.Archive, m *kernel.Modules) (rdma, ninep []string, err error) {
-	first, err := m.LoadOrder(rdmaModules)
+	first, err := m.LoadOrder(vmModules())
 	if err != nil {
 		return nil, nil, err
 	}
-	all, err := addModules(a, m, append(append([]string{}, rdmaModules...), ninepModules...), nil)
+	all, err := addModules(a, m, append(vmModules(), ninepModules...), nil)
 	if err != nil {
 		return nil, nil, err
 	}
