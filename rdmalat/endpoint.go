@@ -7,7 +7,6 @@ import (
 
 	"github.com/rdmabench/rdmabench/env"
 	"github.com/rdmabench/rdmabench/internal/loops"
-	"github.com/rdmabench/rdmabench/internal/perftest"
 	"github.com/rdmabench/rdmabench/internal/rdmacm"
 	"github.com/rdmabench/rdmabench/internal/spec"
 	"github.com/rdmabench/rdmabench/verbs"
@@ -88,8 +87,8 @@ const (
 // bnxt_re, 32 on EFA, none on devices it does not recognise such as rxe),
 // at most what the device accepts on that queue pair type.
 func (e *Endpoint) perftestInline() int {
-	f := perftest.DeviceFamily(e.devAttr.VendorID, e.devAttr.VendorPartID)
-	return min(perftest.DefaultInline(f, e.cfg.Op, e.cfg.Transport), e.deviceInline())
+	f := spec.DeviceFamily(e.devAttr.VendorID, e.devAttr.VendorPartID)
+	return min(spec.DefaultInline(f, e.cfg.Op, e.cfg.Transport), e.deviceInline())
 }
 
 // deviceInline returns the largest inline size the device accepts on the

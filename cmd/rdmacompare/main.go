@@ -68,8 +68,8 @@ import (
 	"time"
 
 	"github.com/rdmabench/rdmabench/env"
-	"github.com/rdmabench/rdmabench/internal/perftest"
 	"github.com/rdmabench/rdmabench/internal/perftestcmp"
+	"github.com/rdmabench/rdmabench/internal/spec"
 	"github.com/rdmabench/rdmabench/rdmalat"
 )
 
@@ -199,6 +199,6 @@ func resolveDefaults(c *perftestcmp.Config) error {
 	defer ep.Close()
 	d := ep.Device()
 	c.Device, c.GIDIndex = d.Name, d.GIDIndex
-	c.InlineFamily = perftest.DeviceFamily(d.VendorID, d.PartID)
+	c.InlineFamily = spec.DeviceFamily(d.VendorID, d.PartID)
 	return nil
 }

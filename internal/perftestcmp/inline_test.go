@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/rdmabench/rdmabench/internal/perftest"
+	"github.com/rdmabench/rdmabench/internal/spec"
 )
 
 // TestInlineDefault: left to the device, each row gets perftest's own
@@ -14,14 +14,14 @@ import (
 // perftest does not recognise), none for read and atomics anywhere.
 func TestInlineDefault(t *testing.T) {
 	for _, tc := range []struct {
-		family perftest.Family
+		family spec.Family
 		inline int
 		want   map[string]int
 	}{
-		{perftest.FamilyDefault, InlineDefault, map[string]int{"write": 220, "send": 236, "send-ud": 188, "write-imm": 220, "read": 0, "atomic": 0}},
-		{perftest.FamilyBnxt, InlineDefault, map[string]int{"write": 96, "send": 96, "send-ud": 96, "read": 0}},
-		{perftest.FamilyUnknown, InlineDefault, map[string]int{"write": 0, "send": 0, "send-ud": 0}},
-		{perftest.FamilyDefault, 64, map[string]int{"write": 64, "send-ud": 64}},
+		{spec.FamilyDefault, InlineDefault, map[string]int{"write": 220, "send": 236, "send-ud": 188, "write-imm": 220, "read": 0, "atomic": 0}},
+		{spec.FamilyBnxt, InlineDefault, map[string]int{"write": 96, "send": 96, "send-ud": 96, "read": 0}},
+		{spec.FamilyUnknown, InlineDefault, map[string]int{"write": 0, "send": 0, "send-ud": 0}},
+		{spec.FamilyDefault, 64, map[string]int{"write": 64, "send-ud": 64}},
 	} {
 		c := &Config{Device: "dev0", GIDIndex: 3, Iters: 100, Inline: tc.inline, InlineFamily: tc.family}
 		for name, want := range tc.want {

@@ -22,6 +22,7 @@ import (
 	"github.com/rdmabench/rdmabench/env"
 	"github.com/rdmabench/rdmabench/internal/abtest"
 	"github.com/rdmabench/rdmabench/internal/perftest"
+	"github.com/rdmabench/rdmabench/internal/spec"
 )
 
 // A Config is one comparison: what to run, where, and how many times.
@@ -35,7 +36,7 @@ type Config struct {
 	Inline   int // largest inline message in bytes, for both; InlineDefault: perftest's default for each row
 	// InlineFamily is the device's family in perftest's inline table,
 	// used with InlineDefault.
-	InlineFamily perftest.Family
+	InlineFamily spec.Family
 	Timeout      time.Duration // a run (a perftest pair or a benchmark) is killed after it
 	ServerAddr   string        // where perftest's client reaches its server (TCP exchange only)
 	Port         int           // first TCP port for perftest; each pair takes the next free one

@@ -6,7 +6,6 @@ import (
 	"strings"
 
 	"github.com/rdmabench/rdmabench/env"
-	"github.com/rdmabench/rdmabench/internal/perftest"
 	"github.com/rdmabench/rdmabench/internal/spec"
 )
 
@@ -30,7 +29,7 @@ type Tool struct {
 	// ud: a message must fit in one MTU; both sides refuse larger sizes.
 	ud bool
 	// op and tr pick perftest's default inline size for the row
-	// (perftest.DefaultInline) when -inline is left to the device.
+	// (spec.DefaultInline) when -inline is left to the device.
 	op spec.Op
 	tr spec.Transport
 }
@@ -125,7 +124,7 @@ func (t *Tool) tag() string {
 func (t *Tool) Name() string { return t.name }
 
 // InlineDefault as Config.Inline gives each row perftest's own default
-// inline size for the device (perftest.DefaultInline by
+// inline size for the device (spec.DefaultInline by
 // Config.InlineFamily), passed to both sides.
 const InlineDefault = -1
 
@@ -134,5 +133,5 @@ func (c *Config) inlineFor(t *Tool) int {
 	if c.Inline >= 0 {
 		return c.Inline
 	}
-	return perftest.DefaultInline(c.InlineFamily, t.op, t.tr)
+	return spec.DefaultInline(c.InlineFamily, t.op, t.tr)
 }

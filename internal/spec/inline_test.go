@@ -1,11 +1,9 @@
-package perftest
+package spec
 
 import (
 	"testing"
 
 	"github.com/stretchr/testify/assert"
-
-	"github.com/rdmabench/rdmabench/internal/spec"
 )
 
 // TestDefaultInline: perftest's latency-test inline defaults for devices
@@ -38,13 +36,13 @@ func TestDefaultInline(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			f := DeviceFamily(tc.vendor, tc.part)
 			assert.Equal(t, tc.family, f)
-			assert.Equal(t, tc.write, DefaultInline(f, spec.Write, spec.RC), "write")
-			assert.Equal(t, tc.write, DefaultInline(f, spec.WriteImm, spec.UC), "write-with-imm")
-			assert.Equal(t, tc.sendRC, DefaultInline(f, spec.Send, spec.RC), "send RC")
-			assert.Equal(t, tc.sendRC, DefaultInline(f, spec.Send, spec.UC), "send UC")
-			assert.Equal(t, tc.sendUD, DefaultInline(f, spec.Send, spec.UD), "send UD")
-			assert.Equal(t, tc.read, DefaultInline(f, spec.Read, spec.RC), "read")
-			assert.Zero(t, DefaultInline(f, spec.FetchAdd, spec.RC), "atomic")
+			assert.Equal(t, tc.write, DefaultInline(f, Write, RC), "write")
+			assert.Equal(t, tc.write, DefaultInline(f, WriteImm, UC), "write-with-imm")
+			assert.Equal(t, tc.sendRC, DefaultInline(f, Send, RC), "send RC")
+			assert.Equal(t, tc.sendRC, DefaultInline(f, Send, UC), "send UC")
+			assert.Equal(t, tc.sendUD, DefaultInline(f, Send, UD), "send UD")
+			assert.Equal(t, tc.read, DefaultInline(f, Read, RC), "read")
+			assert.Zero(t, DefaultInline(f, FetchAdd, RC), "atomic")
 		})
 	}
 }

@@ -1,6 +1,4 @@
-package perftest
-
-import "github.com/rdmabench/rdmabench/internal/spec"
+package spec
 
 // Family is the device family perftest recognises from a device's vendor
 // and part ids (ibv_query_device), which decides its default inline size
@@ -124,15 +122,15 @@ func DeviceFamily(vendor, part uint32) Family {
 // DefaultInline returns perftest's default inline size in its latency
 // tests for op over t on a device of family f (no -I given): 0 on a device
 // it does not recognise and for READ and atomics.
-func DefaultInline(f Family, op spec.Op, t spec.Transport) int {
+func DefaultInline(f Family, op Op, t Transport) int {
 	d, ok := inlineByFamily[f]
 	if !ok || !op.Inline() {
 		return 0
 	}
 	switch {
-	case op != spec.Send && op != spec.SendImm:
+	case op != Send && op != SendImm:
 		return d.write
-	case t == spec.UD:
+	case t == UD:
 		return d.sendUD
 	}
 	return d.sendRC
