@@ -255,14 +255,17 @@ func (r *Results) writeTable(b *bufio.Writer, bench, unit string, nodes []string
 	}
 	widths := make([]int, len(cols))
 	for j, dst := range cols {
-		widths[j] = max(utf8.RuneCountInString(dst), utf8.RuneCountInString(unit))
+		widths[j] = max(utf8.RuneCountInString("dst="+dst), utf8.RuneCountInString(unit))
 		for i := range rows {
 			widths[j] = max(widths[j], utf8.RuneCountInString(cells[i][j]))
 		}
 	}
-	pad := func(s string, w int) string { return s + strings.Repeat(" ", w-utf8.RuneCountInString(s)) }
+	// A string wider than its column (a node name longer than every cell)
+	// is written whole: the widths below make room for it, and padding
+	// never goes negative.
+	pad := func(s string, w int) string { return s + strings.Repeat(" ", max(w-utf8.RuneCountInString(s), 0)) }
 	center := func(s string, w int) string {
-		left := (w - utf8.RuneCountInString(s)) / 2
+		left := max((w-utf8.RuneCountInString(s))/2, 0)
 		return pad(strings.Repeat(" ", left)+s, w)
 	}
 	line := func(first string, fields []string, sep string) {

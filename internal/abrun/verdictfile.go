@@ -175,5 +175,10 @@ func ReadVerdict(r io.Reader) (*VerdictFile, error) {
 	if vf.Version != verdictVersion {
 		return nil, fmt.Errorf("%w: version %d, this rdmaab reads %d", ErrBadVerdict, vf.Version, verdictVersion)
 	}
+	// An empty list and an absent one mean the same: read both as absent,
+	// so that a verdict written back reads as the same verdict.
+	if len(vf.OneSided) == 0 {
+		vf.OneSided = nil
+	}
 	return &vf, nil
 }
