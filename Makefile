@@ -64,8 +64,10 @@ test-vm: build
 	@# those of host programs: the index page's render in Chromium, make
 	@# bench's plan (make), the summary against benchstat (go tool), building benchstat (go), the user's path and the CI action's script (go, git, bash; make test-own), and
 	@# those that read the source tree or need git (env's docs, the
-	@# manual's resolution table and import rules, rdmaab's builds).
-	@if grep -E -- '--- SKIP' $(OUT)/test-vm.log | grep -vE 'TestLddHost|TestVM |TestTwoKernels |TestFleetOnSlurm |TestBuildFromGit|TestIndexRendersInChromium|TestMakeBench|TestAgreesWithBenchstat|TestBenchstatPinned|TestBenchstatOffline|TestOwnProject|TestActionlint|TestAction|TestVariablesDoc|TestVariablesComplete|TestSideAmbiguousPathAndRevision|TestSweepStale|TestNoInternalTypes|TestResolutionTable|TestArchitectureRules'; then \
+	@# manual's resolution table and import rules, rdmaab's builds), and
+	@# those that need the host's C compiler (the counter's plugin, the
+	@# symbolizer's test objects).
+	@if grep -E -- '--- SKIP' $(OUT)/test-vm.log | grep -vE 'TestLddHost|TestVM |TestTwoKernels |TestFleetOnSlurm |TestBuildFromGit|TestIndexRendersInChromium|TestMakeBench|TestAgreesWithBenchstat|TestBenchstatPinned|TestBenchstatOffline|TestOwnProject|TestActionlint|TestAction|TestVariablesDoc|TestVariablesComplete|TestSideAmbiguousPathAndRevision|TestSweepStale|TestNoInternalTypes|TestResolutionTable|TestArchitectureRules|TestBuildCaches|TestSymbolizer|TestSymbolizerStripped|TestAttribute'; then \
 		echo "FAIL: tests skipped inside the VM (see above)"; exit 1; fi
 	@# The work metrics' test again, with the instruction counter loaded
 	@# (without it, above, it checks that the metrics are absent).
