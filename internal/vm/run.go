@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/rdmabench/rdmabench/internal/vm/guest"
@@ -126,6 +127,7 @@ func (r retry) boot(ctx context.Context, v *qemu.VM, out, echo io.Writer, logf f
 		var status int
 		status, err = v.Boot(ctx, r.bound(accel), out, con, logf)
 		early := errors.Is(err, qemu.ErrQemuStart)
+		again := bootAgain(err, r.earlyExit, con.Tail(60))
 		switch {
 		case err == nil:
 			return status, con, nil
@@ -134,7 +136,7 @@ func (r retry) boot(ctx context.Context, v *qemu.VM, out, echo io.Writer, logf f
 		case accel == "kvm" && r.kvmFallback != nil && (errors.Is(err, qemu.ErrNoLife) || early):
 			logf("KVM did not work (%v); falling back to TCG", err)
 			r.kvmFallback()
-		case errors.Is(err, qemu.ErrNoLife) || early && r.earlyExit:
+		case again:
 			if i+1 < len(r.plan) {
 				logf("%s%v; killed the VM, booting again", v.Prefix(), err)
 			} else {
@@ -145,6 +147,22 @@ func (r retry) boot(ctx context.Context, v *qemu.VM, out, echo io.Writer, logf f
 		}
 	}
 	return 0, con, fmt.Errorf("%w after %d boots without a sign of life (last: %v); try -v to see the console", errGaveUp, len(r.plan), err)
+}
+
+// bootAgain reports whether a boot that ended in err is worth booting
+// again: no sign of life, or QEMU exiting before /init because the guest's
+// kernel panicked (an IO-APIC timer check fails now and then on a loaded
+// host; the program never ran, so nothing is repeated), or any early exit
+// when earlyExit is set. An early exit without a panic (a bad QEMU flag)
+// fails at once.
+func bootAgain(err error, earlyExit bool, console string) bool {
+	if errors.Is(err, qemu.ErrNoLife) {
+		return true
+	}
+	if !errors.Is(err, qemu.ErrQemuStart) {
+		return false
+	}
+	return earlyExit || strings.Contains(console, "Kernel panic")
 }
 
 // accelPlan lists the accelerator of each boot to try: under -accel auto,

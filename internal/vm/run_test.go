@@ -2,10 +2,13 @@ package vm
 
 import (
 	"bytes"
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/rdmabench/rdmabench/internal/vm/qemu"
 )
 
 func TestAccelPlan(t *testing.T) {
@@ -65,5 +68,27 @@ func TestNetemByNode(t *testing.T) {
 	}
 	if _, err := NetemByNode([]string{"node5=delay 1ms"}, 4); err == nil || !strings.Contains(err.Error(), "no node5 among node1..node4") {
 		t.Errorf("node5 of 4: %v", err)
+	}
+}
+
+func TestBootAgain(t *testing.T) {
+	panicked := "[    0.5] Kernel panic - not syncing: IO-APIC + timer doesn't work!"
+	cases := []struct {
+		name      string
+		err       error
+		earlyExit bool
+		console   string
+		want      bool
+	}{
+		{"no sign of life", fmt.Errorf("x: %w", qemu.ErrNoLife), false, "", true},
+		{"kernel panic before init", fmt.Errorf("x: %w", qemu.ErrQemuStart), false, panicked, true},
+		{"bad flag", fmt.Errorf("x: %w", qemu.ErrQemuStart), false, "qemu: invalid option", false},
+		{"fleet node, any early exit", fmt.Errorf("x: %w", qemu.ErrQemuStart), true, "", true},
+		{"program's own failure", fmt.Errorf("x: %w", qemu.ErrSetup), true, panicked, false},
+	}
+	for _, c := range cases {
+		if got := bootAgain(c.err, c.earlyExit, c.console); got != c.want {
+			t.Errorf("%s: bootAgain = %v, want %v", c.name, got, c.want)
+		}
 	}
 }
