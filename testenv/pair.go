@@ -12,7 +12,7 @@ import (
 
 	"github.com/rdmabench/rdmabench/env"
 	"github.com/rdmabench/rdmabench/hostinfo"
-	"github.com/rdmabench/rdmabench/hostinfo/pmqos"
+	"github.com/rdmabench/rdmabench/internal/pmqos"
 	"github.com/rdmabench/rdmabench/latency"
 	"github.com/rdmabench/rdmabench/rdmalat"
 )
