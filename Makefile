@@ -51,7 +51,7 @@ vet: deps
 # is present or RDMABENCH_REQUIRE=1 promises one.
 test-host: deps
 	$(GO) test -count=1 ./...
-	CGO_ENABLED=0 $(GO) test -count=1 ./latency ./internal/spec ./internal/oob ./internal/loops ./internal/rdmacm ./rdmalat ./env ./testenv ./hostinfo/... ./internal/nicstats ./internal/cpuprobe ./internal/tune ./internal/pmqos ./artifacts ./internal/latplot ./internal/fleet ./internal/fleet/heatmap ./internal/summary ./internal/progress ./internal/report
+	CGO_ENABLED=0 $(GO) test -count=1 ./latency ./internal/spec ./internal/oob ./internal/loops ./internal/rdmacm ./rdmalat ./env ./testenv ./internal/hostinfo ./internal/nicstats ./internal/cpuprobe ./internal/tune ./internal/pmqos ./artifacts ./internal/latplot ./internal/fleet ./internal/fleet/heatmap ./internal/summary ./internal/progress ./internal/report
 
 # Every package's tests again inside the VM, on rxe0/rxe1, where nothing may
 # skip for want of a device (RDMABENCH_REQUIRE=1 there), then a smoke run of

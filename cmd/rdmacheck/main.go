@@ -28,8 +28,8 @@ import (
 	"os"
 
 	"github.com/rdmabench/rdmabench/env"
-	"github.com/rdmabench/rdmabench/hostinfo"
 	"github.com/rdmabench/rdmabench/internal/cpuprobe"
+	"github.com/rdmabench/rdmabench/internal/hostinfo"
 	"github.com/rdmabench/rdmabench/internal/target"
 )
 

@@ -10,7 +10,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/rdmabench/rdmabench/env"
-	"github.com/rdmabench/rdmabench/hostinfo"
+	"github.com/rdmabench/rdmabench/internal/hostinfo"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }

@@ -19,7 +19,7 @@ import (
 	"strings"
 
 	"github.com/rdmabench/rdmabench/env"
-	"github.com/rdmabench/rdmabench/hostinfo"
+	"github.com/rdmabench/rdmabench/internal/hostinfo"
 )
 
 // Change is one setting: the file written (relative to the root), the
