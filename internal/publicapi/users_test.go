@@ -187,6 +187,9 @@ func TestExportUsers(t *testing.T) {
 			users[k][who] = true
 		}
 	}
+	// The walk is broken if it misses the use README's own example makes.
+	require.NotEmpty(t, order, "no public exported identifier found")
+	require.Contains(t, users["rdmalat.Measure"], ". (test)", "the root package's benchmarks call rdmalat.Measure: the type check lost them")
 	docs := readDocs(t, root)
 	slices.Sort(order)
 	for _, k := range order {
