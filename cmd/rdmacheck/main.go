@@ -109,7 +109,7 @@ func addProbe(r *hostinfo.Report, cpus []int) error {
 		r.Notes = append(r.Notes, hostinfo.Line{Key: "cpu-contention", Value: "not probed (needs two measuring CPUs; see -cpus)"})
 		return nil
 	}
-	res, err := cpuprobe.Probe(context.Background(), cpuprobe.Options{CPUs: cpus})
+	res, err := cpuprobe.Probe(context.Background(), cpuprobe.Options{CPUs: cpus, From: "-cpus"})
 	if err != nil {
 		return err
 	}

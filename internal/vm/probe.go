@@ -51,7 +51,7 @@ func probeHost(ctx context.Context, smp int, pin []int, logf func(string, ...any
 	}
 	var r cpuprobe.Result
 	if err == nil {
-		r, err = cpuprobe.Probe(ctx, cpuprobe.Options{CPUs: cpus})
+		r, err = cpuprobe.Probe(ctx, cpuprobe.Options{CPUs: cpus, From: "rxevm -pin"})
 	}
 	if err != nil {
 		logf("host CPU probe: %v", err)
