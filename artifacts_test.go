@@ -10,8 +10,8 @@ import (
 
 	"github.com/rdmabench/rdmabench/artifacts"
 	"github.com/rdmabench/rdmabench/env"
+	"github.com/rdmabench/rdmabench/internal/latplot"
 	"github.com/rdmabench/rdmabench/latency"
-	"github.com/rdmabench/rdmabench/latplot"
 	"github.com/rdmabench/rdmabench/rdmalat"
 	"github.com/rdmabench/rdmabench/testenv"
 )

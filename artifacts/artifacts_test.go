@@ -120,8 +120,8 @@ func TestReadSamplesPerftestStyle(t *testing.T) {
 }
 
 func TestTag(t *testing.T) {
-	assert.Equal(t, "BenchmarkX/size=2", Tag("BenchmarkX/size=2"))
-	assert.Equal(t, "a_b_c", Tag("a b,c"))
+	assert.Equal(t, "BenchmarkX/size=2", hlogTag("BenchmarkX/size=2"))
+	assert.Equal(t, "a_b_c", hlogTag("a b,c"))
 }
 
 // BenchmarkWrite measures what leaving a run's files costs after its

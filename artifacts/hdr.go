@@ -60,9 +60,9 @@ func FromSamples(samples []int64) *hdrhistogram.Histogram {
 	return h
 }
 
-// Tag makes a benchmark name usable as an HdrHistogram tag, which may not
+// hlogTag makes a benchmark name usable as an HdrHistogram tag, which may not
 // hold commas or spaces: "BenchmarkRDMAWrite/size=2" stays as it is.
-func Tag(name string) string {
+func hlogTag(name string) string {
 	return strings.Map(func(r rune) rune {
 		if r == ',' || r == ' ' || r == '\t' || r == '\r' || r == '\n' {
 			return '_'
@@ -72,19 +72,19 @@ func Tag(name string) string {
 }
 
 // WriteHlog writes h as a one-interval HdrHistogram log, tagged with
-// Tag(tag), to dir/name.hlog, and returns the path. Any HdrHistogram log
+// hlogTag(tag), to dir/name.hlog, and returns the path. Any HdrHistogram log
 // reader decodes it (hdrhistogram-go's HistogramLogReader,
 // HistogramLogProcessor); the tag says which benchmark it is when many
 // logs are read together.
 func WriteHlog(dir, name, tag string, h *hdrhistogram.Histogram) (string, error) {
 	h = h.Clone()
-	h.SetTag(Tag(tag))
+	h.SetTag(hlogTag(tag))
 	return writeFile(filepath.Join(dir, name+HlogExt), func(w io.Writer) error {
 		lw := hdrhistogram.NewHistogramLogWriter(w)
 		if err := lw.OutputLogFormatVersion(); err != nil {
 			return err
 		}
-		if err := lw.OutputComment("rdmabench latency, nanoseconds: " + Tag(tag)); err != nil {
+		if err := lw.OutputComment("rdmabench latency, nanoseconds: " + hlogTag(tag)); err != nil {
 			return err
 		}
 		if err := lw.OutputLegend(); err != nil {
@@ -115,11 +115,11 @@ func ReadHlog(path string) ([]*hdrhistogram.Histogram, error) {
 	}
 }
 
-// MaxHlogLine bounds a line of an HDR log: one interval's histogram,
+// maxHlogLine bounds a line of an HDR log: one interval's histogram,
 // compressed and base64-encoded, takes a few kilobytes.
-const MaxHlogLine = 1 << 20
+const maxHlogLine = 1 << 20
 
-// lineCap passes r through and fails a line longer than MaxHlogLine: the
+// lineCap passes r through and fails a line longer than maxHlogLine: the
 // log reader holds a whole line, so /dev/zero or a file without newlines
 // would take the host's memory.
 type lineCap struct {
@@ -136,25 +136,25 @@ func (c *lineCap) Read(p []byte) (int, error) {
 			c.line, c.n = c.line+1, 0
 			continue
 		}
-		if c.n++; c.n > MaxHlogLine {
-			return i, fmt.Errorf("%s:%d: a line over %d bytes: not an HDR log", c.path, c.line+1, MaxHlogLine)
+		if c.n++; c.n > maxHlogLine {
+			return i, fmt.Errorf("%s:%d: a line over %d bytes: not an HDR log", c.path, c.line+1, maxHlogLine)
 		}
 	}
 	return n, err
 }
 
-// WriteHgrm writes h's percentile distribution in HdrHistogram's text form
+// writeHgrm writes h's percentile distribution in HdrHistogram's text form
 // (values in microseconds, 5 ticks per half distance) to dir/name.hgrm.
-func WriteHgrm(dir, name string, h *hdrhistogram.Histogram) (string, error) {
+func writeHgrm(dir, name string, h *hdrhistogram.Histogram) (string, error) {
 	return writeFile(filepath.Join(dir, name+HgrmExt), func(w io.Writer) error {
 		_, err := h.PercentilesPrint(w, 5, 1000)
 		return err
 	})
 }
 
-// WriteSamples writes samples (ns) one per line in the order measured to
+// writeSamples writes samples (ns) one per line in the order measured to
 // dir/name.samples.txt.
-func WriteSamples(dir, name string, samples []int64) (string, error) {
+func writeSamples(dir, name string, samples []int64) (string, error) {
 	return writeFile(filepath.Join(dir, name+SamplesExt), func(w io.Writer) error {
 		bw := bufio.NewWriterSize(w, 64<<10)
 		buf := make([]byte, 0, 24)

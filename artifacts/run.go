@@ -28,7 +28,7 @@ type Run struct {
 // same histogram, now or later from the HDR log (drawing costs far more
 // than measuring in an emulated VM, and the host draws them faster).
 func Write(dir string, r Run) (Result, error) {
-	res := ResultOf(r.Name, r.Size, r.Hist)
+	res := resultOf(r.Name, r.Size, r.Hist)
 	var files []string
 	keep := func(path string, err error) error {
 		if err == nil {
@@ -38,14 +38,14 @@ func Write(dir string, r Run) (Result, error) {
 	}
 	if len(r.Samples) > 0 {
 		exact(&res, r.Samples)
-		if err := keep(WriteSamples(dir, LatencyBase, r.Samples)); err != nil {
+		if err := keep(writeSamples(dir, LatencyBase, r.Samples)); err != nil {
 			return res, err
 		}
 	}
 	if err := keep(WriteHlog(dir, LatencyBase, r.Name, r.Hist)); err != nil {
 		return res, err
 	}
-	if err := keep(WriteHgrm(dir, LatencyBase, r.Hist)); err != nil {
+	if err := keep(writeHgrm(dir, LatencyBase, r.Hist)); err != nil {
 		return res, err
 	}
 	res.Files = files

@@ -66,8 +66,8 @@ func (c *CapWriter) Note() string {
 		c.max, c.max+d, env.VarMaxSamples, c.max, env.VarMaxSamples)
 }
 
-// EachSample calls fn with every sample of r, a file written by
-// WriteSamples (or rdmalat's raw writer: decimals are truncated to whole
+// EachSample calls fn with every sample of r, a samples file as Write
+// writes it (or rdmalat's raw writer: decimals are truncated to whole
 // nanoseconds), in order, holding one line at a time. name is for errors.
 func EachSample(r io.Reader, name string, fn func(int64)) error {
 	const maxLine = 1 << 20
@@ -119,8 +119,8 @@ func parseInt(b []byte) (int64, error) {
 	return v, nil
 }
 
-// ReadSamples reads a file written by WriteSamples into a slice. It counts
-// the lines first, so that the slice is allocated once at its size: the
+// ReadSamples reads a samples file (Write's latency.samples.txt) into a
+// slice. It counts the lines first, so that the slice is allocated once at its size: the
 // peak is 8 bytes a sample (about 1.2 times the file), not several copies
 // of the file. Use EachSample to stream instead.
 func ReadSamples(path string) ([]int64, error) {

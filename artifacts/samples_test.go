@@ -88,7 +88,7 @@ func TestEachSampleErrors(t *testing.T) {
 func TestReadSamplesMemory(t *testing.T) {
 	const n = 200_000
 	raw := samples(n, 3)
-	path, err := WriteSamples(t.TempDir(), "latency", raw)
+	path, err := writeSamples(t.TempDir(), "latency", raw)
 	require.NoError(t, err)
 	fi, err := os.Stat(path)
 	require.NoError(t, err)

@@ -42,10 +42,10 @@ type Result struct {
 	Dir         string             `json:"dir,omitempty"` // where Files are, when not beside the summary
 }
 
-// ResultOf computes a Result from a histogram of the reported latency
+// resultOf computes a Result from a histogram of the reported latency
 // (ns). Min, Max, Mean and StdDev come from the histogram, within its
 // precision; a caller that has the exact figures sets them afterwards.
-func ResultOf(name string, size int, h *hdrhistogram.Histogram) Result {
+func resultOf(name string, size int, h *hdrhistogram.Histogram) Result {
 	r := Result{Name: name, Size: size, Count: h.TotalCount(), Percentiles: map[string]float64{}}
 	if r.Count == 0 {
 		return r

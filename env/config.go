@@ -24,14 +24,14 @@ type QoS = spec.QoS
 
 // Defaults.
 const (
-	DefaultWarmup  = 1000
-	DefaultTimeout = 5 * time.Second
-	MaxSize        = 8 << 20 // perftest -a's largest size
+	defaultWarmup  = 1000
+	defaultTimeout = 5 * time.Second
+	maxSize        = 8 << 20 // perftest -a's largest size
 
-	// DefaultMaxSamples caps the raw samples written per run: 10 million,
+	// defaultMaxSamples caps the raw samples written per run: 10 million,
 	// about 80 MB of text, a minute or more at the latencies seen here. An
 	// hour of 3 us round trips would otherwise be about 8 GB.
-	DefaultMaxSamples = 10_000_000
+	defaultMaxSamples = 10_000_000
 )
 
 // Named values of config fields. A zero GID index field takes its default
@@ -45,13 +45,13 @@ const (
 	InlinePerftest = -2 // Config.Inline: perftest's default for the operation, at most the device's limit
 )
 
-// DefaultSizes is the message sizes run when RDMABENCH_SIZES is unset.
-var DefaultSizes = []int{2, 64, 4096, 65536}
+// defaultSizes is the message sizes run when RDMABENCH_SIZES is unset.
+var defaultSizes = []int{2, 64, 4096, 65536}
 
-// AllSizes returns every power of two from 2 bytes to 8 MiB, like perftest -a.
-func AllSizes() []int {
+// allSizes returns every power of two from 2 bytes to 8 MiB, like perftest -a.
+func allSizes() []int {
 	var s []int
-	for n := 2; n <= MaxSize; n *= 2 {
+	for n := 2; n <= maxSize; n *= 2 {
 		s = append(s, n)
 	}
 	return s
@@ -72,14 +72,14 @@ type Config struct {
 	CPUs       []int  // initiator[, responder]; nil: DefaultCPUs
 	NoPin      bool   // RDMABENCH_CPUS=none
 	Warmup     int
-	Sizes      []int // nil: DefaultSizes
+	Sizes      []int // nil: the default sizes (2, 64, 4096 and 65536 bytes)
 	SizesAll   bool  // RDMABENCH_SIZES=all: sizes an operation cannot take are left out
 	Inline     int   // InlinePerftest, InlineDevice, 0 (never) or bytes
 	Transport  Transport
 	Events     bool
 	CM         bool          // connect through rdma_cm
 	MTU        int           // 0: the port's active MTU
-	Timeout    time.Duration // 0: DefaultTimeout
+	Timeout    time.Duration // 0: the default, 5 s
 	SamplesDir string        // "": raw samples are not written
 	MaxSamples int64         // raw samples written per run at most; 0: none
 	PMQoS      bool          // hold the CPU wake-up latency limit at PMQoSLimit
@@ -94,13 +94,13 @@ type Config struct {
 func Default() Config {
 	return Config{
 		GIDIndex:  GIDBest,
-		Warmup:    DefaultWarmup,
-		Sizes:     DefaultSizes,
+		Warmup:    defaultWarmup,
+		Sizes:     defaultSizes,
 		Inline:    InlinePerftest,
 		Transport: spec.RC,
-		Timeout:   DefaultTimeout,
+		Timeout:   defaultTimeout,
 
-		MaxSamples: DefaultMaxSamples,
+		MaxSamples: defaultMaxSamples,
 	}
 }
 
@@ -130,7 +130,7 @@ func LoadFrom(getenv func(string) string) (Config, error) {
 		return c, err
 	}
 	c.GIDIndex = GIDSetting(gid)
-	if c.Warmup, err = parseInt(getenv, VarWarmup, DefaultWarmup, 0, 1e9, "a count of round trips such as 1000"); err != nil {
+	if c.Warmup, err = parseInt(getenv, VarWarmup, defaultWarmup, 0, 1e9, "a count of round trips such as 1000"); err != nil {
 		return c, err
 	}
 	if strings.TrimSpace(getenv(VarInline)) == "device" {

@@ -22,8 +22,8 @@ func TestLoadDefaults(t *testing.T) {
 	c, err := LoadFrom(vars())
 	require.NoError(t, err)
 	assert.Equal(t, Config{
-		GIDIndex: -1, Warmup: 1000, Sizes: DefaultSizes, Inline: InlinePerftest, Transport: spec.RC, Timeout: 5 * time.Second,
-		MaxSamples: DefaultMaxSamples,
+		GIDIndex: -1, Warmup: 1000, Sizes: defaultSizes, Inline: InlinePerftest, Transport: spec.RC, Timeout: 5 * time.Second,
+		MaxSamples: defaultMaxSamples,
 	}, c)
 }
 
@@ -68,7 +68,7 @@ func TestSizesFor(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, []int{2, 1024}, sizes, "all: sizes above the MTU are left out, as perftest -a caps them")
 	assert.Len(t, notes, 1)
-	c = Config{Sizes: DefaultSizes, Transport: spec.RC}
+	c = Config{Sizes: defaultSizes, Transport: spec.RC}
 	sizes, notes, err = c.SizesFor(spec.FetchAdd, 0)
 	require.NoError(t, err)
 	assert.Equal(t, []int{8}, sizes)
@@ -140,7 +140,7 @@ func TestLoadPeer(t *testing.T) {
 }
 
 func TestSizes(t *testing.T) {
-	all := AllSizes()
+	all := allSizes()
 	assert.Len(t, all, 23) // 2^1 .. 2^23
 	assert.Equal(t, 2, all[0])
 	assert.Equal(t, 8<<20, all[22])

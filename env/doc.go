@@ -1,6 +1,6 @@
 // Package env is the one home of rdmabench's configuration: every
 // RDMABENCH_ environment variable is named here (Var* constants, listed
-// with their defaults in Variables), parsed once by Load into a typed
+// with their defaults in the table in names.go), parsed once by Load into a typed
 // Config, and resolved here (the default CPUs, the default device's rule,
 // whether an absent device skips or fails a test).
 //
@@ -16,7 +16,7 @@
 // (rdmapeer) and the host tools (rdmainfo, rdmacheck, rdmatune). It imports
 // neither cgo nor the testing package; the test helpers built on it are in
 // package testenv. docs/variables.md is the reference for users; a test
-// keeps it and Variables in step.
+// keeps it and that table in step.
 //
 // A set variable is a promise: a malformed one is an error naming the
 // variable, the value and what to type instead, and a device, port or peer

@@ -48,16 +48,16 @@ const (
 	VarFleetToken = "RDMABENCH_FLEET_TOKEN"
 )
 
-// A Variable is one environment variable as the reference documents it.
-type Variable struct {
+// A variable is one environment variable as the reference documents it.
+type variable struct {
 	Name    string
 	Default string // what an unset variable means
 	Doc     string // what it does and what values it takes
 }
 
-// Variables lists every RDMABENCH_ variable, in the order
+// variables lists every RDMABENCH_ variable, in the order
 // docs/variables.md documents them.
-var Variables = []Variable{
+var variables = []variable{
 	{VarDevice, "the first device with an active port", "RDMA device to use, e.g. mlx5_0 or rxe0."},
 	{VarPort, "the device's first active port", "port number on that device."},
 	{VarGIDIndex, "the best GID of the whole table, chosen like perftest: IPv4 first, then not link-local, then RoCE v2", "GID table index (RoCE)."},

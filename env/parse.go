@@ -10,19 +10,19 @@ import (
 
 // ParseSizes parses a list of message sizes given as name (a variable or a
 // flag, named in the error): comma-separated byte counts (suffixes K and M
-// for KiB and MiB allowed), "all" for AllSizes, or empty for DefaultSizes.
+// for KiB and MiB allowed), "all" for allSizes, or empty for defaultSizes.
 func ParseSizes(name, v string) ([]int, error) {
 	v = strings.TrimSpace(v)
 	switch v {
 	case "":
-		return DefaultSizes, nil
+		return defaultSizes, nil
 	case "all":
-		return AllSizes(), nil
+		return allSizes(), nil
 	}
 	var sizes []int
 	for _, f := range strings.Split(v, ",") {
 		f = strings.TrimSpace(f)
-		n, ok := parseByteCount(f, MaxSize)
+		n, ok := parseByteCount(f, maxSize)
 		if !ok {
 			return nil, fmt.Errorf("%s=%q: %q is not a size from 1 byte to 8M (example: %s=2,4096,64K or %s=all)", name, v, f, name, name)
 		}
@@ -80,22 +80,22 @@ func parseMTU(v string) (int, error) {
 	return 0, fmt.Errorf("%s=%q is not an RDMA path MTU: use 256, 512, 1024, 2048 or 4096", VarMTU, v)
 }
 
-// MinTimeout is the shortest RDMABENCH_TIMEOUT: it bounds every wait on
+// minTimeout is the shortest RDMABENCH_TIMEOUT: it bounds every wait on
 // the peer, a TCP connect and the out-of-band handshake included, which
 // take milliseconds on a real network; a shorter one fails every run.
-const MinTimeout = 10 * time.Millisecond
+const minTimeout = 10 * time.Millisecond
 
 func parseTimeout(v string) (time.Duration, error) {
 	v = strings.TrimSpace(v)
 	if v == "" {
-		return DefaultTimeout, nil
+		return defaultTimeout, nil
 	}
 	d, err := time.ParseDuration(v)
 	if err != nil || d <= 0 {
 		return 0, fmt.Errorf("%s=%q is not a positive Go duration (example: %s=10s)", VarTimeout, v, VarTimeout)
 	}
-	if d < MinTimeout {
-		return 0, fmt.Errorf("%s=%q is under %v: it bounds every wait on the peer (a connect, the handshake), which alone take milliseconds (example: %s=10s)", VarTimeout, v, MinTimeout, VarTimeout)
+	if d < minTimeout {
+		return 0, fmt.Errorf("%s=%q is under %v: it bounds every wait on the peer (a connect, the handshake), which alone take milliseconds (example: %s=10s)", VarTimeout, v, minTimeout, VarTimeout)
 	}
 	return d, nil
 }
@@ -113,15 +113,15 @@ func parsePMQoS(v string) (bool, time.Duration, error) {
 	if err != nil || d < 0 {
 		return false, 0, fmt.Errorf("%s=%s: want 1 (hold the CPU wake-up latency limit at 0), a limit such as 20us, or 0 (off)", VarPMQoS, strconv.Quote(v))
 	}
-	if d > MaxPMQoSLimit || d%time.Microsecond != 0 {
-		return false, 0, fmt.Errorf("%s=%s: the kernel takes a limit in whole microseconds up to %v (/dev/cpu_dma_latency holds a 32-bit count); want a limit such as 20us, 1 for 0, or 0 (off)", VarPMQoS, strconv.Quote(v), MaxPMQoSLimit)
+	if d > maxPMQoSLimit || d%time.Microsecond != 0 {
+		return false, 0, fmt.Errorf("%s=%s: the kernel takes a limit in whole microseconds up to %v (/dev/cpu_dma_latency holds a 32-bit count); want a limit such as 20us, 1 for 0, or 0 (off)", VarPMQoS, strconv.Quote(v), maxPMQoSLimit)
 	}
 	return true, d, nil
 }
 
-// MaxPMQoSLimit is the longest RDMABENCH_PMQOS limit: /dev/cpu_dma_latency
+// maxPMQoSLimit is the longest RDMABENCH_PMQOS limit: /dev/cpu_dma_latency
 // takes a signed 32-bit count of microseconds.
-const MaxPMQoSLimit = time.Duration(1<<31-1) * time.Microsecond
+const maxPMQoSLimit = time.Duration(1<<31-1) * time.Microsecond
 
 func parseBool(getenv func(string) string, name string) (bool, error) {
 	switch v := strings.TrimSpace(getenv(name)); v {
@@ -150,11 +150,11 @@ func parseInt(getenv func(string) string, name string, def, lo, hi int, want str
 func parseMaxSamples(v string) (int64, error) {
 	v = strings.TrimSpace(v)
 	if v == "" {
-		return DefaultMaxSamples, nil
+		return defaultMaxSamples, nil
 	}
 	n, err := strconv.ParseInt(v, 10, 64)
 	if err != nil || n < 0 {
-		return 0, fmt.Errorf("%s=%q: want a count of samples, e.g. %s=%d (0: write none)", VarMaxSamples, v, VarMaxSamples, DefaultMaxSamples)
+		return 0, fmt.Errorf("%s=%q: want a count of samples, e.g. %s=%d (0: write none)", VarMaxSamples, v, VarMaxSamples, defaultMaxSamples)
 	}
 	return n, nil
 }

@@ -16,10 +16,10 @@ import (
 func (c Config) SizesFor(op Op, mtu int) ([]int, []string, error) {
 	sizes := c.Sizes
 	if sizes == nil {
-		sizes = DefaultSizes
+		sizes = defaultSizes
 	}
 	if op.Atomic() {
-		if !slices.Equal(sizes, []int{spec.AtomicSize}) && !slices.Equal(sizes, DefaultSizes) && !c.SizesAll {
+		if !slices.Equal(sizes, []int{spec.AtomicSize}) && !slices.Equal(sizes, defaultSizes) && !c.SizesAll {
 			return []int{spec.AtomicSize}, []string{fmt.Sprintf("%s: %v runs at %d bytes only", VarSizes, op, spec.AtomicSize)}, nil
 		}
 		return []int{spec.AtomicSize}, nil, nil

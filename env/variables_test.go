@@ -20,21 +20,21 @@ var update = flag.Bool("update", false, "rewrite the generated table of docs/var
 const docPath = "../docs/variables.md"
 
 // docMarker separates the hand-written part of docs/variables.md from the
-// table generated from Variables.
-const docMarker = "<!-- Generated from env.Variables: edit env/names.go, then run go test ./env -update. -->\n"
+// table generated from variables.
+const docMarker = "<!-- Generated from the variables table in env/names.go: edit it, then run go test ./env -update. -->\n"
 
 // variablesTable is the reference table, one row per variable.
 func variablesTable() string {
 	var b strings.Builder
 	b.WriteString("| Variable | Default | What it does |\n|---|---|---|\n")
-	for _, v := range Variables {
+	for _, v := range variables {
 		b.WriteString("| `" + v.Name + "` | " + v.Default + " | " + v.Doc + " |\n")
 	}
 	return b.String()
 }
 
 // TestVariablesDoc fails when docs/variables.md's table is not the one
-// Variables gives (a variable added, dropped or reworded in one place
+// variables gives (a variable added, dropped or reworded in one place
 // only).
 func TestVariablesDoc(t *testing.T) {
 	skipInVM(t)
@@ -54,12 +54,12 @@ func TestVariablesDoc(t *testing.T) {
 }
 
 // TestVariablesComplete fails when a file of the module names an
-// RDMABENCH_ variable that Variables does not list, so none can be added
-// outside this package unnoticed; and when Variables lists one twice.
+// RDMABENCH_ variable that variables does not list, so none can be added
+// outside this package unnoticed; and when variables lists one twice.
 func TestVariablesComplete(t *testing.T) {
 	skipInVM(t)
 	var names []string
-	for _, v := range Variables {
+	for _, v := range variables {
 		assert.NotContains(t, names, v.Name, "listed twice")
 		names = append(names, v.Name)
 		assert.NotEmpty(t, v.Doc, v.Name)
@@ -90,7 +90,7 @@ func TestVariablesComplete(t *testing.T) {
 		}
 		for _, name := range re.FindAllString(string(text), -1) {
 			if !known(name) {
-				t.Errorf("%s names %s, which env.Variables does not list", path, name)
+				t.Errorf("%s names %s, which env/names.go's variables table does not list", path, name)
 			}
 		}
 		return nil
@@ -99,7 +99,7 @@ func TestVariablesComplete(t *testing.T) {
 }
 
 func known(name string) bool {
-	return slices.ContainsFunc(Variables, func(v Variable) bool { return v.Name == name })
+	return slices.ContainsFunc(variables, func(v variable) bool { return v.Name == name })
 }
 
 // skipInVM skips a test that reads the source tree, which the VM lacks

@@ -3,7 +3,7 @@ package rdmalat
 import (
 	"fmt"
 
-	"github.com/rdmabench/rdmabench/hostinfo/nicstats"
+	"github.com/rdmabench/rdmabench/internal/nicstats"
 	"github.com/rdmabench/rdmabench/latency"
 )
 

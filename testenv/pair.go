@@ -11,8 +11,8 @@ import (
 	"time"
 
 	"github.com/rdmabench/rdmabench/env"
-	"github.com/rdmabench/rdmabench/hostinfo"
-	"github.com/rdmabench/rdmabench/hostinfo/pmqos"
+	"github.com/rdmabench/rdmabench/internal/hostinfo"
+	"github.com/rdmabench/rdmabench/internal/pmqos"
 	"github.com/rdmabench/rdmabench/latency"
 	"github.com/rdmabench/rdmabench/rdmalat"
 )

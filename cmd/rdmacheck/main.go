@@ -13,7 +13,7 @@
 // It times a clock read here, through the vDSO and as a system call, and
 // warns when the read costs as much as a system call (whatever the
 // clocksource's name). Unless -probe=false it also spends about a second timing a busy loop on
-// the two CPUs alone and together (hostinfo/cpuprobe): on hosts whose CPUs
+// the two CPUs alone and together (internal/cpuprobe): on hosts whose CPUs
 // share a core or a hypervisor's time, the two polling threads slow each
 // other, which no file in sysfs shows.
 // Run it as root to read the PM QoS limit in force.
@@ -28,8 +28,8 @@ import (
 	"os"
 
 	"github.com/rdmabench/rdmabench/env"
-	"github.com/rdmabench/rdmabench/hostinfo"
-	"github.com/rdmabench/rdmabench/hostinfo/cpuprobe"
+	"github.com/rdmabench/rdmabench/internal/cpuprobe"
+	"github.com/rdmabench/rdmabench/internal/hostinfo"
 	"github.com/rdmabench/rdmabench/internal/target"
 )
 
@@ -109,7 +109,7 @@ func addProbe(r *hostinfo.Report, cpus []int) error {
 		r.Notes = append(r.Notes, hostinfo.Line{Key: "cpu-contention", Value: "not probed (needs two measuring CPUs; see -cpus)"})
 		return nil
 	}
-	res, err := cpuprobe.Probe(context.Background(), cpuprobe.Options{CPUs: cpus})
+	res, err := cpuprobe.Probe(context.Background(), cpuprobe.Options{CPUs: cpus, From: "-cpus"})
 	if err != nil {
 		return err
 	}

@@ -140,8 +140,9 @@ func parseFlags(args []string, stderr io.Writer) (*perftestcmp.Config, error) {
 	return c, nil
 }
 
-// parseCPUs reads -cpus "2,3" (env.ParseCPUs); "" picks the benchmarks'
-// default pair.
+// parseCPUs reads -cpus "2,3" (env.ParseCPUs) and checks them against the
+// CPUs this process may use (env.CheckCPUs), before any round starts
+// perftest or the benchmark there; "" picks the benchmarks' default pair.
 func parseCPUs(s string) ([2]int, error) {
 	cpus, none, err := env.ParseCPUs("-cpus", s)
 	switch {
@@ -158,6 +159,9 @@ func parseCPUs(s string) ([2]int, error) {
 		}
 	case len(cpus) != 2:
 		return [2]int{}, fmt.Errorf("%q: want two CPU numbers, initiator and responder, such as 2,3", s)
+	}
+	if err := env.CheckCPUs("-cpus", cpus); err != nil {
+		return [2]int{}, err
 	}
 	return [2]int{cpus[0], cpus[1]}, nil
 }

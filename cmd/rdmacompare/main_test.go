@@ -1,11 +1,15 @@
 package main
 
 import (
+	"fmt"
 	"io"
 	"testing"
 	"time"
 
+	"github.com/rdmabench/rdmabench/env"
 	"github.com/rdmabench/rdmabench/internal/perftestcmp"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 func TestParseFlags(t *testing.T) {
@@ -21,9 +25,13 @@ func TestParseFlags(t *testing.T) {
 		c.Timeout != 2*time.Minute || c.OutDir != "/rxevm/out" || len(c.Sizes) != 2 || c.Sizes[0] != 2 || c.Sizes[1] != 4096 {
 		t.Errorf("defaults: %+v", c)
 	}
-	if c, err = parseFlags([]string{"-bench", "x", "-cpus", "4, 6", "-warmup", "10", "-pin=false"}, io.Discard); err != nil ||
-		c.CPUs != [2]int{4, 6} || c.Warmup != 10 || c.PinPerftest {
-		t.Errorf("-cpus 4,6 -warmup 10 -pin=false: %+v, %v", c, err)
+	allowed, err := env.AllowedCPUs()
+	require.NoError(t, err)
+	require.GreaterOrEqual(t, len(allowed), 2, "the test names two CPUs this process may use")
+	a, b := allowed[0], allowed[len(allowed)-1]
+	if c, err = parseFlags([]string{"-bench", "x", "-cpus", fmt.Sprintf("%d, %d", b, a), "-warmup", "10", "-pin=false"}, io.Discard); err != nil ||
+		c.CPUs != [2]int{b, a} || c.Warmup != 10 || c.PinPerftest {
+		t.Errorf("-cpus %d,%d -warmup 10 -pin=false: %+v, %v", b, a, c, err)
 	}
 	t.Setenv("RDMABENCH_DEVICE", "mlx5_0")
 	if c, err = parseFlags([]string{"-bench", "x", "-sizes", "64"}, io.Discard); err != nil || c.Device != "mlx5_0" || len(c.Sizes) != 1 {
@@ -40,9 +48,21 @@ func TestParseFlags(t *testing.T) {
 		{"-bench", "x", "-iters", "100", "-warmup", "99"},
 		{"-bench", "x", "-cpus", "2"},
 		{"-bench", "x", "-cpus", "2,x"},
+		{"-bench", "x", "-cpus", "8190,8191"},
 	} {
 		if _, err := parseFlags(args, io.Discard); err == nil {
 			t.Errorf("parseFlags(%q) succeeded", args)
 		}
 	}
+}
+
+// TestCPUsAllowed: a -cpus naming a CPU this process may not run on fails
+// at startup, saying which it may use and what to type, before any round
+// starts perftest or the benchmark on it.
+func TestCPUsAllowed(t *testing.T) {
+	allowed, err := env.AllowedCPUs()
+	require.NoError(t, err)
+	_, err = parseFlags([]string{"-bench", "x", "-cpus", fmt.Sprintf("%d,8191", allowed[0])}, io.Discard)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), fmt.Sprintf("-cpus=%d,8191: this process may run on CPUs %s; e.g. -cpus=", allowed[0], env.FormatCPUList(allowed)))
 }

@@ -11,7 +11,7 @@ import (
 
 	"github.com/rdmabench/rdmabench/internal/fleet/driver"
 
-	"github.com/rdmabench/rdmabench/fleet"
+	"github.com/rdmabench/rdmabench/internal/fleet"
 	"github.com/rdmabench/rdmabench/internal/fleet/agent"
 	"github.com/rdmabench/rdmabench/internal/fleet/jobdir"
 	"github.com/rdmabench/rdmabench/internal/fleet/slurm"

@@ -34,7 +34,7 @@ import (
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
 
 	"github.com/rdmabench/rdmabench/artifacts"
-	"github.com/rdmabench/rdmabench/latplot"
+	"github.com/rdmabench/rdmabench/internal/latplot"
 )
 
 func main() { os.Exit(run(os.Args[1:], os.Stdout, os.Stderr)) }

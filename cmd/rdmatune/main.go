@@ -30,10 +30,10 @@ import (
 	"time"
 
 	"github.com/rdmabench/rdmabench/env"
-	"github.com/rdmabench/rdmabench/hostinfo/pmqos"
-	"github.com/rdmabench/rdmabench/hostinfo/tune"
 	"github.com/rdmabench/rdmabench/internal/childproc"
+	"github.com/rdmabench/rdmabench/internal/pmqos"
 	"github.com/rdmabench/rdmabench/internal/target"
+	"github.com/rdmabench/rdmabench/internal/tune"
 )
 
 // killAfter bounds how long hold waits for its command after passing on a

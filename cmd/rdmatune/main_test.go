@@ -17,7 +17,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
 
-	"github.com/rdmabench/rdmabench/hostinfo"
+	"github.com/rdmabench/rdmabench/internal/hostinfo"
 )
 
 // The test binary doubles as rdmatune (RDMATUNE_TEST_MAIN=1) and, as

@@ -1,6 +1,7 @@
 package publicapi
 
 import (
+	"fmt"
 	"go/ast"
 	"go/parser"
 	"go/token"
@@ -94,9 +95,28 @@ func f() {}
 	assert.Equal(t, []string{"A", "B", "C", "T", "T.X", "T.M", "I", "I.Do", "F"}, exported(f))
 }
 
+// apiBudget is the most exported identifiers each public package may
+// have (as exported counts them): what a user of the README and docs/
+// needs, measured when the API was last trimmed. A package over its
+// budget fails testPublicAPISize. To grow one deliberately, first ask
+// whether the new name is for users (an engine's or a tool's helper
+// belongs in an internal package: go test ./internal/publicapi -run
+// TestExportUsers -users lists who uses each name), then raise its
+// number here in the same commit and say why in the message. A new
+// public package needs an entry too.
+var apiBudget = map[string]int{
+	".":         0, // the benchmarks live in test files
+	"artifacts": 42,
+	"env":       118,
+	"latency":   55,
+	"rdmalat":   121,
+	"testenv":   9,
+	"verbs":     312,
+}
+
 // testPublicAPISize counts the module's exported identifiers (go test -v
 // -run TestNoInternalTypes/size ./internal/publicapi prints them per
-// package) and keeps rdmapeer's server plumbing out of rdmalat's API: it
+// package), holds each package to its apiBudget, and keeps rdmapeer's server plumbing out of rdmalat's API: it
 // lives in internal/responder. It runs within TestNoInternalTypes, which
 // the VM skips, as it has no source tree.
 func testPublicAPISize(t *testing.T) {
@@ -114,12 +134,43 @@ func testPublicAPISize(t *testing.T) {
 			}
 		}
 	}) {
-		t.Logf("%4d %s", len(per[dir]), dir)
-		total += len(per[dir])
+		n := len(per[dir])
+		total += n
+		if msg := budgetCheck(dir, n, apiBudget); msg != "" {
+			t.Error(msg)
+		} else if n < apiBudget[dir] {
+			t.Logf("%4d %s (budget %d: lower it to %d to keep the gain)", n, dir, apiBudget[dir], n)
+		} else {
+			t.Logf("%4d %s", n, dir)
+		}
 	}
 	t.Logf("%4d exported identifiers in all", total)
 	require.NotEmpty(t, per["rdmalat"], "the walk found rdmalat")
 	for _, name := range []string{"LocalResponder", "NewLocalResponder", "ResponderConfig", "CMListener", "Endpoint.ListenCM", "Endpoint.AcceptCM", "Run.SetLabel", "ErrRoundTripLimit"} {
 		assert.NotContains(t, per["rdmalat"], name, "rdmapeer's server side belongs in internal/responder")
 	}
+}
+
+// budgetCheck says what is wrong with package dir exporting n
+// identifiers under budget, or "" when nothing is.
+func budgetCheck(dir string, n int, budget map[string]int) string {
+	max, ok := budget[dir]
+	switch {
+	case !ok:
+		return fmt.Sprintf("%s: a new public package with %d exported identifiers and no entry in apiBudget (internal/publicapi/count_test.go): make it internal/ if only this module's tools and engines use it, or add it there", dir, n)
+	case n > max:
+		return fmt.Sprintf("%s exports %d identifiers, over its budget of %d: unexport what no user of the README and docs/ needs (go test ./internal/publicapi -run TestExportUsers -users lists who uses each), or raise apiBudget[%q] in internal/publicapi/count_test.go deliberately, saying why in the commit", dir, n, max, dir)
+	}
+	return ""
+}
+
+// TestBudgetCheck: the budget fails a package that grew past it or has
+// none, and passes one at or under it.
+func TestBudgetCheck(t *testing.T) {
+	budget := map[string]int{"verbs": 10}
+	assert.Empty(t, budgetCheck("verbs", 10, budget))
+	assert.Empty(t, budgetCheck("verbs", 3, budget))
+	assert.Contains(t, budgetCheck("verbs", 11, budget), "over its budget of 10")
+	assert.Contains(t, budgetCheck("verbs", 11, budget), `raise apiBudget["verbs"]`)
+	assert.Contains(t, budgetCheck("newpkg", 1, budget), "no entry in apiBudget")
 }

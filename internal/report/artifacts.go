@@ -21,7 +21,7 @@ import (
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
 
 	"github.com/rdmabench/rdmabench/artifacts"
-	"github.com/rdmabench/rdmabench/latplot"
+	"github.com/rdmabench/rdmabench/internal/latplot"
 )
 
 // Bench is one benchmark's artifacts: its summary.json and every run.

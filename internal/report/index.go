@@ -8,8 +8,8 @@ import (
 
 	"github.com/rdmabench/rdmabench/artifacts"
 	"github.com/rdmabench/rdmabench/internal/atomicfile"
+	"github.com/rdmabench/rdmabench/internal/latplot"
 	"github.com/rdmabench/rdmabench/internal/summary"
-	"github.com/rdmabench/rdmabench/latplot"
 )
 
 // IndexFile is the index page's name in the results directory.

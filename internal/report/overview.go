@@ -8,8 +8,8 @@ import (
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
 	"gonum.org/v1/plot"
 
+	"github.com/rdmabench/rdmabench/internal/latplot"
 	"github.com/rdmabench/rdmabench/internal/summary"
-	"github.com/rdmabench/rdmabench/latplot"
 )
 
 // OverviewFile is the overview picture's name in the results directory.

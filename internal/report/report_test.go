@@ -13,8 +13,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/rdmabench/rdmabench/artifacts"
+	"github.com/rdmabench/rdmabench/internal/latplot"
 	"github.com/rdmabench/rdmabench/internal/summary"
-	"github.com/rdmabench/rdmabench/latplot"
 )
 
 // fakeRun returns n samples around base ns with a stall every 500.

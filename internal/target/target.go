@@ -11,7 +11,7 @@ import (
 	"slices"
 
 	"github.com/rdmabench/rdmabench/env"
-	"github.com/rdmabench/rdmabench/hostinfo"
+	"github.com/rdmabench/rdmabench/internal/hostinfo"
 )
 
 // Target is the device and CPUs resolved.

@@ -10,7 +10,7 @@
 // its VM runner vimto: they serve one command and this module's own test
 // suite, they read this module's configuration (package env: the cache
 // directory, the CPUs rxevm may use, the variables it passes to the guest)
-// and its host probe (hostinfo/cpuprobe), and they change with what the
+// and its host probe (internal/cpuprobe), and they change with what the
 // benchmarks need from the guest. Other projects get the runner itself
 // with `go install github.com/rdmabench/rdmabench/cmd/rxevm@latest`; an
 // importable API would be a promise nobody has asked for.

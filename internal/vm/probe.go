@@ -8,7 +8,7 @@ package vm
 // milliseconds: latency then switches between a fast and a slow level
 // (13 and 23 µs one-way at 2 B, measured), within a run and between runs,
 // and no setting inside the guest can remove it. The guest cannot see
-// it either, so rxevm times it before the boot (hostinfo/cpuprobe, about
+// it either, so rxevm times it before the boot (internal/cpuprobe, about
 // 1 s, while the host is otherwise idle), says so, and passes the
 // figure in env.VarHostCPUContention for the benchmarks to note.
 
@@ -16,7 +16,7 @@ import (
 	"context"
 
 	"github.com/rdmabench/rdmabench/env"
-	"github.com/rdmabench/rdmabench/hostinfo/cpuprobe"
+	"github.com/rdmabench/rdmabench/internal/cpuprobe"
 )
 
 // measuringHostCPUs returns the host CPUs the guest's last two vCPUs
@@ -51,7 +51,7 @@ func probeHost(ctx context.Context, smp int, pin []int, logf func(string, ...any
 	}
 	var r cpuprobe.Result
 	if err == nil {
-		r, err = cpuprobe.Probe(ctx, cpuprobe.Options{CPUs: cpus})
+		r, err = cpuprobe.Probe(ctx, cpuprobe.Options{CPUs: cpus, From: "rxevm -pin"})
 	}
 	if err != nil {
 		logf("host CPU probe: %v", err)

@@ -23,9 +23,9 @@ import (
 	"time"
 
 	"github.com/rdmabench/rdmabench/env"
-	"github.com/rdmabench/rdmabench/fleet"
 	"github.com/rdmabench/rdmabench/internal/childproc"
 	"github.com/rdmabench/rdmabench/internal/cmdout"
+	"github.com/rdmabench/rdmabench/internal/fleet"
 	"github.com/rdmabench/rdmabench/internal/fleet/control"
 	"github.com/rdmabench/rdmabench/internal/fleet/jobdir"
 	"github.com/rdmabench/rdmabench/internal/fleet/slurm"

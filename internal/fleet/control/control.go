@@ -29,7 +29,7 @@ import (
 	"strings"
 
 	"github.com/rdmabench/rdmabench/env"
-	"github.com/rdmabench/rdmabench/fleet"
+	"github.com/rdmabench/rdmabench/internal/fleet"
 )
 
 const (

@@ -18,7 +18,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/rdmabench/rdmabench/fleet"
+	"github.com/rdmabench/rdmabench/internal/fleet"
 	"github.com/rdmabench/rdmabench/internal/fleet/agent"
 	"github.com/rdmabench/rdmabench/internal/fleet/control"
 	"github.com/rdmabench/rdmabench/internal/fleet/jobdir"

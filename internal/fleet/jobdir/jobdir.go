@@ -15,8 +15,8 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	"github.com/rdmabench/rdmabench/fleet"
 	"github.com/rdmabench/rdmabench/internal/atomicfile"
+	"github.com/rdmabench/rdmabench/internal/fleet"
 )
 
 // The job directory's layout: one file per pair and round.

@@ -8,9 +8,9 @@ import (
 	"golang.org/x/perf/benchfmt"
 
 	"github.com/rdmabench/rdmabench/env"
-	"github.com/rdmabench/rdmabench/fleet"
 	"github.com/rdmabench/rdmabench/internal/benchfile"
 	"github.com/rdmabench/rdmabench/internal/cmdout"
+	"github.com/rdmabench/rdmabench/internal/fleet"
 )
 
 // RunConfig is the configuration that labels every result of a job, the

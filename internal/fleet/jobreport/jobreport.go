@@ -15,9 +15,9 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/rdmabench/rdmabench/fleet"
-	"github.com/rdmabench/rdmabench/fleet/heatmap"
 	"github.com/rdmabench/rdmabench/internal/atomicfile"
+	"github.com/rdmabench/rdmabench/internal/fleet"
+	"github.com/rdmabench/rdmabench/internal/fleet/heatmap"
 	"github.com/rdmabench/rdmabench/internal/fleet/jobdir"
 )
 

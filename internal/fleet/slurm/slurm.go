@@ -9,7 +9,7 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/rdmabench/rdmabench/fleet"
+	"github.com/rdmabench/rdmabench/internal/fleet"
 )
 
 // JobNodes returns the allocation's nodes: SLURM_JOB_NODELIST (or the

@@ -11,7 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/rdmabench/rdmabench/env"
-	"github.com/rdmabench/rdmabench/hostinfo"
+	"github.com/rdmabench/rdmabench/internal/hostinfo"
 )
 
 func TestHoldAtFakeFile(t *testing.T) {

@@ -42,8 +42,8 @@ func FuzzParsePlan(f *testing.F) {
 
 // FuzzReadPlan: a job directory's plan.txt, whatever it holds.
 func FuzzReadPlan(f *testing.F) {
-	if b, err := os.ReadFile(filepath.FromSlash("../internal/fleet/jobreport/testdata/job/plan.txt")); err == nil {
-		f.Add(string(b))
+	if b, err := os.ReadFile(filepath.FromSlash("jobreport/testdata/job/plan.txt")); err == nil {
+		f.Add(string(b)) // the VM has the package's testdata, not jobreport's
 	}
 	f.Add("# nodes: a b\n# pattern: all-pairs\n1 a b\n")
 	f.Add("# nodes: a a\n# pattern: x\n1 a a\n")
@@ -81,8 +81,8 @@ func checkPlan(t *testing.T, p *Plan) {
 // pair only, each a measurement, or nothing; the analysis of what it
 // added never prints NaN.
 func FuzzReadPair(f *testing.F) {
-	if b, err := os.ReadFile(filepath.FromSlash("../internal/fleet/jobreport/testdata/job/pairs/round01-n1-n4.txt")); err == nil {
-		f.Add(string(b))
+	if b, err := os.ReadFile(filepath.FromSlash("jobreport/testdata/job/pairs/round01-n1-n4.txt")); err == nil {
+		f.Add(string(b)) // the VM has the package's testdata, not jobreport's
 	}
 	f.Add("BenchmarkRDMAWrite/src=n1/dst=n4/size=2-4 5000 5260 ns/op 5260 p50-ns\n")
 	f.Add("BenchmarkRDMAWrite/src=n2/dst=n3/size=2-4 5000 5260 ns/op 5260 p50-ns\n")

@@ -2,6 +2,7 @@ package cpuprobe
 
 import (
 	"context"
+	"strconv"
 	"testing"
 	"time"
 
@@ -10,7 +11,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/rdmabench/rdmabench/env"
-	"github.com/rdmabench/rdmabench/hostinfo"
+	"github.com/rdmabench/rdmabench/internal/hostinfo"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
@@ -64,7 +65,7 @@ func TestBadOptions(t *testing.T) {
 	}{
 		{"none", nil, "want at least two CPUs, those the benchmark polls on (e.g. 0,1); got 0"},
 		{"one", allowed[:1], "got 1"},
-		{"not allowed", []int{allowed[0], 4095}, "CPU 4095: this process may run on CPUs " + env.FormatCPUList(allowed) + " only"},
+		{"not allowed", []int{allowed[0], 4095}, "CPUs=" + strconv.Itoa(allowed[0]) + ",4095: this process may run on CPUs " + env.FormatCPUList(allowed)},
 		{"twice", []int{allowed[0], allowed[0]}, "given twice"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -73,6 +74,8 @@ func TestBadOptions(t *testing.T) {
 			assert.Contains(t, err.Error(), tc.want)
 		})
 	}
+	_, err = Probe(context.Background(), Options{CPUs: []int{allowed[0], 4095}, From: "-cpus"})
+	assert.ErrorContains(t, err, "-cpus="+strconv.Itoa(allowed[0])+",4095: this process may run on CPUs", "the error names the flag the CPUs came from")
 }
 
 // TestProbe runs a short probe on two CPUs this process may use. What it

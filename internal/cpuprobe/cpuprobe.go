@@ -13,6 +13,7 @@
 package cpuprobe
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -23,13 +24,14 @@ import (
 	"time"
 
 	"github.com/rdmabench/rdmabench/env"
-	"github.com/rdmabench/rdmabench/hostinfo"
+	"github.com/rdmabench/rdmabench/internal/hostinfo"
 )
 
 // Options says what to probe and for how long. The zero values of Block
 // and Blocks take the defaults, about 1 s in all for two CPUs.
 type Options struct {
 	CPUs   []int         // the CPUs to probe, at least two
+	From   string        // the flag or variable CPUs came from, for errors (default "CPUs")
 	Block  time.Duration // the time one block of work takes alone (default 5ms)
 	Blocks int           // blocks timed per CPU and phase (default 60)
 }
@@ -127,19 +129,17 @@ func (o Options) check() error {
 	if len(o.CPUs) < 2 {
 		return fmt.Errorf("cpuprobe: want at least two CPUs, those the benchmark polls on (e.g. 0,1); got %d", len(o.CPUs))
 	}
-	allowed, err := env.AllowedCPUs()
-	if err != nil {
-		return fmt.Errorf("cpuprobe: %w", err)
-	}
 	seen := map[int]bool{}
 	for _, c := range o.CPUs {
-		if !slices.Contains(allowed, c) {
-			return fmt.Errorf("cpuprobe: CPU %d: this process may run on CPUs %s only", c, env.FormatCPUList(allowed))
-		}
 		if seen[c] {
 			return fmt.Errorf("cpuprobe: CPU %d given twice", c)
 		}
 		seen[c] = true
+	}
+	// env's check is the one rule of which CPUs this process may use.
+	from := cmp.Or(o.From, "CPUs")
+	if err := env.CheckCPUs(from, o.CPUs); err != nil {
+		return fmt.Errorf("cpuprobe: %w", err)
 	}
 	return nil
 }

@@ -19,7 +19,7 @@ import (
 	"strings"
 
 	"github.com/rdmabench/rdmabench/env"
-	"github.com/rdmabench/rdmabench/hostinfo"
+	"github.com/rdmabench/rdmabench/internal/hostinfo"
 )
 
 // Change is one setting: the file written (relative to the root), the
@@ -36,7 +36,7 @@ func (c Change) String() string { return fmt.Sprintf("%s: %s -> %s", c.What, c.O
 // Options says what to tune.
 type Options struct {
 	Root   string // "" means "/"
-	CPUs   []int  // the measuring CPUs; negative entries are ignored
+	CPUs   []int  // the measuring CPUs' numbers (as env.ParseCPUList reads -cpus)
 	Device string // RDMA device whose interrupts to move; "" for none
 	IRQs   []int  // more interrupts to move off the CPUs
 }
@@ -59,14 +59,14 @@ func NewPlan(o Options) (Plan, error) {
 	if p.Root == "" {
 		p.Root = "/"
 	}
-	var cpus []int
-	for _, c := range o.CPUs {
-		if c >= 0 {
-			cpus = append(cpus, c)
-		}
-	}
+	cpus := o.CPUs
 	if len(cpus) == 0 {
 		return p, errors.New("tune: no measuring CPUs to tune for; name them (example: -cpus 2,3)")
+	}
+	for _, c := range cpus {
+		if c < 0 {
+			return p, fmt.Errorf("tune: %d is not a CPU number; name the measuring CPUs (example: -cpus 2,3)", c)
+		}
 	}
 	fsys := os.DirFS(p.Root)
 	for _, c := range cpus {

@@ -7,7 +7,7 @@ import (
 	"github.com/rdmabench/rdmabench/env"
 )
 
-// Contention is what hostinfo/cpuprobe measures of two or more CPUs: how
+// Contention is what internal/cpuprobe measures of two or more CPUs: how
 // much slower a busy loop runs on each with all of them busy than alone,
 // and how unsteady its speed is from one 5 ms block to the next. On a
 // host whose CPUs share a core (hyperthreads) or a hypervisor's time, two

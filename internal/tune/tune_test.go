@@ -11,7 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/rdmabench/rdmabench/env"
-	"github.com/rdmabench/rdmabench/hostinfo"
+	"github.com/rdmabench/rdmabench/internal/hostinfo"
 )
 
 // FakeRoot writes a fake sysfs and /proc for a four-CPU host under a new
@@ -59,7 +59,7 @@ func TestPlanApplyRestore(t *testing.T) {
 	t.Setenv(env.VarHostCPUContention, "")
 	root := fakeRoot(t)
 	state := filepath.Join(t.TempDir(), "state.json")
-	p, err := NewPlan(Options{Root: root, CPUs: []int{2, -1, 3}, Device: "mlx5_0", IRQs: []int{9}})
+	p, err := NewPlan(Options{Root: root, CPUs: []int{2, 3}, Device: "mlx5_0", IRQs: []int{9}})
 	require.NoError(t, err)
 	var got []string
 	for _, c := range p.Changes {
@@ -140,8 +140,10 @@ func TestPlanNotes(t *testing.T) {
 		"CPU 1 has no cpuidle states in sysfs: idle left alone (PM QoS or idle=poll can still keep it polling)",
 		"rxe0 has no interrupts of its own (soft-RoCE rides on its netdev): none moved",
 	}, p.Notes)
-	_, err = NewPlan(Options{Root: root, CPUs: []int{-1}})
+	_, err = NewPlan(Options{Root: root})
 	assert.ErrorContains(t, err, "-cpus 2,3")
+	_, err = NewPlan(Options{Root: root, CPUs: []int{-1}})
+	assert.ErrorContains(t, err, "-1 is not a CPU number")
 }
 
 func TestLoadStateBad(t *testing.T) {

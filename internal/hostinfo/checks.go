@@ -11,7 +11,7 @@ import (
 // Warning is one thing about the host that distorts latency, with what to
 // do about it. Check is a stable name for it (docs/host.md explains each):
 // "cpu-idle", "cpu-governor", "irq", "numa", "smt", "clocksource", "vm",
-// "host-cpu-contention" (here), "cpu-contention" (hostinfo/cpuprobe).
+// "host-cpu-contention" (here), "cpu-contention" (internal/cpuprobe).
 type Warning struct {
 	Check   string
 	Problem string // what is wrong, with the values seen
