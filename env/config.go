@@ -87,6 +87,9 @@ type Config struct {
 	QoS        QoS             // traffic class, flow label, SL, P_Key index; zero: the defaults
 	Counters   bool            // report port counter deltas per operation
 	Limits     []latency.Limit // RDMABENCH_MAX; nil: none
+	Gap        time.Duration   // idle before each round trip; 0: back to back
+	HugePages  bool            // buffers backed by huge pages
+	ODP        bool            // buffers registered with on-demand paging
 	InVM       bool            // running inside cmd/rxevm's VM
 }
 
@@ -177,6 +180,15 @@ func LoadFrom(getenv func(string) string) (Config, error) {
 		return c, err
 	}
 	if c.Counters, err = parseBool(getenv, VarCounters); err != nil {
+		return c, err
+	}
+	if c.Gap, err = parseGap(getenv(VarGap), c.Timeout); err != nil {
+		return c, err
+	}
+	if c.HugePages, err = parseBool(getenv, VarHugePages); err != nil {
+		return c, err
+	}
+	if c.ODP, err = parseBool(getenv, VarODP); err != nil {
 		return c, err
 	}
 	if c.QoS, err = parseQoS(getenv); err != nil {

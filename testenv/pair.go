@@ -25,7 +25,7 @@ import (
 func NewPair(c env.Config, op rdmalat.Op, maxSize int) (p *rdmalat.Pair, err error) {
 	defer func() {
 		if p != nil {
-			p.Counters, p.Limits = c.Counters, c.Limits
+			p.Counters, p.Limits, p.Gap = c.Counters, c.Limits, c.Gap
 		}
 	}()
 	ecfg := rdmalat.EndpointConfig{
@@ -128,6 +128,11 @@ func ConfigLines(p *rdmalat.Pair, c env.Config) []string {
 	}
 	if len(p.Limits) > 0 {
 		lines = append(lines, [2]string{"rdmabench-max", formatLimits(p.Limits)})
+	}
+	// Only when set, as every line below: a result file of a run without
+	// them still compares with one from before they existed.
+	if p.Gap > 0 {
+		lines = append(lines, [2]string{"rdmabench-gap", p.Gap.String()})
 	}
 	out := make([]string, 0, len(lines)+32)
 	for _, kv := range lines {
