@@ -63,6 +63,9 @@ type EndpointConfig struct {
 	// QoS is the queue pair's traffic class, flow label, service level
 	// and P_Key index (qos.go); the zero value is every default.
 	QoS QoS
+	// HugePages backs the buffer with huge pages; ODP registers it with
+	// on-demand paging where the device supports it (memory.go).
+	HugePages, ODP bool
 }
 
 // Values of a GID index field besides a number: its zero is the default,
@@ -237,7 +240,7 @@ func NewEndpoint(cfg EndpointConfig) (_ *Endpoint, err error) {
 		return nil, err
 	}
 	access := initiatorAccess(cfg.Op, e.ctx.NodeType())
-	if e.mr, err = e.pd.AllocMR(e.lay.total, verbs.AccessLocalWrite|access); err != nil {
+	if e.mr, err = e.allocBuffer(verbs.AccessLocalWrite | access); err != nil {
 		return nil, err
 	}
 	e.inline = cfg.Inline

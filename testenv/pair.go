@@ -32,6 +32,7 @@ func NewPair(c env.Config, op rdmalat.Op, maxSize int) (p *rdmalat.Pair, err err
 		Device: c.Device, Port: c.Port, GIDIndex: c.GIDIndex,
 		Op: op, Transport: c.Transport, Events: c.Events, CM: c.CM,
 		MaxSize: maxSize, Inline: c.Inline, MTU: c.MTU, QoS: c.QoS,
+		HugePages: c.HugePages, ODP: c.ODP,
 	}
 	if err := c.Check(); err != nil {
 		return nil, err
@@ -133,6 +134,12 @@ func ConfigLines(p *rdmalat.Pair, c env.Config) []string {
 	// them still compares with one from before they existed.
 	if p.Gap > 0 {
 		lines = append(lines, [2]string{"rdmabench-gap", p.Gap.String()})
+	}
+	if p.Local.HugePages() {
+		lines = append(lines, [2]string{"rdmabench-hugepages", "on"})
+	}
+	if p.Local.ODP() {
+		lines = append(lines, [2]string{"rdmabench-odp", "on"})
 	}
 	out := make([]string, 0, len(lines)+32)
 	for _, kv := range lines {
