@@ -77,7 +77,7 @@ func TestHugePages(t *testing.T) {
 	_, err = memoryPair(t, c, true, false)
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "RDMABENCH_HUGEPAGES")
-	assert.Contains(t, err.Error(), "0 free (HugePages_Free in /proc/meminfo): reserve some, e.g. sysctl vm.nr_hugepages=")
+	assert.Contains(t, err.Error(), "0 free (HugePages_Free in /proc/meminfo): reserve more, e.g. sysctl vm.nr_hugepages=4")
 	t.Log(err)
 }
 

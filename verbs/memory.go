@@ -47,13 +47,14 @@ func (c *Context) ODP() (ODPCaps, error) {
 }
 
 // HugePages describes the host's huge pages of the default size, from
-// /proc/meminfo: their size and how many are free.
+// /proc/meminfo: their size, how many are reserved and how many free.
 type HugePages struct {
-	Size int // bytes per page; 0: the kernel has no hugetlbfs
-	Free int
+	Size        int // bytes per page; 0: the kernel has no hugetlbfs
+	Total, Free int
 }
 
-// ReadHugePages reads /proc/meminfo's Hugepagesize and HugePages_Free.
+// ReadHugePages reads /proc/meminfo's Hugepagesize, HugePages_Total and
+// HugePages_Free.
 func ReadHugePages() (HugePages, error) {
 	b, err := os.ReadFile("/proc/meminfo")
 	if err != nil {
@@ -81,6 +82,8 @@ func parseMeminfo(b []byte) HugePages {
 		switch k {
 		case "Hugepagesize":
 			h.Size = n << 10 // kB
+		case "HugePages_Total":
+			h.Total = n
 		case "HugePages_Free":
 			h.Free = n
 		}
@@ -106,7 +109,7 @@ func (pd *PD) AllocMRHugePages(size int, access Access) (*MR, error) {
 	return pd.allocMR(size, access, func(n int) ([]byte, error) {
 		mem, err := mmapHuge(n)
 		if errors.Is(err, syscall.ENOMEM) {
-			return nil, fmt.Errorf("%w: %d huge pages of %d kB needed, %d free (HugePages_Free in /proc/meminfo): reserve some, e.g. sysctl vm.nr_hugepages=%d", err, n/h.Size, h.Size>>10, h.Free, n/h.Size+8)
+			return nil, fmt.Errorf("%w: %d huge pages of %d kB needed, %d free (HugePages_Free in /proc/meminfo): reserve more, e.g. sysctl vm.nr_hugepages=%d", err, n/h.Size, h.Size>>10, h.Free, h.Total-h.Free+2*(n/h.Size))
 		}
 		return mem, err
 	})

@@ -9,7 +9,7 @@ import (
 
 func TestParseMeminfo(t *testing.T) {
 	h := parseMeminfo([]byte("MemTotal:       2015252 kB\nHugePages_Total:      16\nHugePages_Free:       12\nHugepagesize:       2048 kB\n"))
-	assert.Equal(t, HugePages{Size: 2 << 20, Free: 12}, h)
+	assert.Equal(t, HugePages{Size: 2 << 20, Total: 16, Free: 12}, h)
 	assert.Equal(t, HugePages{}, parseMeminfo([]byte("MemTotal: 1 kB\n")), "no hugetlbfs")
 }
 
