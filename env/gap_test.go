@@ -34,3 +34,18 @@ func TestLoadGapAndMemory(t *testing.T) {
 	_, err = LoadFrom(vars(VarODP, "2"))
 	assert.EqualError(t, err, `RDMABENCH_ODP="2": use 1 or 0`)
 }
+
+func TestLoadLoad(t *testing.T) {
+	c, err := LoadFrom(vars(VarLoad, "64K"))
+	require.NoError(t, err)
+	assert.Equal(t, 65536, c.Load)
+	c, err = LoadFrom(vars(VarLoad, "0"))
+	require.NoError(t, err)
+	assert.Zero(t, c.Load)
+	for _, bad := range []string{"-1", "9M", "lots"} {
+		_, err = LoadFrom(vars(VarLoad, bad))
+		assert.EqualError(t, err, `RDMABENCH_LOAD="`+bad+`": want the load stream's message size from 1 byte to 8M, e.g. RDMABENCH_LOAD=64K (0: no load)`, bad)
+	}
+	_, err = LoadFrom(vars(VarLoad, "64K", VarPeer, "nodeB"))
+	assert.EqualError(t, err, "RDMABENCH_LOAD with RDMABENCH_PEER: the load stream runs in loopback mode only (its two queue pairs are in this process); unset one of them")
+}

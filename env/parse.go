@@ -121,6 +121,20 @@ func parseGap(v string, timeout time.Duration) (time.Duration, error) {
 	return d, nil
 }
 
+// parseLoad reads RDMABENCH_LOAD: the load stream's message size, 0 for
+// none.
+func parseLoad(v string) (int, error) {
+	v = strings.TrimSpace(v)
+	if v == "" || v == "0" {
+		return 0, nil
+	}
+	n, ok := parseByteCount(v, MaxSize)
+	if !ok {
+		return 0, fmt.Errorf("%s=%q: want the load stream's message size from 1 byte to 8M, e.g. %s=64K (0: no load)", VarLoad, v, VarLoad)
+	}
+	return int(n), nil
+}
+
 // parsePMQoS reads RDMABENCH_PMQOS: "1" holds the limit at 0, a duration
 // holds that limit, "" or "0" holds nothing.
 func parsePMQoS(v string) (bool, time.Duration, error) {

@@ -49,6 +49,7 @@ type Pair struct {
 	// (RDMABENCH_GAP, like perftest --latency_gap), left out of the
 	// samples: latency after an idle rather than back to back.
 	Gap     time.Duration
+	load    *loadStream // StartLoad (load.go); nil: none
 	closers []func() error
 }
 

@@ -50,9 +50,16 @@ func NewPair(c env.Config, op rdmalat.Op, maxSize int) (p *rdmalat.Pair, err err
 		}
 		return p, nil
 	}
-	return rdmalat.NewLoopback(rdmalat.LoopbackConfig{
+	lp, err := rdmalat.NewLoopback(rdmalat.LoopbackConfig{
 		Endpoint: ecfg, PeerDevice: c.PeerDevice, CPUs: cpus, Timeout: c.Timeout,
 	})
+	if err == nil && c.Load > 0 {
+		if err = lp.StartLoad(c.Load); err != nil {
+			lp.Close()
+			lp = nil
+		}
+	}
+	return lp, err
 }
 
 // MustPair returns the pair that measures op, with the skip-or-fail rules
@@ -134,6 +141,9 @@ func ConfigLines(p *rdmalat.Pair, c env.Config) []string {
 	// them still compares with one from before they existed.
 	if p.Gap > 0 {
 		lines = append(lines, [2]string{"rdmabench-gap", p.Gap.String()})
+	}
+	if n := p.Load(); n > 0 {
+		lines = append(lines, [2]string{"rdmabench-load", strconv.Itoa(n)})
 	}
 	if p.Local.HugePages() {
 		lines = append(lines, [2]string{"rdmabench-hugepages", "on"})
