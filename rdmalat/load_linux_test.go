@@ -22,7 +22,7 @@ func TestLoad(t *testing.T) {
 	c := testenv.MustHaveRDMA(t)
 	p, err := memoryPair(t, c, false, false)
 	require.NoError(t, err)
-	const n, rounds, size = 200, 3, 64 << 10
+	const n, rounds, size = 150, 3, 64 << 10
 	var idle, loaded, mbps []float64
 	for range rounds {
 		b := &metricsB{t: t, n: n, metrics: map[string]float64{}}
