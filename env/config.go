@@ -87,6 +87,10 @@ type Config struct {
 	QoS        QoS             // traffic class, flow label, SL, P_Key index; zero: the defaults
 	Counters   bool            // report port counter deltas per operation
 	Limits     []latency.Limit // RDMABENCH_MAX; nil: none
+	Gap        time.Duration   // idle before each round trip; 0: back to back
+	Load       int             // load stream's message size; 0: none
+	HugePages  bool            // buffers backed by huge pages
+	ODP        bool            // buffers registered with on-demand paging
 	InVM       bool            // running inside cmd/rxevm's VM
 }
 
@@ -179,6 +183,18 @@ func LoadFrom(getenv func(string) string) (Config, error) {
 	if c.Counters, err = parseBool(getenv, VarCounters); err != nil {
 		return c, err
 	}
+	if c.Gap, err = parseGap(getenv(VarGap), c.Timeout); err != nil {
+		return c, err
+	}
+	if c.Load, err = parseLoad(getenv(VarLoad)); err != nil {
+		return c, err
+	}
+	if c.HugePages, err = parseBool(getenv, VarHugePages); err != nil {
+		return c, err
+	}
+	if c.ODP, err = parseBool(getenv, VarODP); err != nil {
+		return c, err
+	}
 	if c.QoS, err = parseQoS(getenv); err != nil {
 		return c, err
 	}
@@ -188,6 +204,9 @@ func LoadFrom(getenv func(string) string) (Config, error) {
 	// host:port, or a bare host for port 18515.
 	if c.Peer, err = oob.ParseVar(VarPeer, getenv(VarPeer)); err != nil {
 		return c, err
+	}
+	if c.Load > 0 && c.Peer != "" {
+		return c, fmt.Errorf("%s with %s: the load stream runs in loopback mode only (its two queue pairs are in this process); unset one of them", VarLoad, VarPeer)
 	}
 	return c, nil
 }

@@ -27,6 +27,10 @@ const (
 	VarPKeyIndex  = "RDMABENCH_PKEY_INDEX"
 	VarCounters   = "RDMABENCH_COUNTERS"
 	VarMax        = "RDMABENCH_MAX"
+	VarGap        = "RDMABENCH_GAP"
+	VarHugePages  = "RDMABENCH_HUGEPAGES"
+	VarODP        = "RDMABENCH_ODP"
+	VarLoad       = "RDMABENCH_LOAD"
 	VarVM         = "RDMABENCH_VM"
 	// Set by rdmaab for a benchmark process it conducts in a duet.
 	VarTurnFD = "RDMABENCH_TURN_FD"
@@ -83,6 +87,10 @@ var variables = []variable{
 	{VarPKeyIndex, "0", "index in the port's P_Key table (perftest --pkey_index), 0 to 65535, set at INIT on both sides; refused with RDMABENCH_CM=1 (rdma_cm takes its address's). Recorded as rdma-pkey-index when set."},
 	{VarCounters, "0", "1: read the initiator's port counters and hw_counters (/sys/class/infiniband/DEV/ports/N/) before and after each measured run and report each one that rose as a metric per operation, such as hw.rcvd_seq_err/op (perftest -W); a counter absent from a result did not change. Recorded as rdma-counters."},
 	{VarMax, "none", `absolute limits that fail a benchmark whose run is above them, beside the relative gate: comma-separated stat=duration pairs such as "p99=20us,p50=5us" (statistics min, mean, max, p50, p90, p99, p99.9, p99.99), compared with the reported figure (one-way for ping-pong, whole for READ and atomics); a percentile with too few samples is taken as the maximum. Recorded as rdmabench-max.`},
+	{VarGap, "0 (back to back)", "idle time before each round trip of the initiator (perftest --latency_gap), as a Go duration such as 10us, up to 1s and shorter than RDMABENCH_TIMEOUT: latency after an idle, as applications see it. The initiator spins on the clock for the gap (as perftest does) and starts each sample after it, so unlike perftest's the figures hold no gap. Recorded as rdmabench-gap when set."},
+	{VarLoad, "0 (none)", "a message size such as 64K: while latency is measured, a bandwidth stream of RDMA WRITEs of that size (16 in flight) runs on the same device between two queue pairs of its own, on a CPU the measuring threads do not use when there is one (SuperBench's congestors); its throughput over each run is reported beside the latency as load-MB/s. Loopback mode only. Recorded as rdmabench-load when set."},
+	{VarHugePages, "0", "1: back both sides' registered buffers with huge pages (perftest --use_hugepages): mmap MAP_HUGETLB of the default huge page size; refused with what to do when the host has none free (vm.nr_hugepages). Recorded as rdmabench-hugepages when set."},
+	{VarODP, "0", "1: register both sides' buffers with on-demand paging (perftest --odp, IBV_ACCESS_ON_DEMAND), no pinning; refused with the reason where the device does not report ODP for the transport and operation (ibv_query_device_ex odp_caps; rxe on Linux 6.1 has none). Recorded as rdmabench-odp when set."},
 	{VarVM, "unset", "set to 1 by cmd/rxevm inside the soft-RoCE VM; 0 or 1 (true and false too), any other value is refused."},
 	{VarTurnFD, "unset", "set by rdmaab for the benchmark processes of a duet: the inherited file descriptor of the conductor's socket; each run then takes turns of a burst of round trips with the other side's process. A descriptor that is not a unix stream socket is refused, and left open."},
 	{VarHostCPUContention, "unset", "set by cmd/rxevm inside the VM: how much the host's CPUs slowed each other when measured before the boot; reported as a note."},

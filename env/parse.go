@@ -100,6 +100,41 @@ func parseTimeout(v string) (time.Duration, error) {
 	return d, nil
 }
 
+// MaxGap is the longest RDMABENCH_GAP: a second between round trips
+// already makes a run of a few thousand samples last an hour.
+const MaxGap = time.Second
+
+// parseGap reads RDMABENCH_GAP: a duration from 0 to MaxGap, shorter
+// than timeout (the responder waits out each gap within it).
+func parseGap(v string, timeout time.Duration) (time.Duration, error) {
+	v = strings.TrimSpace(v)
+	if v == "" || v == "0" {
+		return 0, nil
+	}
+	d, err := time.ParseDuration(v)
+	if err != nil || d < 0 || d > MaxGap {
+		return 0, fmt.Errorf("%s=%q: want the idle time before each round trip as a Go duration from 0 to %v, e.g. %s=10us", VarGap, v, MaxGap, VarGap)
+	}
+	if d >= timeout {
+		return 0, fmt.Errorf("%s=%q is not shorter than %s (%v): the responder waits out each gap within it; shorten the gap or raise %s", VarGap, v, VarTimeout, timeout, VarTimeout)
+	}
+	return d, nil
+}
+
+// parseLoad reads RDMABENCH_LOAD: the load stream's message size, 0 for
+// none.
+func parseLoad(v string) (int, error) {
+	v = strings.TrimSpace(v)
+	if v == "" || v == "0" {
+		return 0, nil
+	}
+	n, ok := parseByteCount(v, maxSize)
+	if !ok {
+		return 0, fmt.Errorf("%s=%q: want the load stream's message size from 1 byte to 8M, e.g. %s=64K (0: no load)", VarLoad, v, VarLoad)
+	}
+	return int(n), nil
+}
+
 // parsePMQoS reads RDMABENCH_PMQOS: "1" holds the limit at 0, a duration
 // holds that limit, "" or "0" holds nothing.
 func parsePMQoS(v string) (bool, time.Duration, error) {

@@ -44,6 +44,7 @@ func Measure(b B, p *Pair, size, warmup int, raw io.Writer) *latency.Recorder {
 		run.Expect(n)
 	}
 	ctr := startCounters(b, p)
+	lm := startLoadMeter(p)
 
 	b.ReportAllocs()
 	wm := startWork(run)
@@ -55,6 +56,7 @@ func Measure(b B, p *Pair, size, warmup int, raw io.Writer) *latency.Recorder {
 		rec.Record(rtt)
 	}
 	ctr.report(b, rec.Count())
+	lm.report(b)
 	if err := run.Close(); err != nil {
 		b.Fatal(err)
 	}

@@ -63,6 +63,12 @@ type EndpointConfig struct {
 	// QoS is the queue pair's traffic class, flow label, service level
 	// and P_Key index (qos.go); the zero value is every default.
 	QoS QoS
+	// HugePages backs the buffer with huge pages; ODP registers it with
+	// on-demand paging where the device supports it (memory.go).
+	HugePages, ODP bool
+	// depth is the send queue's and send CQ's depth; 0: perftest's 1 of
+	// latency tests. Only the load stream (load.go) keeps more in flight.
+	depth int
 }
 
 // Values of a GID index field besides a number: its zero is the default,
@@ -237,7 +243,7 @@ func NewEndpoint(cfg EndpointConfig) (_ *Endpoint, err error) {
 		return nil, err
 	}
 	access := initiatorAccess(cfg.Op, e.ctx.NodeType())
-	if e.mr, err = e.pd.AllocMR(e.lay.total, verbs.AccessLocalWrite|access); err != nil {
+	if e.mr, err = e.allocBuffer(verbs.AccessLocalWrite | access); err != nil {
 		return nil, err
 	}
 	e.inline = cfg.Inline
@@ -256,7 +262,7 @@ func NewEndpoint(cfg EndpointConfig) (_ *Endpoint, err error) {
 	}
 	if e.qp, err = e.pd.CreateQP(verbs.QPConfig{
 		Type: qpTypes[cfg.Transport], SendCQ: e.sendCQ, RecvCQ: e.recvCQ,
-		MaxSendWR: sendQueueDepth, MaxRecvWR: recvWR, MaxSendSGE: 1, MaxRecvSGE: 1,
+		MaxSendWR: uint32(e.sendDepth()), MaxRecvWR: recvWR, MaxSendSGE: 1, MaxRecvSGE: 1,
 		MaxInlineData: uint32(e.inline),
 	}); err != nil {
 		if errors.Is(err, verbs.ErrInlineTooLarge) {
@@ -288,7 +294,7 @@ func (e *Endpoint) createCQs() (err error) {
 			}
 		}
 	}
-	if e.sendCQ, err = e.ctx.CreateCQ(sendCQDepth, e.sendCh); err != nil {
+	if e.sendCQ, err = e.ctx.CreateCQ(max(sendCQDepth, e.sendDepth()), e.sendCh); err != nil {
 		return err
 	}
 	e.recvCQ = e.sendCQ

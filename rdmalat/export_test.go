@@ -87,3 +87,7 @@ func StartWork(r *Run) func() (map[string]float64, func() (work.Profile, error),
 		return out, m.profile, err
 	}
 }
+
+// Buffer returns the endpoint's registered buffer, for tests that check
+// how it is backed.
+func (e *Endpoint) Buffer() []byte { return e.mr.Bytes() }

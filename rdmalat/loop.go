@@ -16,7 +16,7 @@ type cLoop struct {
 	ep *Endpoint
 }
 
-func newCLoop(ep *Endpoint, remote PeerInfo, size int, timeout time.Duration) (*cLoop, error) {
+func newCLoop(ep *Endpoint, remote PeerInfo, size int, timeout, gap time.Duration) (*cLoop, error) {
 	if ep.remote == nil {
 		return nil, fmt.Errorf("rdmalat: endpoint not connected")
 	}
@@ -26,7 +26,9 @@ func newCLoop(ep *Endpoint, remote PeerInfo, size int, timeout time.Duration) (*
 	if err := spec.CheckSize(ep.cfg.Op, ep.cfg.Transport, size, ep.mtu.Bytes()); err != nil {
 		return nil, fmt.Errorf("rdmalat: %v over %v: %w", ep.cfg.Op, ep.cfg.Transport, err)
 	}
-	l, err := loops.New(ep.loopConfig(remote, size, timeout))
+	cfg := ep.loopConfig(remote, size, timeout)
+	cfg.Gap = gap
+	l, err := loops.New(cfg)
 	if l != nil {
 		ep.posted = l.Posted()
 	}

@@ -44,7 +44,12 @@ type Pair struct {
 	Counters bool
 	// Limits are absolute limits Measure fails a run above
 	// (RDMABENCH_MAX), after reporting its metrics.
-	Limits  []Limit
+	Limits []Limit
+	// Gap is the idle time before each round trip of the initiator
+	// (RDMABENCH_GAP, like perftest --latency_gap), left out of the
+	// samples: latency after an idle rather than back to back.
+	Gap     time.Duration
+	load    *loadStream // StartLoad (load.go); nil: none
 	closers []func() error
 }
 
@@ -95,7 +100,7 @@ func NewLoopback(cfg LoopbackConfig) (_ *Pair, err error) {
 
 // Start begins a Run of the given size with the pair's pinning and timeout.
 func (p *Pair) Start(size, warmup int) (*Run, error) {
-	return startRun(p.Local, p.Remote, p.Responder, runConfig{Size: size, Warmup: warmup, Timeout: p.Timeout, CPU: p.CPUs[0]})
+	return startRun(p.Local, p.Remote, p.Responder, runConfig{Size: size, Warmup: warmup, Timeout: p.Timeout, CPU: p.CPUs[0], Gap: p.Gap})
 }
 
 // Close releases both endpoints (or ends the session with the peer).

@@ -136,6 +136,9 @@ func dialPeerOnce(ctx context.Context, addr string, cfg RemoteConfig) (_ *Pair, 
 	pe, err := conn.RecvEndpoint()
 	if err != nil {
 		resp.close()
+		if f := wireFlags(ecfg) & (oob.FlagHugePages | oob.FlagODP); f != 0 && errors.Is(err, oob.ErrInvalidParams) && strings.Contains(err.Error(), "unknown bits") {
+			err = fmt.Errorf("%w (an rdmapeer built before RDMABENCH_HUGEPAGES and RDMABENCH_ODP existed refuses them as unknown flag bits: run this rdmabench's rdmapeer, or unset both)", err)
+		}
 		return nil, err
 	}
 	local, err := NewEndpoint(ecfg)
@@ -192,6 +195,12 @@ func wireFlags(c EndpointConfig) oob.Flags {
 	}
 	if c.CM {
 		f |= oob.FlagCM
+	}
+	if c.HugePages {
+		f |= oob.FlagHugePages
+	}
+	if c.ODP {
+		f |= oob.FlagODP
 	}
 	return f
 }

@@ -56,7 +56,7 @@ func (r *localResponder) Start(size int, abort func(error)) error {
 	if r.ep.cfg.Op.OneSided() {
 		return nil // READ and atomics: this side's CPU does nothing
 	}
-	loop, err := newCLoop(r.ep, r.initiator, size, r.timeout)
+	loop, err := newCLoop(r.ep, r.initiator, size, r.timeout, 0)
 	if err != nil {
 		return err
 	}

@@ -49,6 +49,7 @@ type runConfig struct {
 	Warmup  int           // round trips run first and not returned
 	Timeout time.Duration // longest wait for the peer or a completion
 	CPU     env.CPU       // the initiator's
+	Gap     time.Duration // idle before each round trip, not in the samples
 }
 
 const (
@@ -130,7 +131,7 @@ func startRun(local *Endpoint, remote PeerInfo, resp Responder, cfg runConfig) (
 	if r.unpin, err = pinThread(cfg.CPU); err != nil {
 		return nil, err
 	}
-	if r.loop, err = newCLoop(local, remote, cfg.Size, cfg.Timeout); err != nil {
+	if r.loop, err = newCLoop(local, remote, cfg.Size, cfg.Timeout, cfg.Gap); err != nil {
 		return nil, err
 	}
 	if r.turns, err = turn.FromEnv(turnTimeout); err != nil {

@@ -25,13 +25,14 @@ import (
 func NewPair(c env.Config, op rdmalat.Op, maxSize int) (p *rdmalat.Pair, err error) {
 	defer func() {
 		if p != nil {
-			p.Counters, p.Limits = c.Counters, c.Limits
+			p.Counters, p.Limits, p.Gap = c.Counters, c.Limits, c.Gap
 		}
 	}()
 	ecfg := rdmalat.EndpointConfig{
 		Device: c.Device, Port: c.Port, GIDIndex: c.GIDIndex,
 		Op: op, Transport: c.Transport, Events: c.Events, CM: c.CM,
 		MaxSize: maxSize, Inline: c.Inline, MTU: c.MTU, QoS: c.QoS,
+		HugePages: c.HugePages, ODP: c.ODP,
 	}
 	if err := c.Check(); err != nil {
 		return nil, err
@@ -49,9 +50,16 @@ func NewPair(c env.Config, op rdmalat.Op, maxSize int) (p *rdmalat.Pair, err err
 		}
 		return p, nil
 	}
-	return rdmalat.NewLoopback(rdmalat.LoopbackConfig{
+	lp, err := rdmalat.NewLoopback(rdmalat.LoopbackConfig{
 		Endpoint: ecfg, PeerDevice: c.PeerDevice, CPUs: cpus, Timeout: c.Timeout,
 	})
+	if err == nil && c.Load > 0 {
+		if err = lp.StartLoad(c.Load); err != nil {
+			lp.Close()
+			lp = nil
+		}
+	}
+	return lp, err
 }
 
 // MustPair returns the pair that measures op, with the skip-or-fail rules
@@ -128,6 +136,20 @@ func ConfigLines(p *rdmalat.Pair, c env.Config) []string {
 	}
 	if len(p.Limits) > 0 {
 		lines = append(lines, [2]string{"rdmabench-max", formatLimits(p.Limits)})
+	}
+	// Only when set, as every line below: a result file of a run without
+	// them still compares with one from before they existed.
+	if p.Gap > 0 {
+		lines = append(lines, [2]string{"rdmabench-gap", p.Gap.String()})
+	}
+	if n := p.Load(); n > 0 {
+		lines = append(lines, [2]string{"rdmabench-load", strconv.Itoa(n)})
+	}
+	if p.Local.HugePages() {
+		lines = append(lines, [2]string{"rdmabench-hugepages", "on"})
+	}
+	if p.Local.ODP() {
+		lines = append(lines, [2]string{"rdmabench-odp", "on"})
 	}
 	out := make([]string, 0, len(lines)+32)
 	for _, kv := range lines {

@@ -51,7 +51,11 @@ func cConstants() map[string]int64 {
 		"IBV_ATOMIC_GLOB": C.IBV_ATOMIC_GLOB, "IBV_NODE_RNIC": C.IBV_NODE_RNIC,
 		"IBV_ACCESS_LOCAL_WRITE": C.IBV_ACCESS_LOCAL_WRITE, "IBV_ACCESS_REMOTE_WRITE": C.IBV_ACCESS_REMOTE_WRITE,
 		"IBV_ACCESS_REMOTE_READ": C.IBV_ACCESS_REMOTE_READ, "IBV_ACCESS_REMOTE_ATOMIC": C.IBV_ACCESS_REMOTE_ATOMIC,
-		"IBV_QPT_RC": C.IBV_QPT_RC, "IBV_QPT_UC": C.IBV_QPT_UC, "IBV_QPT_UD": C.IBV_QPT_UD,
+		"IBV_ACCESS_ON_DEMAND": C.IBV_ACCESS_ON_DEMAND, "IBV_ODP_SUPPORT": C.IBV_ODP_SUPPORT,
+		"IBV_ODP_SUPPORT_SEND": C.IBV_ODP_SUPPORT_SEND, "IBV_ODP_SUPPORT_RECV": C.IBV_ODP_SUPPORT_RECV,
+		"IBV_ODP_SUPPORT_WRITE": C.IBV_ODP_SUPPORT_WRITE, "IBV_ODP_SUPPORT_READ": C.IBV_ODP_SUPPORT_READ,
+		"IBV_ODP_SUPPORT_ATOMIC": C.IBV_ODP_SUPPORT_ATOMIC,
+		"IBV_QPT_RC":             C.IBV_QPT_RC, "IBV_QPT_UC": C.IBV_QPT_UC, "IBV_QPT_UD": C.IBV_QPT_UD,
 		"IBV_QPS_RESET": C.IBV_QPS_RESET, "IBV_QPS_INIT": C.IBV_QPS_INIT, "IBV_QPS_RTR": C.IBV_QPS_RTR,
 		"IBV_QPS_RTS": C.IBV_QPS_RTS, "IBV_QPS_ERR": C.IBV_QPS_ERR,
 		"IBV_WR_RDMA_WRITE": C.IBV_WR_RDMA_WRITE, "IBV_WR_RDMA_WRITE_WITH_IMM": C.IBV_WR_RDMA_WRITE_WITH_IMM,
@@ -133,6 +137,22 @@ func ibvOpenDevice(name string) (unsafe.Pointer, NodeType, error) {
 // ibvCloseDevice mirrors ibv_close_device.
 func ibvCloseDevice(ctx unsafe.Pointer) error {
 	return errRet("ibv_close_device", int(C.ibv_close_device((*C.struct_ibv_context)(ctx))))
+}
+
+// ibvQueryODP mirrors ibv_query_device_ex, its odp_caps only; it
+// returns an errno value.
+func ibvQueryODP(ctx unsafe.Pointer) (ODPCaps, error) {
+	var a C.struct_ibv_device_attr_ex
+	if rc := C.ibv_query_device_ex((*C.struct_ibv_context)(ctx), nil, &a); rc != 0 {
+		return ODPCaps{}, errRet("ibv_query_device_ex", int(rc))
+	}
+	o := &a.odp_caps
+	return ODPCaps{
+		Supported: o.general_caps&C.IBV_ODP_SUPPORT != 0,
+		RC:        ODPOps(o.per_transport_caps.rc_odp_caps),
+		UC:        ODPOps(o.per_transport_caps.uc_odp_caps),
+		UD:        ODPOps(o.per_transport_caps.ud_odp_caps),
+	}, nil
 }
 
 // ibvQueryDevice mirrors ibv_query_device.
@@ -483,6 +503,12 @@ func memlockState() memlock {
 // mmapAnon maps size bytes of zeroed, populated anonymous memory.
 func mmapAnon(size int) ([]byte, error) {
 	return unix.Mmap(-1, 0, size, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_PRIVATE|unix.MAP_ANONYMOUS|unix.MAP_POPULATE)
+}
+
+// mmapHuge maps size bytes (a multiple of the huge page size) of zeroed,
+// populated anonymous memory in huge pages of the default size.
+func mmapHuge(size int) ([]byte, error) {
+	return unix.Mmap(-1, 0, size, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_PRIVATE|unix.MAP_ANONYMOUS|unix.MAP_POPULATE|unix.MAP_HUGETLB)
 }
 
 func munmap(b []byte) error { return unix.Munmap(b) }

@@ -63,6 +63,8 @@ func wcStatusStr(s WCStatus) string { return fmt.Sprintf("work completion status
 
 func memlockState() memlock { return memlock{} }
 
-func mmapAnon(int) ([]byte, error) { return nil, errUnsupported }
-func munmap([]byte) error          { return errUnsupported }
-func setNonblock(int) error        { return errUnsupported }
+func mmapAnon(int) ([]byte, error)                { return nil, errUnsupported }
+func mmapHuge(int) ([]byte, error)                { return nil, errUnsupported }
+func ibvQueryODP(unsafe.Pointer) (ODPCaps, error) { return ODPCaps{}, errUnsupported }
+func munmap([]byte) error                         { return errUnsupported }
+func setNonblock(int) error                       { return errUnsupported }

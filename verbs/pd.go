@@ -68,6 +68,11 @@ type MR struct {
 // (ibv_reg_mr). Remote write and remote atomic access imply local write, as
 // libibverbs requires; AllocMR adds it.
 func (pd *PD) AllocMR(size int, access Access) (*MR, error) {
+	return pd.allocMR(size, access, mmapAnon)
+}
+
+// allocMR registers size bytes that mmap maps.
+func (pd *PD) allocMR(size int, access Access, mmap func(int) ([]byte, error)) (*MR, error) {
 	const op = "ibv_reg_mr"
 	if size <= 0 {
 		return nil, &Error{Op: op, Err: syscall.EINVAL, Detail: fmt.Sprintf("memory region size must be positive, got %d", size)}
@@ -79,7 +84,7 @@ func (pd *PD) AllocMR(size int, access Access) (*MR, error) {
 	if access&(AccessRemoteWrite|AccessRemoteAtomic) != 0 {
 		access |= AccessLocalWrite
 	}
-	mem, err := mmapAnon(size)
+	mem, err := mmap(size)
 	if err != nil {
 		return nil, &Error{Op: "mmap", Err: err, Detail: fmt.Sprintf("%d bytes for a memory region", size)}
 	}

@@ -164,6 +164,10 @@ const (
 	AccessRemoteWrite  Access = 1 << 1
 	AccessRemoteRead   Access = 1 << 2
 	AccessRemoteAtomic Access = 1 << 3
+	// AccessOnDemand registers the region without pinning it: the device
+	// faults its pages in as it touches them (on-demand paging). Only where
+	// Context.ODP says the device supports it.
+	AccessOnDemand Access = 1 << 6
 )
 
 // AccessAll is every access flag of this package: local write and remote
@@ -171,7 +175,7 @@ const (
 const AccessAll = AccessLocalWrite | AccessRemoteWrite | AccessRemoteRead | AccessRemoteAtomic
 
 func (a Access) String() string {
-	return flagString(uint32(a), []string{"LocalWrite", "RemoteWrite", "RemoteRead", "RemoteAtomic"})
+	return flagString(uint32(a), []string{"LocalWrite", "RemoteWrite", "RemoteRead", "RemoteAtomic", "MWBind", "ZeroBased", "OnDemand"})
 }
 
 func flagString(v uint32, names []string) string {

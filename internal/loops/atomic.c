@@ -61,7 +61,7 @@ static int rb_atomic_sync(rb_loop *l) {
 static int atomic_ping(rb_loop *l, int64_t *rtt, int n) {
 	int rc;
 	int cas = l->wr.opcode == IBV_WR_ATOMIC_CMP_AND_SWP;
-	int64_t t0 = rb_now();
+	int64_t t0 = rb_gap(l, rb_now());
 	for (int i = 0; i < n; i++) {
 		rb_extra_work(l);
 		uint64_t want = l->cnt;
@@ -80,7 +80,7 @@ static int atomic_ping(rb_loop *l, int64_t *rtt, int n) {
 		l->cnt = want + 1;
 		int64_t t1 = rb_now();
 		rtt[i] = t1 - t0;
-		t0 = t1;
+		t0 = rb_gap(l, t1);
 	}
 	return RB_OK;
 }

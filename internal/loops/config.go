@@ -112,7 +112,15 @@ type Config struct {
 	// and repost none), and one per receive below that.
 	RepostBelow int
 	Timeout     time.Duration
+	// Gap is the idle time before each of the initiator's round trips
+	// (RDMABENCH_GAP), left out of its samples; 0: back to back. A
+	// responder's loop ignores it.
+	Gap time.Duration
 }
+
+// MaxGap is the longest Gap: a second between round trips already makes
+// a run of a few thousand samples last an hour.
+const MaxGap = time.Second
 
 func (c *Config) check() error {
 	if err := c.Transport.Carries(c.Op); err != nil {
@@ -147,6 +155,9 @@ func (c *Config) check() error {
 	}
 	if c.Timeout <= 0 {
 		return fmt.Errorf("loops: timeout %v: want a positive duration", c.Timeout)
+	}
+	if c.Gap < 0 || c.Gap > MaxGap || c.Gap >= c.Timeout {
+		return fmt.Errorf("loops: gap %v: want 0 up to %v and shorter than the timeout %v (the responder waits out the gap)", c.Gap, MaxGap, c.Timeout)
 	}
 	return nil
 }

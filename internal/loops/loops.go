@@ -84,6 +84,7 @@ func New(cfg Config) (*Loop, error) {
 		p.repost_below = C.int32_t(cfg.RepostBelow)
 	}
 	p.idle_ns = C.int64_t(cfg.Timeout.Nanoseconds())
+	p.gap_ns = C.int64_t(cfg.Gap.Nanoseconds())
 	lp := &Loop{l: (*C.rb_loop)(C.calloc(1, C.size_t(unsafe.Sizeof(C.rb_loop{})))), cfg: cfg, parkFD: -1}
 	C.rb_setup(lp.l, &p)
 	var rc C.int

@@ -77,6 +77,7 @@ typedef struct rb_loop {
 	int32_t park_fd;                       // eventfd a parked responder reads; -1: none
 	int64_t idle_ns;                       // longest wait for the peer or a completion
 	uint32_t extra;                        // known extra work per operation (rb_extra_work): tests of the work metrics
+	int64_t gap_ns;                        // initiator: idle time before each round trip (rb_gap); 0: none
 	int32_t err;
 	uint64_t got, want;
 } rb_loop;
@@ -116,6 +117,21 @@ static inline int64_t rb_now(void) {
 	struct timespec ts;
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+// rb_gap idles l->gap_ns from t, the end of the last round trip, and
+// returns the time it ended: the next sample starts there, so the idle is
+// left out of the latency (perftest --latency_gap spins the same way but
+// keeps the gap inside its samples). A busy spin on the clock, as
+// perftest's: the CPU stays awake; what the gap shows is the device, the
+// caches and the peer after an idle.
+static inline int64_t rb_gap(const rb_loop *l, int64_t t) {
+	if (l->gap_ns <= 0)
+		return t;
+	int64_t end = t + l->gap_ns, now;
+	while ((now = rb_now()) < end)
+		;
+	return now;
 }
 
 // rb_check is called every 1024 spins (or every event slice): it ends a
@@ -325,6 +341,7 @@ typedef struct {
 	uint32_t rqpn, qkey;    // UD
 	int32_t rx_depth, posted, repost_below;
 	int64_t idle_ns;
+	int64_t gap_ns;         // initiator: idle before each round trip
 } rb_params;
 
 // Setup, outside any measurement (setup.c).

@@ -4,7 +4,7 @@
 #include "loops.h"
 
 static int read_ping(rb_loop *l, int64_t *rtt, int n) {
-	int64_t t0 = rb_now();
+	int64_t t0 = rb_gap(l, rb_now());
 	for (int i = 0; i < n; i++) {
 		rb_extra_work(l);
 		int rc = rb_post(l);
@@ -12,7 +12,7 @@ static int read_ping(rb_loop *l, int64_t *rtt, int n) {
 			return rc;
 		int64_t t1 = rb_now();
 		rtt[i] = t1 - t0;
-		t0 = t1;
+		t0 = rb_gap(l, t1);
 	}
 	return RB_OK;
 }

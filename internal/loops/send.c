@@ -7,7 +7,7 @@
 #include "loops.h"
 
 static int recv_ping(rb_loop *l, int64_t *rtt, int n) {
-	int64_t t0 = rb_now();
+	int64_t t0 = rb_gap(l, rb_now());
 	for (int i = 0; i < n; i++) {
 		rb_extra_work(l);
 		uint32_t c = (uint32_t)(l->cnt + 1);
@@ -19,7 +19,7 @@ static int recv_ping(rb_loop *l, int64_t *rtt, int n) {
 			return rc;
 		int64_t t1 = rb_now();
 		rtt[i] = t1 - t0;
-		t0 = t1;
+		t0 = rb_gap(l, t1);
 	}
 	return RB_OK;
 }

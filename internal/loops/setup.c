@@ -19,6 +19,7 @@ void rb_setup(rb_loop *l, const rb_params *p) {
 	l->posted = p->posted;
 	l->repost_below = p->repost_below;
 	l->idle_ns = p->idle_ns;
+	l->gap_ns = p->gap_ns;
 #ifdef RB_EXTRA_INSNS
 	l->extra = RB_EXTRA_INSNS;
 #endif

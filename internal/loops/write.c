@@ -32,7 +32,7 @@ static inline int rb_wait_byte(rb_loop *l, uint8_t want) {
 // counter into the peer, poll the send completion, spin until the peer's
 // answer lands.
 static int write_ping(rb_loop *l, int64_t *rtt, int n) {
-	int64_t t0 = rb_now();
+	int64_t t0 = rb_gap(l, rb_now());
 	for (int i = 0; i < n; i++) {
 		rb_extra_work(l);
 #ifdef RB_EXTRA_DELAY_NS
@@ -50,7 +50,7 @@ static int write_ping(rb_loop *l, int64_t *rtt, int n) {
 			return rc;
 		int64_t t1 = rb_now();
 		rtt[i] = t1 - t0;
-		t0 = t1;
+		t0 = rb_gap(l, t1);
 	}
 	return RB_OK;
 }

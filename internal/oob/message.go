@@ -141,7 +141,13 @@ const (
 	// (perftest -R); the peer names its listener in Endpoint.CMAddr.
 	FlagCM Flags = 1 << 1
 
-	knownFlags = FlagEvents | FlagCM
+	// FlagHugePages: both sides' buffers are backed by huge pages.
+	FlagHugePages Flags = 1 << 2
+	// FlagODP: both sides' buffers are registered with on-demand paging.
+	FlagODP Flags = 1 << 3
+	// A peer of protocol version 5 refuses these two as unknown bits;
+	// the version did not change, since nothing else did.
+	knownFlags = FlagEvents | FlagCM | FlagHugePages | FlagODP
 )
 
 // Endpoint describes one side's queue pair, port and the buffer the other

@@ -1,0 +1,235 @@
+package rdmalat
+
+import (
+	"errors"
+	"fmt"
+	"runtime"
+	"slices"
+	"sync/atomic"
+	"time"
+
+	"github.com/rdmabench/rdmabench/env"
+	"github.com/rdmabench/rdmabench/internal/spec"
+	"github.com/rdmabench/rdmabench/verbs"
+)
+
+// loadDepth is how many RDMA WRITEs the load stream keeps in flight, as a
+// bandwidth test does (ib_write_bw's default tx depth is 128; a few
+// suffice to keep a device busy while a latency is measured).
+const loadDepth = 16
+
+// sendDepth is the endpoint's send queue depth: perftest's 1 of latency
+// tests, or the load stream's.
+func (e *Endpoint) sendDepth() int { return max(e.cfg.depth, sendQueueDepth) }
+
+// loadStream is a bandwidth stream on the pair's device, from a queue pair
+// of its own to another, while the pair measures latency (SuperBench's
+// congestors on the same port): signaled RDMA WRITEs of size bytes,
+// loadDepth in flight, from a goroutine on its own OS thread, pinned to a
+// CPU the measuring threads do not use when there is one.
+type loadStream struct {
+	src, dst *Endpoint
+	size     int
+	bytes    atomic.Uint64 // written so far
+	stop     atomic.Bool
+	done     chan error
+	closed   bool
+}
+
+// maxLoadSize is the largest stream message: perftest -a's largest size,
+// the bound env puts on RDMABENCH_LOAD.
+const maxLoadSize = 8 << 20
+
+// StartLoad starts a load stream of size-byte RDMA WRITEs between two
+// queue pairs of its own on the pair's devices (the initiator's to the
+// responder's), running until Close. Measure then reports its throughput
+// over each measured run beside the latency, as load-MB/s. Loopback only:
+// in two-node mode the stream would need the peer's queue pair.
+func (p *Pair) StartLoad(size int) (err error) {
+	if p.Mode != "loopback" {
+		return fmt.Errorf("rdmalat: %s: a load stream runs in loopback mode only (its two queue pairs are in this process); unset %s or %s", env.VarLoad, env.VarLoad, env.VarPeer)
+	}
+	if p.load != nil {
+		return errors.New("rdmalat: the pair has a load stream already")
+	}
+	if size < 1 || size > maxLoadSize {
+		return fmt.Errorf("rdmalat: %s: size %d: want 1 byte to %d", env.VarLoad, size, maxLoadSize)
+	}
+	cfg := p.Local.cfg
+	cfg.Op, cfg.Transport, cfg.Events, cfg.CM = spec.Write, spec.RC, false, false
+	cfg.MaxSize, cfg.Inline, cfg.depth = size, 0, loadDepth
+	l := &loadStream{size: size, done: make(chan error, 1)}
+	defer func() {
+		if err != nil {
+			l.close()
+		}
+	}()
+	if l.src, err = NewEndpoint(cfg); err != nil {
+		return fmt.Errorf("rdmalat: %s: %w", env.VarLoad, err)
+	}
+	dcfg := cfg
+	if p.PeerDevice.Name != "" && p.PeerDevice.Name != cfg.Device {
+		dcfg.Device, dcfg.Port = p.PeerDevice.Name, 0
+	}
+	if l.dst, err = NewEndpoint(dcfg); err != nil {
+		return fmt.Errorf("rdmalat: %s: %w", env.VarLoad, err)
+	}
+	if err = l.src.Connect(l.dst.Info()); err != nil {
+		return err
+	}
+	if err = l.dst.Connect(l.src.Info()); err != nil {
+		return err
+	}
+	cpu := spareCPU(p.CPUs)
+	started := make(chan error, 1)
+	go l.run(cpu, p.Timeout, started)
+	if err = <-started; err != nil {
+		return err
+	}
+	p.load = l
+	p.closers = append(p.closers, l.close)
+	return nil
+}
+
+// spareCPU is a CPU this process may run on that neither measuring
+// thread is pinned to, or the zero CPU (unpinned) when there is none.
+func spareCPU(busy [2]env.CPU) env.CPU {
+	all, err := env.AllowedCPUs()
+	if err != nil {
+		return env.CPU{}
+	}
+	for _, id := range slices.Backward(all) {
+		if a, _ := busy[0].ID(); a == id && busy[0].Pinned() {
+			continue
+		}
+		if b, _ := busy[1].ID(); b == id && busy[1].Pinned() {
+			continue
+		}
+		return env.PinTo(id)
+	}
+	return env.CPU{}
+}
+
+// run posts and reposts the stream's writes until stop, a failed
+// completion, or no completion within timeout.
+func (l *loadStream) run(cpu env.CPU, timeout time.Duration, started chan<- error) {
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	if _, err := pinThread(cpu); err != nil {
+		started <- err
+		return
+	}
+	remote := l.dst.Info()
+	wr := verbs.SendWR{
+		Op: verbs.OpWrite, Local: l.src.mr.SGE(l.src.lay.send, l.size),
+		RemoteAddr: remote.Addr, RKey: remote.RKey, Flags: verbs.FlagSignaled,
+	}
+	for range loadDepth {
+		if err := l.src.qp.PostSend(&wr); err != nil {
+			started <- fmt.Errorf("rdmalat: load stream: %w", err)
+			return
+		}
+	}
+	started <- nil
+	l.done <- l.stream(&wr, timeout)
+}
+
+func (l *loadStream) stream(wr *verbs.SendWR, timeout time.Duration) error {
+	wcs := make([]verbs.WorkCompletion, loadDepth)
+	last := time.Now()
+	for spins := 0; !l.stop.Load(); spins++ {
+		n, err := l.src.sendCQ.Poll(wcs)
+		if err != nil {
+			return fmt.Errorf("rdmalat: load stream: %w", err)
+		}
+		if n == 0 {
+			if spins&1023 == 0 && time.Since(last) > timeout {
+				return fmt.Errorf("rdmalat: load stream: no completion within %v (%s)", timeout, env.VarTimeout)
+			}
+			continue
+		}
+		last = time.Now()
+		for _, wc := range wcs[:n] {
+			if wc.Status != verbs.WCSuccess {
+				return fmt.Errorf("rdmalat: load stream: RDMA WRITE completion failed: %w", wc.Status)
+			}
+			l.bytes.Add(uint64(l.size))
+			if err := l.src.qp.PostSend(wr); err != nil {
+				return fmt.Errorf("rdmalat: load stream: %w", err)
+			}
+		}
+	}
+	return nil
+}
+
+// close stops the stream, waits for it, and releases its endpoints; it
+// returns the stream's error if it ended on one.
+func (l *loadStream) close() error {
+	if l.closed {
+		return nil
+	}
+	l.closed = true
+	var err error
+	if l.src != nil && l.dst != nil && l.src.remote != nil {
+		l.stop.Store(true)
+		select {
+		case err = <-l.done:
+		case <-time.After(10 * time.Second):
+			err = errors.New("rdmalat: load stream did not stop within 10s")
+		}
+	}
+	return errors.Join(err, l.dst.Close(), l.src.Close())
+}
+
+// loadMeter is the load stream's bytes at the start of a measured run.
+type loadMeter struct {
+	l     *loadStream
+	bytes uint64
+	t     time.Time
+}
+
+func startLoadMeter(p *Pair) loadMeter {
+	if p.load == nil {
+		return loadMeter{}
+	}
+	return loadMeter{l: p.load, bytes: p.load.bytes.Load(), t: time.Now()}
+}
+
+// report reports the stream's throughput since the meter started as
+// load-MB/s (10^6 bytes a second, as testing's MB/s), and fails b when
+// the stream has ended on an error.
+func (m loadMeter) report(b B) {
+	if m.l == nil {
+		return
+	}
+	select {
+	case err := <-m.l.done:
+		m.l.done <- err // close reads it again
+		if err != nil {
+			b.Fatal(err)
+		}
+	default:
+	}
+	d := time.Since(m.t).Seconds()
+	b.ReportMetric(float64(m.l.bytes.Load()-m.bytes)/1e6/d, "load-MB/s")
+}
+
+// StopLoad stops the load stream and releases its queue pairs; it
+// returns the stream's error if it ended on one. Without a stream it does
+// nothing.
+func (p *Pair) StopLoad() error {
+	if p.load == nil {
+		return nil
+	}
+	err := p.load.close()
+	p.load = nil
+	return err
+}
+
+// Load returns the load stream's message size, 0 without one.
+func (p *Pair) Load() int {
+	if p.load == nil {
+		return 0
+	}
+	return p.load.size
+}

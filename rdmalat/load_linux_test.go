@@ -1,0 +1,53 @@
+//go:build linux
+
+package rdmalat_test
+
+import (
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/rdmabench/rdmabench/rdmalat"
+	"github.com/rdmabench/rdmabench/testenv"
+)
+
+// TestLoad: with a load stream of 64 KiB RDMA WRITEs on the same device
+// (RDMABENCH_LOAD), Measure reports its throughput beside the latency,
+// and the latency is higher than without it. Rounds with and without the
+// stream alternate on one pair; the medians of their p50s are compared.
+func TestLoad(t *testing.T) {
+	c := testenv.MustHaveRDMA(t)
+	p, err := memoryPair(t, c, false, false)
+	require.NoError(t, err)
+	const n, rounds, size = 150, 3, 64 << 10
+	var idle, loaded, mbps []float64
+	for range rounds {
+		b := &metricsB{t: t, n: n, metrics: map[string]float64{}}
+		rdmalat.Measure(b, p, 64, 10, nil)
+		_, has := b.metrics["load-MB/s"]
+		assert.False(t, has, "no load metric without a stream")
+		idle = append(idle, b.metrics["p50-ns"])
+
+		require.NoError(t, p.StartLoad(size))
+		b = &metricsB{t: t, n: n, metrics: map[string]float64{}}
+		rdmalat.Measure(b, p, 64, 10, nil)
+		loaded = append(loaded, b.metrics["p50-ns"])
+		mbps = append(mbps, b.metrics["load-MB/s"])
+		if len(loaded) == rounds {
+			lines := strings.Join(testenv.ConfigLines(p, c), "\n")
+			assert.Contains(t, lines, "rdmabench-load: 65536")
+		}
+		require.NoError(t, p.StopLoad())
+	}
+	t.Logf("p50 one-way (ns): idle %v, under load %v; load %v MB/s", idle, loaded, mbps)
+	for _, v := range mbps {
+		assert.Positive(t, v, "the load stream's throughput is reported")
+	}
+	slices.Sort(idle)
+	slices.Sort(loaded)
+	assert.Greater(t, loaded[rounds/2], idle[rounds/2], "latency under load is higher (medians of %d rounds)", rounds)
+	assert.NotContains(t, strings.Join(testenv.ConfigLines(p, c), "\n"), "rdmabench-load", "no line once the stream is stopped")
+}
