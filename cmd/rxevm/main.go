@@ -69,7 +69,7 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	fs.StringVar(&c.Pin, "pin", vm.DefaultPin, "pin vCPU thread i to host CPU i mod N of these `CPUs`: auto (those rxevm may use), none, or a list like 0,1")
 	fs.BoolVar(&c.Probe, "probe", true, "before the boot, time a busy loop on the host CPUs the measuring vCPUs run on, alone and together (about 1 s), and pass the slowdown and unsteadiness to the guest's benchmarks")
 	fs.BoolVar(&c.Insns, "insns", false, "count the guest instructions of the measured loops (a QEMU plugin built with the host's cc; the benchmarks then report user-insns/op and kernel-insns/op; see docs/work.md)")
-	fs.BoolVar(&c.SIW, "siw", false, "also load soft-iWARP (siw, built once from Debian's kernel source for the guest kernel and cached) and add siw0 on veth0 and siw1 on veth1; the program sees RXEVM_SIW=1 (see docs/vm.md)")
+	fs.BoolVar(&c.SIW, "siw", false, "also load soft-iWARP (siw, built once from Debian's kernel source for the guest kernel and cached) and add siw0 and siw1 on a second veth pair (192.168.78.1, .2); the program sees RXEVM_SIW=1 (see docs/vm.md)")
 	fs.BoolVar(&c.Isolate, "isolate", vm.DefaultIsolate, "keep guest kernel work off the last two vCPUs, where benchmarks run (nohz_full, irqaffinity)")
 	fs.Usage = func() {
 		fmt.Fprintf(stderr, "usage: rxevm [flags] PROGRAM [ARGS...]\n\n"+

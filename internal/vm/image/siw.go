@@ -50,6 +50,7 @@ func LoadSIW(ctx context.Context, cacheDir string, base *Base, busybox string, l
 	}
 	h := sha256.New()
 	fmt.Fprintln(h, siwLayerFormat, filepath.Base(base.Dir), filepath.Base(kernelDeb), ko)
+	fmt.Fprintln(h, guest.SIWScript(nil)) // the script's text: a new one makes a new layer
 	dir := filepath.Join(modulesCacheDir(cacheDir), "siwlayer-"+hex.EncodeToString(h.Sum(nil))[:16])
 	if l, err := openSIWLayer(dir); err == nil {
 		return l, nil
