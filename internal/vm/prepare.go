@@ -80,6 +80,13 @@ func prepare(ctx context.Context, c *Config, tmp string, stderr io.Writer, logf 
 		maps.Copy(have, p.layer.Files)
 		parts = append(parts, p.layer.CPIO)
 	}
+	if c.RxeCost > 0 {
+		cpio, err := image.LoadRxeCost(ctx, p.cacheDir, base, c.RxeCost, logf)
+		if err != nil {
+			return nil, err
+		}
+		parts = append(parts, cpio) // after the base: its rdma_rxe.ko wins
+	}
 	if c.SIW {
 		siw, err := image.LoadSIW(ctx, p.cacheDir, base, busybox, logf)
 		if err != nil {

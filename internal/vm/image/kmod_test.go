@@ -62,3 +62,22 @@ func TestKernelDebOf(t *testing.T) {
 		t.Errorf("err = %v, want what to remove", err)
 	}
 }
+
+// TestAddLoop: the loop goes first into the named function's body, not
+// into a function whose name it prefixes or a declaration.
+func TestAddLoop(t *testing.T) {
+	f := filepath.Join(t.TempDir(), "rxe_recv.c")
+	src := "void rxe_rcv_mcast(struct sk_buff *skb)\n{\n\tint a;\n}\n\nvoid rxe_rcv(struct sk_buff *skb);\n\nvoid rxe_rcv(struct sk_buff *skb)\n{\n\tint err;\n}\n"
+	os.WriteFile(f, []byte(src), 0o644)
+	if err := addLoop(f, "rxe_rcv", 1000); err != nil {
+		t.Fatal(err)
+	}
+	b, _ := os.ReadFile(f)
+	want := "void rxe_rcv(struct sk_buff *skb)\n{\n\t{ /* rxevm -rxe-extra-cost */\n\t\tunsigned long rxevm_i;\n\n\t\tfor (rxevm_i = 0; rxevm_i < 1000UL; rxevm_i++)\n\t\t\tbarrier();\n\t}\n\tint err;\n}\n"
+	if !strings.HasSuffix(string(b), want) || strings.Count(string(b), "rxevm_i <") != 1 {
+		t.Errorf("got\n%s", b)
+	}
+	if err := addLoop(f, "rxe_nothere", 1); err == nil || !strings.Contains(err.Error(), "no definition of rxe_nothere") {
+		t.Errorf("err = %v", err)
+	}
+}
