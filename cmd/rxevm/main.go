@@ -70,7 +70,7 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	fs.BoolVar(&c.Probe, "probe", true, "before the boot, time a busy loop on the host CPUs the measuring vCPUs run on, alone and together (about 1 s), and pass the slowdown and unsteadiness to the guest's benchmarks")
 	fs.BoolVar(&c.Insns, "insns", false, "count the guest instructions of the measured loops (a QEMU plugin built with the host's cc; the benchmarks then report user-insns/op and kernel-insns/op; see docs/work.md)")
 	fs.BoolVar(&c.SIW, "siw", false, "also load soft-iWARP (siw, built once from Debian's kernel source for the guest kernel and cached) and add siw0 and siw1 on a second veth pair (192.168.78.1, .2); the program sees RXEVM_SIW=1 (see docs/vm.md)")
-	fs.IntVar(&c.RxeCost, "rxe-extra-cost", 0, "rebuild rdma_rxe from Debian's kernel source with this `number` of empty loop turns (3 instructions each) at the start of rxe_rcv, every received packet: a known kernel change for A/B runs of the work metrics (see docs/work.md); 0: stock")
+	fs.IntVar(&c.RxeCost, "rxe-extra-cost", 0, "rebuild rdma_rxe from Debian's kernel source with this `number` of empty loop turns (2 instructions each) at the start of rxe_rcv, every received packet: a known kernel change for A/B runs of the work metrics (see docs/work.md); 0: stock")
 	fs.BoolVar(&c.Isolate, "isolate", vm.DefaultIsolate, "keep guest kernel work off the last two vCPUs, where benchmarks run (nohz_full, irqaffinity)")
 	fs.Usage = func() {
 		fmt.Fprintf(stderr, "usage: rxevm [flags] PROGRAM [ARGS...]\n\n"+
