@@ -24,11 +24,10 @@ import (
 // part and linux-kbuild-X.Y (the configuration, Module.symvers and the
 // build scripts), all of the kernel package's version, so that the
 // module's vermagic and symbol versions are the guest kernel's. The
-// headers name gcc-12, Debian bookworm's compiler. Measured on the 2-CPU
-// development host, loaded: the four packages are 153 MB (2 s to
-// download there), unpacking the module's directory from the source
-// tar.xz takes ~12 s and building siw ~40 s. The built module is cached;
-// the source packages are removed once it is built.
+// headers name gcc-12, Debian bookworm's compiler. The four packages are
+// about 150 MB, almost all of it the source tarball, so the built module
+// is cached and the packages are removed once it is built (docs/vm.md
+// says what a first build costs).
 
 // modulesFormat changes whenever what a module build produces changes.
 const modulesFormat = "rxevm-modules-1"
