@@ -14,8 +14,9 @@ OUT       ?= out
 VMFLAGS   ?=
 VM        ?=
 RXEVM     := $(CURDIR)/bin/rxevm
-# chromium: the index page's render test (RDMABENCH_CHROMIUM=1 in CI).
-APT_PKGS  := qemu-system-x86 busybox-static libibverbs-dev librdmacm-dev chromium
+# chromium: the index page's render test (RDMABENCH_CHROMIUM=1 in CI); gcc-12 and
+# xz-utils: rxevm -siw builds siw.ko with the guest kernel's compiler.
+APT_PKGS  := qemu-system-x86 busybox-static libibverbs-dev librdmacm-dev chromium gcc-12 xz-utils
 export GOTOOLCHAIN ?= local
 # The packages with at least one benchmark, for test-vm's smoke run.
 BENCH_PKGS = $(sort $(patsubst %/,./%,$(dir $(shell grep -rl --include='*_test.go' --exclude-dir=.git --exclude-dir=out --exclude-dir=bin --exclude-dir=testdata '^func Benchmark' . | sed 's|^\./||'))))
@@ -66,13 +67,18 @@ test-vm: build
 	@# those that read the source tree or need git (env's docs, the
 	@# manual's resolution table and import rules, rdmaab's builds), and
 	@# those that need the host's C compiler (the counter's plugin, the
-	@# symbolizer's test objects).
-	@if grep -E -- '--- SKIP' $(OUT)/test-vm.log | grep -vE 'TestLddHost|TestVM |TestTwoKernels |TestFleetOnSlurm |TestBuildFromGit|TestIndexRendersInChromium|TestMakeBench|TestAgreesWithBenchstat|TestBenchstatPinned|TestBenchstatOffline|TestOwnProject|TestActionlint|TestAction|TestVariablesDoc|TestVariablesComplete|TestSideAmbiguousPathAndRevision|TestSweepStale|TestNoInternalTypes|TestExportUsers|TestResolutionTable|TestArchitectureRules|TestBuildCaches|TestSymbolizer|TestSymbolizerStripped|TestAttribute'; then \
+	@# symbolizer's test objects), and the iWARP ones (rxevm -siw, below).
+	@if grep -E -- '--- SKIP' $(OUT)/test-vm.log | grep -vE 'TestLddHost|TestVM |TestTwoKernels |TestFleetOnSlurm |TestBuildFromGit|TestIndexRendersInChromium|TestMakeBench|TestAgreesWithBenchstat|TestBenchstatPinned|TestBenchstatOffline|TestOwnProject|TestActionlint|TestAction|TestVariablesDoc|TestVariablesComplete|TestSideAmbiguousPathAndRevision|TestSweepStale|TestNoInternalTypes|TestExportUsers|TestResolutionTable|TestArchitectureRules|TestBuildCaches|TestSymbolizer|TestSymbolizerStripped|TestAttribute|TestIWARPOnSIW|TestIWARPReadReturnsPeerBytes|TestIWARPRefusals'; then \
 		echo "FAIL: tests skipped inside the VM (see above)"; exit 1; fi
 	@# The work metrics' test again, with the instruction counter loaded
 	@# (without it, above, it checks that the metrics are absent).
 	set -o pipefail; $(GO) test -p 1 -count=1 -v -run='^TestWorkFindsExtraWork$$' -exec '$(RXEVM) -insns $(VMFLAGS)' ./rdmalat 2>&1 | tee $(OUT)/test-vm-insns.log
 	@if grep -E -- '--- SKIP' $(OUT)/test-vm-insns.log; then echo "FAIL: the work test skipped inside the VM"; exit 1; fi
+	@# iWARP on soft-iWARP: rxevm -siw adds siw0 and siw1 (siw.ko built
+	@# once from Debian's kernel source and cached, about 3 minutes the
+	@# first time); only the iWARP tests, which skip without it above.
+	set -o pipefail; $(GO) test -p 1 -count=1 -v -run='^TestIWARP' -exec '$(RXEVM) -siw $(VMFLAGS)' ./rdmalat 2>&1 | tee $(OUT)/test-vm-siw.log
+	@if grep -E -- '--- SKIP' $(OUT)/test-vm-siw.log; then echo "FAIL: the iWARP tests skipped inside the VM"; exit 1; fi
 	@# The smoke boots the VM only for the packages that have benchmarks
 	@# (a boot per package: over ./... it cost CI about 9 minutes).
 	set -o pipefail; $(GO) test -p 1 -count=1 -run='^$$' -bench=. -benchtime=100x -exec '$(RXEVM) $(VMFLAGS)' $(BENCH_PKGS) 2>&1 | tee $(OUT)/bench-smoke.txt

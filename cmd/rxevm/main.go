@@ -69,6 +69,8 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	fs.StringVar(&c.Pin, "pin", vm.DefaultPin, "pin vCPU thread i to host CPU i mod N of these `CPUs`: auto (those rxevm may use), none, or a list like 0,1")
 	fs.BoolVar(&c.Probe, "probe", true, "before the boot, time a busy loop on the host CPUs the measuring vCPUs run on, alone and together (about 1 s), and pass the slowdown and unsteadiness to the guest's benchmarks")
 	fs.BoolVar(&c.Insns, "insns", false, "count the guest instructions of the measured loops (a QEMU plugin built with the host's cc; the benchmarks then report user-insns/op and kernel-insns/op; see docs/work.md)")
+	fs.BoolVar(&c.SIW, "siw", false, "also load soft-iWARP (siw, built once from Debian's kernel source for the guest kernel and cached) and add siw0 and siw1 on a second veth pair (192.168.78.1, .2); the program sees RXEVM_SIW=1 (see docs/vm.md)")
+	fs.IntVar(&c.RxeCost, "rxe-extra-cost", 0, "rebuild rdma_rxe from Debian's kernel source with this `number` of empty loop turns (2 instructions each) at the start of rxe_rcv, every received packet: a known kernel change for A/B runs of the work metrics (see docs/work.md); 0: stock")
 	fs.BoolVar(&c.Isolate, "isolate", vm.DefaultIsolate, "keep guest kernel work off the last two vCPUs, where benchmarks run (nohz_full, irqaffinity)")
 	fs.Usage = func() {
 		fmt.Fprintf(stderr, "usage: rxevm [flags] PROGRAM [ARGS...]\n\n"+
@@ -103,6 +105,15 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	if _, err := qmp.ParsePin(c.Pin); err != nil {
 		return nil, err
 	}
+	if c.RxeCost < 0 || c.RxeCost > image.MaxRxeExtraCost {
+		return nil, fmt.Errorf("-rxe-extra-cost %d: want 0 (stock rdma_rxe) to %d loop turns", c.RxeCost, image.MaxRxeExtraCost)
+	}
+	if c.RxeCost > 0 && (c.Kernel != "" || c.Modules != "" || c.Nodes > 1) {
+		return nil, errors.New("-rxe-extra-cost rebuilds the single VM's Debian rdma_rxe: drop -kernel, -modules and -nodes")
+	}
+	if c.SIW && (c.Kernel != "" || c.Modules != "") {
+		return nil, errors.New("-siw builds siw for Debian's guest kernel: drop -kernel and -modules (or build siw into your own kernel, CONFIG_RDMA_SIW=m, and rdma link add it yourself)")
+	}
 	if err := image.CheckPaths(c.Kernel, c.Modules); err != nil {
 		return nil, err
 	}
@@ -121,6 +132,9 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 func checkFleetFlags(c *config, set map[string]bool) error {
 	if c.Nodes < 1 || c.Nodes > vm.MaxNodes {
 		return fmt.Errorf("-nodes %d: want 1 to %d (1: one VM with rxe0 and rxe1)", c.Nodes, vm.MaxNodes)
+	}
+	if c.Nodes > 1 && c.SIW {
+		return errors.New("-siw adds siw devices in one VM: drop -nodes (or -siw)")
 	}
 	if c.Nodes > 1 && c.Insns {
 		return errors.New("-insns counts in one VM: drop -nodes (or -insns)")

@@ -90,3 +90,26 @@ func TestKernelFlags(t *testing.T) {
 		}
 	}
 }
+
+// TestModuleFlags: -siw and -rxe-extra-cost build for Debian's kernel in
+// one VM; what they cannot go with is refused with what to drop.
+func TestModuleFlags(t *testing.T) {
+	c, err := parseFlags([]string{"-siw", "-rxe-extra-cost", "1000", "prog"}, io.Discard)
+	if err != nil || !c.SIW || c.RxeCost != 1000 {
+		t.Fatalf("-siw -rxe-extra-cost 1000: %+v, %v", c, err)
+	}
+	for _, tt := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"-siw", "-nodes", "2"}, "-siw adds siw devices in one VM: drop -nodes (or -siw)"},
+		{[]string{"-siw", "-modules", "/nope"}, "-siw builds siw for Debian's guest kernel: drop -kernel and -modules"},
+		{[]string{"-rxe-extra-cost", "-1"}, "-rxe-extra-cost -1: want 0 (stock rdma_rxe) to 1000000 loop turns"},
+		{[]string{"-rxe-extra-cost", "5", "-nodes", "2"}, "-rxe-extra-cost rebuilds the single VM's Debian rdma_rxe: drop -kernel, -modules and -nodes"},
+	} {
+		_, err := parseFlags(append(tt.args, "prog"), io.Discard)
+		if err == nil || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("%q: %v, want it to say %q", tt.args, err, tt.want)
+		}
+	}
+}

@@ -194,6 +194,21 @@ func toRTS(id unsafe.Pointer, qp *verbs.QP, access int, rr, depth uint8, mtu *ve
 	return syncState(qp)
 }
 
+// toInit moves a QP to INIT with rdma_cm's attributes (access >= 0
+// replaces its access flags): an iWARP QP's only step before connecting.
+func toInit(id unsafe.Pointer, qp *verbs.QP, access int) error {
+	p := rdmacore.Pointer(qp)
+	if p == nil {
+		return &Error{Op: "connect QP", Err: syscall.EBADF, Detail: "the QP is closed"}
+	}
+	err := rdmaInitQPAttrModify(id, p, verbs.QPInit, access, 0, 0, nil)
+	runtime.KeepAlive(qp)
+	if err != nil {
+		return err
+	}
+	return syncState(qp)
+}
+
 // udReady moves a UD QP to RTS: INIT with rdma_cm's port, P_Key and Q_Key
 // (qkey > 0 replaces it), then RTR and RTS, which for UD need no peer
 // (librdmacm's own sequence).
@@ -285,14 +300,18 @@ func gidIndex(vctx *verbs.Context, port uint8, gid [16]byte) (int, error) {
 // to Listen on or Dial from: on RoCE the one its best GID (verbs.BestGID,
 // RoCE v2 over IPv4 first) carries; on InfiniBand, whose GIDs are no IP
 // addresses, the address of the port's IPoIB interface (ib0), as perftest
-// -R resolves it. It fails on a RoCE port with only link-local GIDs and
+// -R resolves it; on iWARP, whose GIDs are MAC addresses, the address
+// rdma_cm binds to the device (iwarpAddr). It fails on a RoCE port with only link-local GIDs and
 // on an InfiniBand port whose IPoIB interface has no address.
 func DeviceAddr(vctx *verbs.Context, port uint8) (netip.Addr, error) {
+	op := fmt.Sprintf("IP address of %s port %d", vctx.Name(), port)
+	if vctx.NodeType() == verbs.NodeRNIC {
+		return iwarpAddr(op, vctx.Name(), port, hostAddrs())
+	}
 	g, err := vctx.BestGID(port)
 	if err != nil {
 		return netip.Addr{}, err
 	}
-	op := fmt.Sprintf("IP address of %s port %d", vctx.Name(), port)
 	if g.Type == verbs.GIDTypeIB {
 		return ipoibAddr(op, os.DirFS("/"), vctx.Name(), port, interfaceAddrs)
 	}

@@ -106,25 +106,44 @@ func Dial(ctx context.Context, src netip.Addr, dst netip.AddrPort, cfg Config) (
 			return nil, err
 		}
 	} else {
+		// iWARP: the kernel's CM takes the QP from INIT to RTS itself and
+		// answers with ESTABLISHED (see iwarp.go).
+		iw := isIWARP(cfg.QP)
+		want := evConnectResponse
+		if iw {
+			want = evEstablished
+			if err := toInit(cm.id, cfg.QP, cfg.access()); err != nil {
+				return nil, err
+			}
+		}
 		if err := rdmaConnect(cm.id, cfg.QP.Num(), local.marshal(), cfg.ResponderResources, cfg.InitiatorDepth); err != nil {
 			return nil, err
 		}
-		ev, err := await(op+" "+dst.String(), evConnectResponse)
+		ev, err := await(op+" "+dst.String(), want)
 		if err != nil {
 			return nil, err
 		}
+		c.connected = iw // ESTABLISHED: Close must disconnect
 		if c.remote, err = unmarshalPeerInfo(ev.private); err != nil {
-			_ = rdmaReject(cm.id, rejectData("bad private data: "+err.Error()))
+			if !iw {
+				_ = rdmaReject(cm.id, rejectData("bad private data: "+err.Error()))
+			}
 			return nil, &Error{Op: op + " " + dst.String(), Err: syscall.EPROTO, Detail: err.Error()}
 		}
-		if err := toRTS(cm.id, cfg.QP, cfg.access(), 0, 0, mtuOf(&c.mtu, cfg.MTU)); err != nil {
-			_ = rdmaReject(cm.id, rejectData("cannot connect the QP"))
-			return nil, err
+		if iw {
+			if err := syncState(cfg.QP); err != nil {
+				return nil, err
+			}
+		} else {
+			if err := toRTS(cm.id, cfg.QP, cfg.access(), 0, 0, mtuOf(&c.mtu, cfg.MTU)); err != nil {
+				_ = rdmaReject(cm.id, rejectData("cannot connect the QP"))
+				return nil, err
+			}
+			if err := rdmaEstablish(cm.id); err != nil {
+				return nil, err
+			}
+			c.connected = true
 		}
-		if err := rdmaEstablish(cm.id); err != nil {
-			return nil, err
-		}
-		c.connected = true
 	}
 	c.setup = time.Since(start)
 	c.cleanup = addCleanup(c, cm)

@@ -215,6 +215,10 @@ func (l *Listener) accept(ctx context.Context, deadline time.Time, ev event, cfg
 		if ev.typ != evEstablished {
 			return fail(eventErr(op, ev))
 		}
+		// iWARP: the kernel moved the QP to RTS on its own (see iwarp.go).
+		if err := syncState(cfg.QP); err != nil {
+			return fail(err)
+		}
 	}
 	c.setup = time.Since(start)
 	c.cleanup = addCleanup(c, cm)

@@ -40,6 +40,8 @@ type Config struct {
 	Isolate     bool          // keep guest kernel work off the measuring vCPUs
 	Probe       bool          // time the host CPUs before the boot
 	Insns       bool          // load the instruction counter (internal/vm/insns)
+	SIW         bool          // add soft-iWARP devices siw0 and siw1 (image.LoadSIW)
+	RxeCost     int           // > 0: rdma_rxe rebuilt with this many loop turns per packet (image.LoadRxeCost)
 	Kernel      string        // a bzImage to boot instead of Debian's
 	Modules     string        // its modules: a lib/modules/<release> tree or a linux-image .deb
 	Prog        string        // PROGRAM

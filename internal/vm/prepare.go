@@ -80,6 +80,21 @@ func prepare(ctx context.Context, c *Config, tmp string, stderr io.Writer, logf 
 		maps.Copy(have, p.layer.Files)
 		parts = append(parts, p.layer.CPIO)
 	}
+	if c.RxeCost > 0 {
+		cpio, err := image.LoadRxeCost(ctx, p.cacheDir, base, c.RxeCost, logf)
+		if err != nil {
+			return nil, err
+		}
+		parts = append(parts, cpio) // after the base: its rdma_rxe.ko wins
+	}
+	if c.SIW {
+		siw, err := image.LoadSIW(ctx, p.cacheDir, base, busybox, logf)
+		if err != nil {
+			return nil, err
+		}
+		maps.Copy(have, siw.Files)
+		parts = append(parts, siw.CPIO)
+	}
 	kernel := base.Kernel
 	if uk != nil && uk.Image != "" {
 		kernel = uk.Image
@@ -105,7 +120,7 @@ func prepare(ctx context.Context, c *Config, tmp string, stderr io.Writer, logf 
 
 	ra, err := image.RunArchive(ctx, image.Run{
 		Prog: c.Prog, Args: c.Args, Includes: c.Includes,
-		Env: append(hostEnv, c.Env...), Share: c.OutDir != "", Nonce: p.nonce, Insns: c.Insns,
+		Env: append(hostEnv, c.Env...), Share: c.OutDir != "", Nonce: p.nonce, Insns: c.Insns, SIW: c.SIW,
 	}, have)
 	if err != nil {
 		return nil, err

@@ -17,12 +17,17 @@ import (
 // A Package is a package name and the version apt would download.
 type Package struct {
 	Name, Version string
+	Arch          string // "" for amd64; "all" for architecture-independent ones (linux-source)
 }
 
 // DebFile returns the name apt-get download gives p's .deb (the epoch's
 // colon is written %3a).
 func DebFile(p Package) string {
-	return p.Name + "_" + strings.ReplaceAll(p.Version, ":", "%3a") + "_amd64.deb"
+	arch := p.Arch
+	if arch == "" {
+		arch = "amd64"
+	}
+	return p.Name + "_" + strings.ReplaceAll(p.Version, ":", "%3a") + "_" + arch + ".deb"
 }
 
 // aptLists is where apt keeps its package lists.
@@ -94,7 +99,7 @@ func Candidates(ctx context.Context, names []string) ([]Package, error) {
 		if v == "" || v == "(none)" {
 			return nil, fmt.Errorf("apt knows no candidate version of %s (apt-get update?)", n)
 		}
-		pkgs = append(pkgs, Package{n, v})
+		pkgs = append(pkgs, Package{Name: n, Version: v})
 	}
 	return pkgs, nil
 }
@@ -165,7 +170,7 @@ func Download(ctx context.Context, debDir string, pkgs []Package, logf func(form
 		if _, err := os.Stat(got); err != nil {
 			return fmt.Errorf("apt-get download did not produce %s", DebFile(p))
 		}
-		if e, ok := idx[p]; ok {
+		if e, ok := idx[Package{Name: p.Name, Version: p.Version}]; ok {
 			if err := e.check(got); err != nil {
 				return fmt.Errorf("apt-get download of %s=%s: %w (a download cut short, or a mirror's damage: run rxevm again)", p.Name, p.Version, err)
 			}

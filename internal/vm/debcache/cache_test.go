@@ -40,7 +40,7 @@ gone:
 }
 
 func TestDebFile(t *testing.T) {
-	if got := DebFile(Package{"libpci3", "1:3.9.0-4"}); got != "libpci3_1%3a3.9.0-4_amd64.deb" {
+	if got := DebFile(Package{Name: "libpci3", Version: "1:3.9.0-4"}); got != "libpci3_1%3a3.9.0-4_amd64.deb" {
 		t.Errorf("DebFile = %q", got)
 	}
 }

@@ -40,7 +40,7 @@ for p in "$@"; do printf 'Package: %%s\nVersion: 1.0\nSize: 1000\nSHA256: %s\n\n
 // its final name, so the next run downloads it again; a whole one does.
 func TestDownloadCutShort(t *testing.T) {
 	debDir := t.TempDir()
-	pkgs := []Package{{"libfoo", "1.0"}}
+	pkgs := []Package{{Name: "libfoo", Version: "1.0"}}
 	fakeApt(t, strings.Repeat("d", 600))
 	err := Download(t.Context(), debDir, pkgs, t.Logf)
 	if err == nil || !strings.Contains(err.Error(), "libfoo_1.0_amd64.deb is 600 bytes, apt's index says 1000") {
@@ -81,7 +81,7 @@ func TestDownloadSweepsPartial(t *testing.T) {
 
 func TestParseIndex(t *testing.T) {
 	idx := parseIndex([]byte("Package: a\nVersion: 1:2\nSize: 12\nSHA256: ab\n\nPackage: b\nVersion: 1\n"))
-	if len(idx) != 1 || idx[Package{"a", "1:2"}] != (indexEntry{12, "ab"}) {
+	if len(idx) != 1 || idx[Package{Name: "a", Version: "1:2"}] != (indexEntry{12, "ab"}) {
 		t.Errorf("got %v", idx)
 	}
 }

@@ -58,7 +58,7 @@ func TestPruneCacheOnlyOwnNames(t *testing.T) {
 	if err := Claim(dir, t.Logf); err != nil {
 		t.Fatal(err)
 	}
-	keep := Package{"perftest", "4.5"}
+	keep := Package{Name: "perftest", Version: "4.5"}
 	mkTree(t, dir, "apt/", "man/x", "other_1.0_amd64.deb", "0123456789abcdef/base.cpio",
 		"1111111111111111.tmp/root/x", "fedcba9876543210/base.cpio",
 		"debs/"+DebFile(keep), "debs/old_1.0_amd64.deb", "debs/notes.txt")

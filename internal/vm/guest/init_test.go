@@ -107,3 +107,30 @@ func checkShell(t *testing.T, s string) {
 		}
 	}
 }
+
+// TestSIWScript: /init runs the siw layer's script when it is there; the
+// script loads the modules it is given and puts siw0 and siw1 on their
+// own veth pair (on veth0, rdma_cm would bind 192.168.77.1 to rxe0).
+func TestSIWScript(t *testing.T) {
+	init := InitScript(nil, nil)
+	if !strings.Contains(init, "if [ -f "+SIWScriptPath+" ]; then\n\t. "+SIWScriptPath) {
+		t.Errorf("/init does not source %s", SIWScriptPath)
+	}
+	s := SIWScript([]string{"/usr/lib/modules/k/libcrc32c.ko", "/usr/lib/modules/k/updates/siw.ko"})
+	for _, want := range []string{
+		"/usr/lib/modules/k/libcrc32c.ko \\\n\t/usr/lib/modules/k/updates/siw.ko",
+		"rdma link add siw0 type siw netdev veth2",
+		"rdma link add siw1 type siw netdev veth3",
+		"$IP addr add 192.168.78.1/24 dev veth2",
+		"$IP route add 192.168.78.1 dev veth3 src 192.168.78.2 table 103",
+	} {
+		if !strings.Contains(s, want) {
+			t.Errorf("siw script lacks %q", want)
+		}
+	}
+	if sh, err := exec.LookPath("sh"); err == nil {
+		if out, err := exec.Command(sh, "-n", "-c", s).CombinedOutput(); err != nil {
+			t.Errorf("sh -n: %v\n%s", err, out)
+		}
+	}
+}

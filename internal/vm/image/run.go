@@ -20,6 +20,7 @@ type Run struct {
 	Env      []string // KEY=VALUE settings for the program, applied last
 	Share    bool     // -out is shared over 9p
 	Insns    bool     // the instruction counter is loaded (its counts shared)
+	SIW      bool     // siw0 and siw1 are there (-siw): RXEVM_SIW=1 tells the program
 	Nonce    string   // the end-of-run marker's nonce
 }
 
@@ -56,11 +57,16 @@ func RunArchive(ctx context.Context, r Run, have map[string]bool) (*initramfs.Ar
 	if err := addLibs(ctx, a, a.HostSources(), "", "", have); err != nil {
 		return nil, err
 	}
-	extra := r.Env
+	// Before -env, which wins: a program can be told to ignore the
+	// counter or the siw devices.
+	var extra []string
 	if r.Insns {
-		// Before -env, which wins: a program can be told to ignore the counter.
-		extra = append([]string{"RXEVM_INSNS=" + guest.InsnsFile}, r.Env...)
+		extra = append(extra, "RXEVM_INSNS="+guest.InsnsFile)
 	}
+	if r.SIW {
+		extra = append(extra, "RXEVM_SIW=1")
+	}
+	extra = append(extra, r.Env...)
 	env, err := guest.Env(os.Environ(), extra)
 	if err != nil {
 		return nil, err
