@@ -94,7 +94,7 @@ func New(cfg Config) (*Loop, error) {
 		rc = C.rb_arm(lp.l)
 	}
 	runtime.KeepAlive(lp)
-	if err := lp.err(rc); err != nil {
+	if err := lp.err(rc, ""); err != nil {
 		// The receives posted so far stay on the QP: Posted says how many.
 		return lp, fmt.Errorf("setting up the %v loop: %w", cfg.Op, err)
 	}
@@ -222,7 +222,7 @@ func (lp *Loop) Ping(rtt []int64) error {
 		rc = pingAtomic(lp.l, p, n)
 	}
 	runtime.KeepAlive(lp)
-	return lp.err(rc)
+	return lp.err(rc, "initiator")
 }
 
 // Pong answers the initiator until stopped or max round trips (0: until
@@ -241,12 +241,14 @@ func (lp *Loop) Pong(max uint64) (uint64, error) {
 	if rc == C.RB_STOPPED {
 		rc = C.RB_OK
 	}
-	return uint64(done), lp.err(rc)
+	return uint64(done), lp.err(rc, "responder")
 }
 
 var eventSteps = map[C.uint64_t]string{C.RB_EV_GET: "ibv_get_cq_event", C.RB_EV_POLL: "poll on the completion channel", C.RB_EV_NOTIFY: "ibv_req_notify_cq"}
 
-func (lp *Loop) err(rc C.int) error {
+// err turns a loop's return code into its error; role names the side
+// whose loop it was ("initiator", "responder"; "" while setting up).
+func (lp *Loop) err(rc C.int, role string) error {
 	l := lp.l
 	timeout := time.Duration(l.idle_ns)
 	switch rc {
@@ -266,7 +268,7 @@ func (lp *Loop) err(rc C.int) error {
 		return fmt.Errorf("rdmalat: ibv_poll_cq returned %d", int(l.err))
 	case C.RB_WC:
 		// The status matches with errors.Is(err, verbs.WCRetryExcErr) etc.
-		return fmt.Errorf("rdmalat: %v work completion failed: %w", lp.cfg.Op, verbs.WCStatus(l.err))
+		return completionError(lp.cfg.Op, role, l.wc_recv != 0, verbs.WCStatus(l.err), uint32(l.vendor_err))
 	case C.RB_EVENT:
 		return fmt.Errorf("rdmalat: waiting for a completion event: %s: %w", eventSteps[l.got], errno(l.err))
 	case C.RB_ORDER:

@@ -23,7 +23,7 @@ enum {
 	RB_TIMEOUT_PEER, // the peer did not answer within idle_ns
 	RB_POST,         // ibv_post_send failed: err
 	RB_POLL,         // ibv_poll_cq failed: err
-	RB_WC,           // a completion with an error status: err (status), got (opcode)
+	RB_WC,           // a completion with an error status: err (status), got (opcode, undefined by libibverbs here), vendor_err, wc_recv
 	RB_ORDER,        // the peer's counter was not the expected one: got, want
 	RB_POST_RECV,    // ibv_post_recv failed: err
 	RB_EVENT,        // waiting for a completion event failed: err (errno), got (step)
@@ -79,6 +79,8 @@ typedef struct rb_loop {
 	uint32_t extra;                        // known extra work per operation (rb_extra_work): tests of the work metrics
 	int32_t err;
 	uint64_t got, want;
+	uint32_t vendor_err;                   // RB_WC: the completion's vendor_err (the provider's own code)
+	int32_t wc_recv;                       // RB_WC: 1 when it completed a receive, 0 this side's post
 } rb_loop;
 
 // Markers for rxevm's instruction counter (internal/vm/insns/plugin/insns.c):
@@ -193,6 +195,8 @@ static inline int rb_wait_wc(rb_loop *l, struct ibv_cq *cq, struct ibv_comp_chan
 	if (wc->status != IBV_WC_SUCCESS) {
 		l->err = wc->status;
 		l->got = wc->opcode;
+		l->vendor_err = wc->vendor_err;
+		l->wc_recv = timeout_code == RB_TIMEOUT_PEER; // a wait on the peer is on the receive CQ
 		return RB_WC;
 	}
 	return RB_OK;
