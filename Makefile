@@ -67,8 +67,9 @@ test-vm: build
 	@# those that read the source tree or need git (env's docs, the
 	@# manual's resolution table and import rules, rdmaab's builds), and
 	@# those that need the host's C compiler (the counter's plugin, the
-	@# symbolizer's test objects), and the iWARP ones (rxevm -siw, below).
-	@if grep -E -- '--- SKIP' $(OUT)/test-vm.log | grep -vE 'TestLddHost|TestVM |TestTwoKernels |TestFleetOnSlurm |TestBuildFromGit|TestIndexRendersInChromium|TestMakeBench|TestAgreesWithBenchstat|TestBenchstatPinned|TestBenchstatOffline|TestOwnProject|TestActionlint|TestAction|TestVariablesDoc|TestVariablesComplete|TestSideAmbiguousPathAndRevision|TestSweepStale|TestNoInternalTypes|TestExportUsers|TestResolutionTable|TestArchitectureRules|TestBuildCaches|TestSymbolizer|TestSymbolizerStripped|TestAttribute|TestIWARPOnSIW|TestIWARPReadReturnsPeerBytes|TestIWARPRefusals'; then \
+	@# symbolizer's test objects), the iWARP ones (rxevm -siw, below)
+	@# and the isolcpus one (its own boot, below).
+	@if grep -E -- '--- SKIP' $(OUT)/test-vm.log | grep -vE 'TestLddHost|TestVM |TestTwoKernels |TestFleetOnSlurm |TestBuildFromGit|TestIndexRendersInChromium|TestMakeBench|TestAgreesWithBenchstat|TestBenchstatPinned|TestBenchstatOffline|TestOwnProject|TestActionlint|TestAction|TestVariablesDoc|TestVariablesComplete|TestSideAmbiguousPathAndRevision|TestSweepStale|TestNoInternalTypes|TestExportUsers|TestResolutionTable|TestArchitectureRules|TestBuildCaches|TestSymbolizer|TestSymbolizerStripped|TestAttribute|TestIWARPOnSIW|TestIWARPReadReturnsPeerBytes|TestIWARPRefusals|TestIsolatedCPUsInVM'; then \
 		echo "FAIL: tests skipped inside the VM (see above)"; exit 1; fi
 	@# The work metrics' test again, with the instruction counter loaded
 	@# (without it, above, it checks that the metrics are absent).
@@ -79,6 +80,10 @@ test-vm: build
 	@# first time); only the iWARP tests, which skip without it above.
 	set -o pipefail; $(GO) test -p 1 -count=1 -v -run='^TestIWARP' -exec '$(RXEVM) -siw $(VMFLAGS)' ./rdmalat 2>&1 | tee $(OUT)/test-vm-siw.log
 	@if grep -E -- '--- SKIP' $(OUT)/test-vm-siw.log; then echo "FAIL: the iWARP tests skipped inside the VM"; exit 1; fi
+	@# A guest booted with isolcpus=1 accepts that CPU for RDMABENCH_CPUS
+	@# although no inherited mask has it (env's TestIsolatedCPUsInVM).
+	set -o pipefail; $(GO) test -p 1 -count=1 -v -run='^TestIsolatedCPUsInVM$$' -exec '$(RXEVM) -append isolcpus=1 $(VMFLAGS)' ./env 2>&1 | tee $(OUT)/test-vm-isolcpus.log
+	@if grep -E -- '--- SKIP' $(OUT)/test-vm-isolcpus.log; then echo "FAIL: the isolcpus test skipped inside the VM"; exit 1; fi
 	@# The smoke boots the VM only for the packages that have benchmarks
 	@# (a boot per package: over ./... it cost CI about 9 minutes).
 	set -o pipefail; $(GO) test -p 1 -count=1 -run='^$$' -bench=. -benchtime=100x -exec '$(RXEVM) $(VMFLAGS)' $(BENCH_PKGS) 2>&1 | tee $(OUT)/bench-smoke.txt

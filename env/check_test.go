@@ -12,13 +12,13 @@ import (
 
 func TestCheckCPUs(t *testing.T) {
 	allowed := []int{0, 1, 2, 3}
-	assert.NoError(t, checkCPUs(VarCPUs, []int{2, 3}, allowed))
-	assert.NoError(t, checkCPUs(VarCPUs, []int{0}, allowed))
-	assert.EqualError(t, checkCPUs(VarCPUs, []int{99, 100}, allowed),
+	assert.NoError(t, checkCPUs(VarCPUs, []int{2, 3}, allowed, nil))
+	assert.NoError(t, checkCPUs(VarCPUs, []int{0}, allowed, nil))
+	assert.EqualError(t, checkCPUs(VarCPUs, []int{99, 100}, allowed, nil),
 		"RDMABENCH_CPUS=99,100: this process may run on CPUs 0-3; e.g. RDMABENCH_CPUS=2,3 or none")
-	assert.EqualError(t, checkCPUs(VarCPUs, []int{7}, []int{4, 5, 6}),
+	assert.EqualError(t, checkCPUs(VarCPUs, []int{7}, []int{4, 5, 6}, nil),
 		"RDMABENCH_CPUS=7: this process may run on CPUs 4-6; e.g. RDMABENCH_CPUS=6 or none")
-	assert.EqualError(t, checkCPUs(VarCPUs, []int{1, 5}, []int{5}),
+	assert.EqualError(t, checkCPUs(VarCPUs, []int{1, 5}, []int{5}, nil),
 		"RDMABENCH_CPUS=1,5: this process may run on CPUs 5; e.g. RDMABENCH_CPUS=5 or none")
 }
 

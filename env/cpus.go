@@ -8,6 +8,7 @@ package env
 import (
 	"errors"
 	"fmt"
+	"os"
 	"slices"
 	"strconv"
 	"strings"
@@ -227,7 +228,10 @@ func pinFrom(named, allowed []int) ([2]CPU, error) {
 
 // CheckCPUs fails when a CPU of cpus, named by setting (a variable or a
 // flag such as rdmapeer's -cpu), is not among those this process may run
-// on, saying which it may use and what to type.
+// on, saying which it may use and what to type. The CPUs the kernel keeps
+// out of every default mask (isolcpus=, /sys/devices/system/cpu/isolated)
+// count as usable: they are the quiet ones people choose for measuring, and
+// a thread may still be pinned there although no inherited mask has them.
 func CheckCPUs(setting string, cpus []int) error {
 	if len(cpus) == 0 {
 		return nil
@@ -236,23 +240,46 @@ func CheckCPUs(setting string, cpus []int) error {
 	if err != nil {
 		return fmt.Errorf("%s=%s: %w", setting, joinInts(cpus), err)
 	}
-	return checkCPUs(setting, cpus, allowed)
+	return checkCPUs(setting, cpus, allowed, isolatedCPUs())
 }
 
-// checkCPUs is CheckCPUs against allowed, suggesting the default choice
-// (the last allowed).
-func checkCPUs(setting string, cpus, allowed []int) error {
+// isolatedPath is the kernel's list of isolated CPUs (a variable for tests
+// on a fake sysfs).
+var isolatedPath = "/sys/devices/system/cpu/isolated"
+
+// isolatedCPUs returns the CPUs the kernel isolates from the scheduler's
+// balancing and from default affinity masks (the isolcpus= boot option),
+// or nil when none are, or when the list cannot be read (not Linux).
+func isolatedCPUs() []int {
+	b, err := os.ReadFile(isolatedPath)
+	if err != nil {
+		return nil
+	}
+	cpus, err := ParseCPUList(string(b))
+	if err != nil {
+		return nil
+	}
+	return cpus
+}
+
+// checkCPUs is CheckCPUs against the allowed and the isolated CPUs,
+// suggesting the default choice (the last allowed).
+func checkCPUs(setting string, cpus, allowed, isolated []int) error {
 	var bad []int
 	for _, n := range cpus {
-		if !slices.Contains(allowed, n) {
+		if !slices.Contains(allowed, n) && !slices.Contains(isolated, n) {
 			bad = append(bad, n)
 		}
 	}
 	if len(bad) == 0 {
 		return nil
 	}
+	may := FormatCPUList(allowed)
+	if len(isolated) > 0 {
+		may += " and the isolated " + FormatCPUList(isolated)
+	}
 	example := allowed[max(0, len(allowed)-len(cpus)):]
-	return fmt.Errorf("%s=%s: this process may run on CPUs %s; e.g. %s=%s or none", setting, joinInts(cpus), FormatCPUList(allowed), setting, joinInts(example))
+	return fmt.Errorf("%s=%s: this process may run on CPUs %s; e.g. %s=%s or none", setting, joinInts(cpus), may, setting, joinInts(example))
 }
 
 func joinInts(v []int) string {

@@ -69,7 +69,7 @@ var variables = []variable{
 	{VarPeer, "loopback: both endpoints in this process", "host:port of an rdmapeer (cmd/rdmapeer), or a bare host for port 18515: two-node mode."},
 	{VarPeerToken, "none", "the shared secret of an rdmapeer started with -token: the client answers the peer's challenge with it; it is never sent or printed."},
 	{VarRequire, "0", "1: a missing or unusable device fails tests instead of skipping them. Set in the VM and in CI."},
-	{VarCPUs, "the last two CPUs this process may run on", `CPUs to pin to: "A,B" pins the initiator to A and the loopback responder to B; "A" pins the initiator only; "none" disables pinning.`},
+	{VarCPUs, "the last two CPUs this process may run on", `CPUs to pin to: "A,B" pins the initiator to A and the loopback responder to B; "A" pins the initiator only; "none" disables pinning. CPUs the kernel isolates (isolcpus=) may be named although no inherited affinity mask has them.`},
 	{VarWarmup, "1000", "round trips run before measuring and left out of every statistic."},
 	{VarSizes, "2,64,4096,65536", `message sizes in bytes, comma-separated (suffixes K and M allowed), each once, or "all" for every power of two from 2 to 8 MiB (perftest -a).`},
 	{VarInline, "perftest's for the operation on this device (ConnectX: 220 write, 236 send, 188 send over UD; bnxt_re 96, EFA 32, irdma 101; none on devices perftest does not recognise, rxe included; none for READ and atomics), at most the device's limit", `largest message sent inline; 0 disables inline; "device" takes the device's limit.`},

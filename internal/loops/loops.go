@@ -11,6 +11,10 @@ package loops
 #cgo nocallback rb_fill_recv
 #cgo noescape rb_arm
 #cgo nocallback rb_arm
+#cgo noescape rb_events_begin
+#cgo nocallback rb_events_begin
+#cgo noescape rb_events_end
+#cgo nocallback rb_events_end
 #include <stdlib.h>
 #include "loops.h"
 */
@@ -95,7 +99,7 @@ func New(cfg Config) (*Loop, error) {
 		rc = C.rb_arm(lp.l)
 	}
 	runtime.KeepAlive(lp)
-	if err := lp.err(rc); err != nil {
+	if err := lp.err(rc, ""); err != nil {
 		// The receives posted so far stay on the QP: Posted says how many.
 		return lp, fmt.Errorf("setting up the %v loop: %w", cfg.Op, err)
 	}
@@ -172,7 +176,10 @@ func (lp *Loop) EnableParking() error {
 // Park asks a responder's loop to sleep at its next wait for the peer,
 // in read(2) on its eventfd: no thread spins until Unpark. Call it when
 // no round trip is in flight; Parked says when the loop sleeps.
-func (lp *Loop) Park() { atomic.CompareAndSwapInt32(lp.stopFlag(), 0, C.RB_STOP_PARK) }
+func (lp *Loop) Park() {
+	atomic.CompareAndSwapInt32(lp.stopFlag(), 0, C.RB_STOP_PARK)
+	lp.interrupt()
+}
 
 // Parked reports whether the loop sleeps in its park.
 func (lp *Loop) Parked() bool { return atomic.LoadInt32((*int32)(unsafe.Pointer(&lp.l.parked))) == 1 }
@@ -183,8 +190,23 @@ func (lp *Loop) Unpark() {
 	lp.wake()
 }
 
-// wake writes the eventfd, so that a parked loop looks at its flag again.
+// wakeSignal is what interrupts an events loop's blocking wait (events.c).
+var wakeSignal = unix.Signal(C.rb_wake_signal())
+
+// interrupt signals the thread of an events loop blocked in
+// ibv_get_cq_event, so that it looks at its flag now rather than at its
+// next tick. Should the loop have just ended, the signal's handler does
+// nothing wherever it lands.
+func (lp *Loop) interrupt() {
+	if tid := atomic.LoadInt32((*int32)(unsafe.Pointer(&lp.l.wake_tid))); tid != 0 {
+		_ = unix.Tgkill(unix.Getpid(), int(tid), wakeSignal)
+	}
+}
+
+// wake writes the eventfd, so that a parked loop looks at its flag again,
+// and interrupts an events loop's wait.
 func (lp *Loop) wake() {
+	lp.interrupt()
 	if lp.parkFD >= 0 {
 		var one [8]byte
 		binary.NativeEndian.PutUint64(one[:], 1)
@@ -211,7 +233,11 @@ func (lp *Loop) Ping(rtt []int64) error {
 	}
 	p := (*C.int64_t)(unsafe.Pointer(&rtt[0]))
 	n := C.int(len(rtt))
-	var rc C.int
+	rc := lp.beginEvents()
+	if rc != C.RB_OK {
+		return lp.err(rc, "initiator")
+	}
+	defer lp.endEvents()
 	switch lp.cfg.Op {
 	case spec.Write:
 		rc = pingWrite(lp.l, p, n)
@@ -223,7 +249,7 @@ func (lp *Loop) Ping(rtt []int64) error {
 		rc = pingAtomic(lp.l, p, n)
 	}
 	runtime.KeepAlive(lp)
-	return lp.err(rc)
+	return lp.err(rc, "initiator")
 }
 
 // Pong answers the initiator until stopped or max round trips (0: until
@@ -231,7 +257,12 @@ func (lp *Loop) Ping(rtt []int64) error {
 // operations have no responder loop: their responder's CPU does nothing.
 func (lp *Loop) Pong(max uint64) (uint64, error) {
 	var done C.uint64_t
-	rc := C.int(C.RB_NO_LOOP)
+	rc := lp.beginEvents()
+	if rc != C.RB_OK {
+		return 0, lp.err(rc, "responder")
+	}
+	defer lp.endEvents()
+	rc = C.RB_NO_LOOP
 	switch lp.cfg.Op {
 	case spec.Write:
 		rc = pongWrite(lp.l, C.uint64_t(max), &done)
@@ -242,12 +273,36 @@ func (lp *Loop) Pong(max uint64) (uint64, error) {
 	if rc == C.RB_STOPPED {
 		rc = C.RB_OK
 	}
-	return uint64(done), lp.err(rc)
+	return uint64(done), lp.err(rc, "responder")
 }
 
-var eventSteps = map[C.uint64_t]string{C.RB_EV_GET: "ibv_get_cq_event", C.RB_EV_POLL: "poll on the completion channel", C.RB_EV_NOTIFY: "ibv_req_notify_cq"}
+// beginEvents readies an events loop's thread for blocking waits
+// (events.c), locked to it until endEvents.
+func (lp *Loop) beginEvents() C.int {
+	if !lp.cfg.Events {
+		return C.RB_OK
+	}
+	runtime.LockOSThread()
+	rc := C.rb_events_begin(lp.l)
+	if rc != C.RB_OK {
+		runtime.UnlockOSThread()
+	}
+	return rc
+}
 
-func (lp *Loop) err(rc C.int) error {
+// endEvents undoes a successful beginEvents.
+func (lp *Loop) endEvents() {
+	if lp.cfg.Events {
+		C.rb_events_end(lp.l)
+		runtime.UnlockOSThread()
+	}
+}
+
+var eventSteps = map[C.uint64_t]string{C.RB_EV_GET: "ibv_get_cq_event", C.RB_EV_NOTIFY: "ibv_req_notify_cq", C.RB_EV_SETUP: "making the channel block (fcntl), the wake-up signal or its timer"}
+
+// err turns a loop's return code into its error; role names the side
+// whose loop it was ("initiator", "responder"; "" while setting up).
+func (lp *Loop) err(rc C.int, role string) error {
 	l := lp.l
 	timeout := time.Duration(l.idle_ns)
 	switch rc {
@@ -267,7 +322,7 @@ func (lp *Loop) err(rc C.int) error {
 		return fmt.Errorf("rdmalat: ibv_poll_cq returned %d", int(l.err))
 	case C.RB_WC:
 		// The status matches with errors.Is(err, verbs.WCRetryExcErr) etc.
-		return fmt.Errorf("rdmalat: %v work completion failed: %w", lp.cfg.Op, verbs.WCStatus(l.err))
+		return completionError(lp.cfg.Op, role, l.wc_recv != 0, verbs.WCStatus(l.err), uint32(l.vendor_err))
 	case C.RB_EVENT:
 		return fmt.Errorf("rdmalat: waiting for a completion event: %s: %w", eventSteps[l.got], errno(l.err))
 	case C.RB_ORDER:

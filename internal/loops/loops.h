@@ -8,9 +8,9 @@
 #define RB_LOOPS_H
 
 #include <errno.h>
-#include <poll.h>
 #include <stdint.h>
 #include <string.h>
+#include <signal.h>
 #include <time.h>
 #include <unistd.h>
 #include <arpa/inet.h>
@@ -23,7 +23,7 @@ enum {
 	RB_TIMEOUT_PEER, // the peer did not answer within idle_ns
 	RB_POST,         // ibv_post_send failed: err
 	RB_POLL,         // ibv_poll_cq failed: err
-	RB_WC,           // a completion with an error status: err (status), got (opcode)
+	RB_WC,           // a completion with an error status: err (status), got (opcode, undefined by libibverbs here), vendor_err, wc_recv
 	RB_ORDER,        // the peer's counter was not the expected one: got, want
 	RB_POST_RECV,    // ibv_post_recv failed: err
 	RB_EVENT,        // waiting for a completion event failed: err (errno), got (step)
@@ -45,11 +45,7 @@ enum {
 enum { RB_STOP_PARK = 1, RB_STOP_FINISH = 2, RB_STOP_NOW = 3 };
 
 // Steps of an event wait, reported in got with RB_EVENT.
-enum { RB_EV_GET = 1, RB_EV_POLL, RB_EV_NOTIFY };
-
-// How long one poll(2) on a completion channel sleeps before the stop
-// flag and the deadline are looked at again.
-#define RB_EVENT_SLICE_MS 10
+enum { RB_EV_GET = 1, RB_EV_POLL, RB_EV_NOTIFY, RB_EV_SETUP };
 
 typedef struct rb_loop {
 	struct ibv_qp *qp;
@@ -80,6 +76,10 @@ typedef struct rb_loop {
 	int64_t gap_ns;                        // initiator: idle time before each round trip (rb_gap); 0: none
 	int32_t err;
 	uint64_t got, want;
+	uint32_t vendor_err;                   // RB_WC: the completion's vendor_err (the provider's own code)
+	int32_t wc_recv;                       // RB_WC: 1 when it completed a receive, 0 this side's post
+	int32_t wake_tid;                      // events: the thread in the loop, which Go signals on a stop; 0: none
+	timer_t wake_timer;                    // events: that thread's tick (events.c)
 } rb_loop;
 
 // Markers for rxevm's instruction counter (internal/vm/insns/plugin/insns.c):
@@ -134,7 +134,8 @@ static inline int64_t rb_gap(const rb_loop *l, int64_t t) {
 	return now;
 }
 
-// rb_check is called every 1024 spins (or every event slice): it ends a
+// rb_check is called every 1024 spins (or when an event wait is
+// interrupted): it ends a
 // wait that has lasted past the deadline or that Go asked to stop (at
 // level or above). The clock is read only here, never per spin.
 static inline int rb_check(rb_loop *l, int64_t *deadline, int timeout_code, int32_t level) {
@@ -149,11 +150,14 @@ static inline int rb_check(rb_loop *l, int64_t *deadline, int timeout_code, int3
 }
 
 // rb_wait_event waits for the next completion event on ch, as perftest -e
-// does per iteration: ibv_get_cq_event, ibv_ack_cq_events(1),
-// ibv_req_notify_cq. The channel's fd is non-blocking: between attempts
-// poll(2) sleeps in slices so that the stop flag and the deadline count.
+// does per iteration: ibv_get_cq_event (one blocking read), then
+// ibv_ack_cq_events(1), ibv_req_notify_cq. The read ends early with EINTR
+// on the loop thread's tick or Go's stop signal (events.c): then the stop
+// flag and the deadline are looked at, and it blocks again.
 static inline int rb_wait_event(rb_loop *l, struct ibv_comp_channel *ch, int64_t *deadline, int timeout_code, int32_t level) {
 	for (;;) {
+		if (__atomic_load_n(&l->stop, __ATOMIC_RELAXED) >= level)
+			return RB_STOPPED;
 		struct ibv_cq *ev_cq;
 		void *ev_ctx;
 		if (ibv_get_cq_event(ch, &ev_cq, &ev_ctx) == 0) {
@@ -166,20 +170,13 @@ static inline int rb_wait_event(rb_loop *l, struct ibv_comp_channel *ch, int64_t
 			}
 			return RB_OK;
 		}
-		if (errno != EAGAIN) {
+		if (errno != EINTR) {
 			l->err = errno;
 			l->got = RB_EV_GET;
 			return RB_EVENT;
 		}
-		struct pollfd p = {.fd = ch->fd, .events = POLLIN};
-		int n = poll(&p, 1, RB_EVENT_SLICE_MS);
-		if (n < 0 && errno != EINTR) {
-			l->err = errno;
-			l->got = RB_EV_POLL;
-			return RB_EVENT;
-		}
 		int rc;
-		if (n <= 0 && (rc = rb_check(l, deadline, timeout_code, level)))
+		if ((rc = rb_check(l, deadline, timeout_code, level)))
 			return rc;
 	}
 }
@@ -209,6 +206,8 @@ static inline int rb_wait_wc(rb_loop *l, struct ibv_cq *cq, struct ibv_comp_chan
 	if (wc->status != IBV_WC_SUCCESS) {
 		l->err = wc->status;
 		l->got = wc->opcode;
+		l->vendor_err = wc->vendor_err;
+		l->wc_recv = timeout_code == RB_TIMEOUT_PEER; // a wait on the peer is on the receive CQ
 		return RB_WC;
 	}
 	return RB_OK;
@@ -349,5 +348,10 @@ void rb_setup(rb_loop *l, const rb_params *p);
 int rb_fill_recv(rb_loop *l);
 int rb_arm(rb_loop *l);
 int64_t rb_clock_cost(int n);
+
+// Events mode's blocking waits (events.c), around every loop call.
+int rb_events_begin(rb_loop *l);
+void rb_events_end(rb_loop *l);
+int rb_wake_signal(void);
 
 #endif

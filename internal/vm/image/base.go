@@ -24,7 +24,7 @@ import (
 
 // cacheFormat changes whenever the layout of the cached guest changes, so
 // that a new rxevm rebuilds caches made by an old one.
-const cacheFormat = "rxevm-cache-4" // 2: /init mounts the instruction counts (-insns); 3: sch_netem in the single VM; 4: /init runs the siw layer's script (-siw)
+const cacheFormat = "rxevm-cache-5" // 2: /init mounts the instruction counts (-insns); 3: sch_netem in the single VM; 4: /init runs the siw layer's script (-siw); 5: 8021q in the single VM
 
 // A Base is the cached, run-independent part of the guest.
 type Base struct {

@@ -62,10 +62,13 @@ func addModules(a *initramfs.Archive, m *kernel.Modules, names []string, have ma
 	return guest, nil
 }
 
-// vmModules are the modules a single VM loads at boot: the RDMA ones, and
-// the netem qdisc, with which tests drop packets on the veth
-// (rdmalat's TestCountersExplainLoss).
-func vmModules() []string { return append(append([]string{}, rdmaModules...), "sch_netem") }
+// vmModules are the modules a single VM loads at boot: the RDMA ones, the
+// netem qdisc, with which tests drop packets on the veth (rdmalat's
+// TestCountersExplainLoss), and 802.1Q VLANs, whose interfaces add GIDs of
+// their own (rdmalat's TestVLANGIDs).
+func vmModules() []string {
+	return append(append([]string{}, rdmaModules...), "sch_netem", "8021q")
+}
 
 // addVMModules adds the modules of a single-VM guest and returns their
 // guest paths in load order: the RDMA ones (vmModules) and the extra ones

@@ -23,7 +23,7 @@ func userTree(t *testing.T, dir, rel string) (bz, mods string) {
 	kerneltest.RxeTree(t, mods, rel)
 	// Everything else /init loads is built in here.
 	var builtin []string
-	for _, n := range append(append(append([]string{}, rdmaModules...), ninepModules...), layerModules...) {
+	for _, n := range append(append(append([]string{}, vmModules()...), ninepModules...), layerModules...) {
 		if n != "rdma_rxe" && n != "ib_uverbs" && n != "ib_core" && n != "udp_tunnel" {
 			builtin = append(builtin, "kernel/x/"+n+".ko")
 		}

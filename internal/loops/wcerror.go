@@ -1,0 +1,52 @@
+package loops
+
+import (
+	"fmt"
+
+	"github.com/rdmabench/rdmabench/internal/spec"
+	"github.com/rdmabench/rdmabench/verbs"
+)
+
+// completionError is the error of an error completion that a loop of
+// operation op saw as role ("initiator" or "responder"): on its receive
+// queue (recv, the peer's message) or for its own post. It is a
+// *verbs.Error whose cause is the status, as CQ.Poll's are (errors.Is(err,
+// verbs.WCRemAccessErr)), carrying the provider's vendor_err (a code only
+// its vendor documents, 0 for none) and which side the status blames. The
+// completion's opcode is not shown: libibverbs defines only wr_id, status,
+// qp_num and vendor_err in an error completion (rxe reports SEND for a
+// failed READ); the operation and the queue say what failed.
+func completionError(op spec.Op, role string, recv bool, status verbs.WCStatus, vendorErr uint32) error {
+	queue := "send"
+	if recv {
+		queue = "receive"
+	}
+	what := fmt.Sprintf("%v work completion on the %s queue", op, queue)
+	if role != "" {
+		what = role + "'s " + what
+	}
+	detail := statusBlame[status]
+	if vendorErr != 0 {
+		v := fmt.Sprintf("vendor error %#x", vendorErr)
+		if detail != "" {
+			v += "; " + detail
+		}
+		detail = v
+	}
+	return &verbs.Error{Op: what, Err: status, Detail: detail}
+}
+
+// statusBlame says which side an error status blames and what to check.
+var statusBlame = map[verbs.WCStatus]string{
+	verbs.WCLocLenErr:      "this side: a message longer than the receive buffer, or a post over the device's limits",
+	verbs.WCLocQPOpErr:     "this side: its queue pair could not carry out the request",
+	verbs.WCLocProtErr:     "this side: its memory region does not cover the buffer or lacks the access",
+	verbs.WCLocAccessErr:   "this side: its memory region lacks the access the operation needs",
+	verbs.WCWRFlushErr:     "flushed: the queue pair had already failed, the first error is the cause",
+	verbs.WCBadRespErr:     "the peer: an unexpected response",
+	verbs.WCRemInvReqErr:   "the peer: it found the request invalid, a message over its receive buffer or an operation its queue pair does not allow",
+	verbs.WCRemAccessErr:   "the peer: it refused the access, check the rkey, the address range and its memory region's access flags",
+	verbs.WCRemOpErr:       "the peer: it could not carry out the operation",
+	verbs.WCRetryExcErr:    "the peer or the path: no acknowledgement within the retries, the peer's queue pair gone or in error, or packets lost",
+	verbs.WCRNRRetryExcErr: "the peer: it had no receive posted within the retries",
+}
