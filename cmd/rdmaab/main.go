@@ -130,7 +130,11 @@ func gateMain(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return usageErr(stderr, err)
 	}
-	return abrun.Gate(stdout, stderr, fs.Arg(0), fs.Arg(1), *jsonName, rule, seq.SequentialRule())
+	wrule, err := seq.Gate.WorkRule()
+	if err != nil {
+		return usageErr(stderr, err)
+	}
+	return abrun.Gate(stdout, stderr, fs.Arg(0), fs.Arg(1), *jsonName, rule, wrule, seq.SequentialRule())
 }
 
 // benchstatMain is "rdmaab benchstat [benchstat's flags] files...":
