@@ -102,7 +102,11 @@ func runInterleaved(ctx context.Context, s *Spec, progress io.Writer) (abtest.St
 		var p abtest.Pair
 		for _, side := range abtest.Order(i) {
 			start := time.Now()
-			out, err := runOnce(ctx, s, side, workArgs(s, side, i+1)...)
+			more, err := workArgs(s, side, i+1)
+			if err != nil {
+				return st, err
+			}
+			out, err := runOnce(ctx, s, side, more...)
 			fmt.Fprintf(order, "pair %d %s\n", i+1, side)
 			if err != nil {
 				return st, fmt.Errorf("pair %d, %s side: %w", i+1, side, err)

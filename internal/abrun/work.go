@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/rdmabench/rdmabench/artifacts"
 	"github.com/rdmabench/rdmabench/internal/abtest"
 	"github.com/rdmabench/rdmabench/internal/work"
 )
@@ -33,14 +34,17 @@ const WorkDiffFile = "work-diff.txt"
 // (rdmalat.ProfileArtifact; abrun imports no engine).
 const profileArtifact = "work-profile.txt"
 
-// workArgs are a run's test binary flags that keep its work profiles, run
-// run (from 1) of side.
-func workArgs(s *Spec, side abtest.Side, run int) []string {
+// workArgs creates the directory of run run (from 1) of side's work
+// profiles and returns the test binary flags that keep them there.
+func workArgs(s *Spec, side abtest.Side, run int) ([]string, error) {
 	if !s.Work {
-		return nil
+		return nil, nil
 	}
 	dir := filepath.Join(s.OutDir, workDir, side.String(), strconv.Itoa(run))
-	return []string{"-test.artifacts", "-test.outputdir=" + dir}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, err
+	}
+	return []string{"-test.artifacts", "-test.outputdir=" + dir}, nil
 }
 
 // judgeWork applies the work rule, prints it after the time verdict and
@@ -104,24 +108,47 @@ func (vf *VerdictFile) addWork(v abtest.WorkVerdict) {
 }
 
 // readWorkProfiles reads every work profile under dir (a side's
-// workDir), by benchmark: the artifact directory is
-// _artifacts/PKG/NAME/RANDOM/, NAME the benchmark's name with "/" as
-// "__". A run that wrote one benchmark's profile more than once (go test
-// runs a benchmark once with b.N = 1 before its -benchtime) counts with
-// its largest operation count.
+// workDir, one directory per run), by benchmark. go test names artifact
+// directories by numbers (for the root package of a module, whose path
+// it cannot localize), so the benchmark's name comes from the
+// summary.json beside them (artifacts.Summary: each size's directory).
+// A run that wrote one benchmark's profile more than once (go test runs a
+// benchmark once with b.N = 1 before its -benchtime) counts with its
+// largest operation count.
 func readWorkProfiles(dir string) (map[string][]work.Profile, error) {
 	type key struct{ run, bench string }
-	best := map[key]work.Profile{}
+	names := map[string]string{} // run/directory base -> benchmark
 	err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() || d.Name() != artifacts.SummaryFile {
+			return err
+		}
+		s, err := artifacts.ReadSummary(path)
+		if err != nil {
+			return err
+		}
+		run := runOf(dir, path)
+		for _, r := range s.Results {
+			if r.Dir != "" {
+				names[run+"/"+filepath.Base(r.Dir)] = r.Name
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	best := map[key]work.Profile{}
+	err = filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
 		if err != nil || d.IsDir() || d.Name() != profileArtifact {
 			return err
 		}
-		rel, _ := filepath.Rel(dir, path)
-		parts := strings.Split(filepath.ToSlash(rel), "/")
-		if len(parts) < 4 {
-			return nil
+		run, base := runOf(dir, path), filepath.Base(filepath.Dir(path))
+		name, ok := names[run+"/"+base]
+		if !ok {
+			// go test's own naming: _artifacts/PKG/NAME/RANDOM.
+			name = strings.ReplaceAll(filepath.Base(filepath.Dir(filepath.Dir(path))), "__", "/")
 		}
-		k := key{run: parts[0], bench: strings.ReplaceAll(parts[len(parts)-3], "__", "/")}
+		k := key{run: run, bench: name}
 		f, err := os.Open(path)
 		if err != nil {
 			return err
@@ -132,7 +159,7 @@ func readWorkProfiles(dir string) (map[string][]work.Profile, error) {
 			return fmt.Errorf("%s: %w", path, err)
 		}
 		if old, ok := best[k]; !ok || p.Ops > old.Ops {
-			best[k] = p
+			best[k] = sameBinary(p)
 		}
 		return nil
 	})
@@ -141,6 +168,31 @@ func readWorkProfiles(dir string) (map[string][]work.Profile, error) {
 		out[k.bench] = append(out[k.bench], p)
 	}
 	return out, err
+}
+
+// runOf is the run directory (under dir) that path is in.
+func runOf(dir, path string) string {
+	rel, _ := filepath.Rel(dir, path)
+	run, _, _ := strings.Cut(filepath.ToSlash(rel), "/")
+	return run
+}
+
+// testBinary is the object name both sides' test binaries get in the
+// diff: they are files of different names (old.test, new.test), and the
+// same function of each is the same function.
+const testBinary = "(test binary)"
+
+// sameBinary renames p's user objects named *.test (go test -c's and
+// rdmaab's test binaries) to testBinary.
+func sameBinary(p work.Profile) work.Profile {
+	out := work.Profile{Ops: p.Ops, PerOp: make(map[work.Func]float64, len(p.PerOp))}
+	for f, v := range p.PerOp {
+		if f.Space == work.SpaceUser && strings.HasSuffix(f.Object, ".test") {
+			f.Object = testBinary
+		}
+		out.PerOp[f] += v
+	}
+	return out
 }
 
 // workDiff writes WorkDiffFile in dir from the profiles under
