@@ -208,7 +208,7 @@ NEW          ?= HEAD
 AB_COUNT     ?= 80
 AB_BENCHTIME ?= 2000x
 AB_FLAGS     ?=
-.PHONY: compare-commits validate-ab
+.PHONY: compare-commits validate-ab validate-work
 compare-commits: build $(OUT)
 	$(GO) build -o bin/rdmaab ./cmd/rdmaab
 	set -o pipefail; bin/rdmaab -bench '$(BENCH)' -benchtime $(AB_BENCHTIME) -count $(AB_COUNT) -vmflags '$(VMFLAGS)' \
@@ -216,3 +216,13 @@ compare-commits: build $(OUT)
 
 validate-ab: build $(OUT)
 	OUT=$(OUT) VMFLAGS='$(VMFLAGS)' bash cmd/rdmaab/validate-ab.sh
+
+# make validate-work: the gate on work (rdmaab -work under rxevm -insns),
+# TRIALS A/A and TRIALS A/B comparisons (+2 x EXTRA_INSNS instructions per
+# round trip), 3 runs a side of 2 B writes each, with the seeded co-tenant
+# on (NOISE=0 for the host as it comes); pass counts, the spread of
+# user and kernel insns/op, and each trial's work diff into
+# $(OUT)/validate-ab/figures.txt.
+TRIALS ?= 10
+validate-work: build $(OUT)
+	OUT=$(OUT) VMFLAGS='$(VMFLAGS)' STEPS="work-aa work-ab" TRIALS=$(TRIALS) NOISE=$(or $(NOISE),1) bash cmd/rdmaab/validate-ab.sh
