@@ -208,10 +208,16 @@ NEW          ?= HEAD
 AB_COUNT     ?= 80
 AB_BENCHTIME ?= 2000x
 AB_FLAGS     ?=
+# WORK=1: compare the work instead (rdmaab -work: rxevm -insns, AB_WORK_COUNT
+# interleaved runs a side of AB_WORK_BENCHTIME, judged by the work rule
+# beside time; where the work went in $(OUT)/compare-commits/work-diff.txt).
+WORK              ?= 0
+AB_WORK_COUNT     ?= 3
+AB_WORK_BENCHTIME ?= 500x
 .PHONY: compare-commits validate-ab validate-work
 compare-commits: build $(OUT)
 	$(GO) build -o bin/rdmaab ./cmd/rdmaab
-	set -o pipefail; bin/rdmaab -bench '$(BENCH)' -benchtime $(AB_BENCHTIME) -count $(AB_COUNT) -vmflags '$(VMFLAGS)' \
+	set -o pipefail; bin/rdmaab -bench '$(BENCH)' $(if $(filter-out 0,$(WORK)),-work -benchtime $(AB_WORK_BENCHTIME) -count $(AB_WORK_COUNT),-benchtime $(AB_BENCHTIME) -count $(AB_COUNT)) -vmflags '$(VMFLAGS)' \
 		-out $(OUT)/compare-commits $(AB_FLAGS) $(OLD) $(NEW) | tee $(OUT)/compare-commits.txt
 
 validate-ab: build $(OUT)

@@ -43,6 +43,15 @@
 // DefaultThresholds. "rdmaab gate" applies the same rule to two files made
 // any other way (a duet's, with its bursts.txt beside them).
 //
+// -work counts the work instead (rxevm -insns; interleaved runs, the VM's
+// one counter counting one process at a time): the gate judges the work
+// units of -metrics (user-insns/op, kernel-insns/op by default) by the
+// work rule, a median worse by more than the unit's threshold
+// (-work-thresholds; abtest.DefaultThresholds) with every run of new worse
+// than every run of old, from 3 runs a side, and prints it beside time;
+// where work decided, a time verdict that could not decide is not counted.
+// DIR/work-diff.txt is where the work went, per function (docs/work.md).
+//
 // Exit status, kept stable (rdmacompare's are the same):
 //
 //	0  no regression (or no -gate)
