@@ -126,7 +126,8 @@ func gateMain(args []string, stdout, stderr io.Writer) int {
 	jsonName := fs.String("json", "", "also write the verdict for machines to `file` (as rdmaab writes verdict.json beside old.txt)")
 	fs.Usage = func() {
 		fmt.Fprintf(stderr, "usage: rdmaab gate [flags] old.txt new.txt\n\n"+
-			"Judges every benchmark of both files (a duet's by its bursts.txt and pairs of runs).\n\n"+exitStatuses+"\nFlags:\n")
+			"Judges every benchmark of both files (a duet's by its bursts.txt and pairs of runs; work metrics by the work rule),\n"+
+			"and where rdmaab -work left a work/ directory beside them, writes where the work went to work-diff.txt there.\n\n"+exitStatuses+"\nFlags:\n")
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {

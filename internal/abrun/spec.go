@@ -101,7 +101,7 @@ func formatWorkThresholds(m map[string]float64) string {
 }
 
 // WorkRule returns the work rule over the work units of -metrics, or
-// what is wrong with the settings.
+// what is wrong with the settings. Empty WorkThresholds are the defaults.
 func (g *GateSpec) WorkRule() (abtest.WorkRule, error) {
 	r := abtest.DefaultThresholds.WorkRule()
 	units, err := abtest.ParseUnits(g.Metrics)
@@ -109,6 +109,9 @@ func (g *GateSpec) WorkRule() (abtest.WorkRule, error) {
 		return r, fmt.Errorf("-metrics: %w", err)
 	}
 	r.Units, _ = abtest.SplitWork(units)
+	if strings.TrimSpace(g.WorkThresholds) == "" {
+		return r, nil // DefaultThresholds' table
+	}
 	r.Thresholds = map[string]float64{}
 	for _, f := range strings.Split(g.WorkThresholds, ",") {
 		if f = strings.TrimSpace(f); f == "" {
