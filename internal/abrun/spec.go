@@ -123,7 +123,7 @@ func (g *GateSpec) WorkRule() (abtest.WorkRule, error) {
 			err = flagvar.Percent{P: &x}.Set(v)
 		}
 		if !ok || err != nil || x <= 0 || x >= 1 || !abtest.IsWorkUnit(u) {
-			return r, fmt.Errorf("-work-thresholds %q: want unit=PCT of work units, like user-insns/op=0.1%%,kernel-insns/op=2%%", f)
+			return r, fmt.Errorf("-work-thresholds %q: want unit=PCT of work units, like user-insns/op=0.1%%,kernel-insns/op=5%%", f)
 		}
 		r.Thresholds[u] = x
 	}

@@ -273,6 +273,8 @@ func workReason(f WorkFinding, r WorkRule) string {
 		return "above the " + th + " threshold, but " + apart + ": undecided"
 	case f.Improved:
 		return "an improvement beyond " + th + ", " + apart
+	case -f.Worse() > f.Threshold:
+		return "better by more than the " + th + " threshold, but " + apart
 	}
 	return "within the " + th + " threshold, " + apart
 }
