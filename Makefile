@@ -219,11 +219,27 @@ NEW          ?= HEAD
 AB_COUNT     ?= 80
 AB_BENCHTIME ?= 2000x
 AB_FLAGS     ?=
-.PHONY: compare-commits validate-ab
+# WORK=1: compare the work instead (rdmaab -work: rxevm -insns, AB_WORK_COUNT
+# interleaved runs a side of AB_WORK_BENCHTIME, judged by the work rule
+# beside time; where the work went in $(OUT)/compare-commits/work-diff.txt).
+WORK              ?= 0
+AB_WORK_COUNT     ?= 3
+AB_WORK_BENCHTIME ?= 500x
+.PHONY: compare-commits validate-ab validate-work
 compare-commits: build $(OUT)
 	$(GO) build -o bin/rdmaab ./cmd/rdmaab
-	set -o pipefail; bin/rdmaab -bench '$(BENCH)' -benchtime $(AB_BENCHTIME) -count $(AB_COUNT) -vmflags '$(VMFLAGS)' \
+	set -o pipefail; bin/rdmaab -bench '$(BENCH)' $(if $(filter-out 0,$(WORK)),-work -benchtime $(AB_WORK_BENCHTIME) -count $(AB_WORK_COUNT),-benchtime $(AB_BENCHTIME) -count $(AB_COUNT)) -vmflags '$(VMFLAGS)' \
 		-out $(OUT)/compare-commits $(AB_FLAGS) $(OLD) $(NEW) | tee $(OUT)/compare-commits.txt
 
 validate-ab: build $(OUT)
 	OUT=$(OUT) VMFLAGS='$(VMFLAGS)' bash cmd/rdmaab/validate-ab.sh
+
+# make validate-work: the gate on work (rdmaab -work under rxevm -insns),
+# TRIALS A/A and TRIALS A/B comparisons (+2 x EXTRA_INSNS instructions per
+# round trip), 3 runs a side of 2 B writes each, with the seeded co-tenant
+# on (NOISE=0 for the host as it comes); pass counts, the spread of
+# user and kernel insns/op, and each trial's work diff into
+# $(OUT)/validate-ab/figures.txt.
+TRIALS ?= 10
+validate-work: build $(OUT)
+	OUT=$(OUT) VMFLAGS='$(VMFLAGS)' STEPS="work-aa work-ab" TRIALS=$(TRIALS) NOISE=$(or $(NOISE),1) bash cmd/rdmaab/validate-ab.sh

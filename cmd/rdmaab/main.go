@@ -43,6 +43,15 @@
 // DefaultThresholds. "rdmaab gate" applies the same rule to two files made
 // any other way (a duet's, with its bursts.txt beside them).
 //
+// -work counts the work instead (rxevm -insns; interleaved runs, the VM's
+// one counter counting one process at a time): the gate judges the work
+// units of -metrics (user-insns/op, kernel-insns/op by default) by the
+// work rule, a median worse by more than the unit's threshold
+// (-work-thresholds; abtest.DefaultThresholds) with every run of new worse
+// than every run of old, from 3 runs a side, and prints it beside time;
+// where work decided, a time verdict that could not decide is not counted.
+// DIR/work-diff.txt is where the work went, per function (docs/work.md).
+//
 // Exit status, kept stable (rdmacompare's are the same):
 //
 //	0  no regression (or no -gate)
@@ -117,7 +126,8 @@ func gateMain(args []string, stdout, stderr io.Writer) int {
 	jsonName := fs.String("json", "", "also write the verdict for machines to `file` (as rdmaab writes verdict.json beside old.txt)")
 	fs.Usage = func() {
 		fmt.Fprintf(stderr, "usage: rdmaab gate [flags] old.txt new.txt\n\n"+
-			"Judges every benchmark of both files (a duet's by its bursts.txt and pairs of runs).\n\n"+exitStatuses+"\nFlags:\n")
+			"Judges every benchmark of both files (a duet's by its bursts.txt and pairs of runs; work metrics by the work rule),\n"+
+			"and where rdmaab -work left a work/ directory beside them, writes where the work went to work-diff.txt there.\n\n"+exitStatuses+"\nFlags:\n")
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
@@ -130,7 +140,11 @@ func gateMain(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return usageErr(stderr, err)
 	}
-	return abrun.Gate(stdout, stderr, fs.Arg(0), fs.Arg(1), *jsonName, rule, seq.SequentialRule())
+	wrule, err := seq.Gate.WorkRule()
+	if err != nil {
+		return usageErr(stderr, err)
+	}
+	return abrun.Gate(stdout, stderr, fs.Arg(0), fs.Arg(1), *jsonName, rule, wrule, seq.SequentialRule())
 }
 
 // benchstatMain is "rdmaab benchstat [benchstat's flags] files...":

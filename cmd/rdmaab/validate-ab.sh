@@ -22,6 +22,16 @@
 #          seeded co-tenant (./cmd/rdmanoise: a busy loop on host
 #          CPU NOISE_CPU, on and off every 100-500 ms) runs throughout.
 #
+#   work-aa, work-ab
+#          The gate on work (rxevm -insns, rdmaab run -work): TRIALS
+#          comparisons in one boot of WORK_RUNS interleaved runs a side of
+#          one benchmark (WORK_BENCH) at 2 B; A/A the same build, A/B one
+#          built with -DRB_EXTRA_INSNS=EXTRA_INSNS (2 x EXTRA_INSNS more
+#          instructions per round trip, ~0.5% of a 2 B write's ~28k).
+#          Each trial's gate status on the work metrics, the spread of
+#          user and kernel insns/op over every run, and the work diff's
+#          top line. NOISE=1 runs the co-tenant as for the duet.
+#
 # Environment: OUT (out), STEPS ("aa ab boots", run in that order), TRIALS (10), PAIRS (10),
 # BENCHTIME (5000x), SIZES (2,4096), DELAY_NS (800), BOOTS (5), BOOTCOUNT
 # (6 repetitions a boot), BOOT_MODES ("before after"), VMFLAGS,
@@ -52,6 +62,11 @@ NOISE=${NOISE:-0}
 NOISE_SEED=${NOISE_SEED:-1}
 NOISE_CPU=${NOISE_CPU:-1}
 THRESHOLD=${THRESHOLD:-1%}
+# The work steps: WORK_RUNS a side, WORK_BENCHTIME, WORK_BENCH, EXTRA_INSNS.
+WORK_RUNS=${WORK_RUNS:-3}
+WORK_BENCHTIME=${WORK_BENCHTIME:-500x}
+WORK_BENCH=${WORK_BENCH:-RDMAWrite}
+EXTRA_INSNS=${EXTRA_INSNS:-70}
 export GOTOOLCHAIN=${GOTOOLCHAIN:-local}
 
 # rxevm flags of each boot mode: before the drift work and after it.
@@ -109,8 +124,15 @@ git worktree add --detach --quiet "$WT" HEAD || exit 1
 # busy-wait to rb_write_ping's loop (internal/loops/write.c).
 (cd "$WT" && CGO_CFLAGS="${CGO_CFLAGS:--O2 -g} -DRB_EXTRA_DELAY_NS=$DELAY_NS" go test -c -o "$PWD/../b.test" .) && cp "$WT/../b.test" "$D/b.test" || exit 1
 cmp -s "$D/a.test" "$D/b.test" && { say "b.test came out identical to a.test: the delay was not compiled in"; exit 1; }
+# w.test: RB_EXTRA_INSNS adds 2 x EXTRA_INSNS instructions to each round
+# trip of the measured loops (internal/loops/loops.h), for the work steps.
+case " $STEPS " in *" work-ab "*)
+	(cd "$WT" && CGO_CFLAGS="${CGO_CFLAGS:--O2 -g} -DRB_EXTRA_INSNS=$EXTRA_INSNS" go test -c -o "$PWD/../w.test" .) && cp "$WT/../w.test" "$D/w.test" || exit 1
+	cmp -s "$D/a.test" "$D/w.test" && { say "w.test came out identical to a.test: the extra work was not compiled in"; exit 1; } ;;
+esac
 A=$(realpath "$D/a.test")
 B=$(realpath "$D/b.test")
+W=$([ -f "$D/w.test" ] && realpath "$D/w.test")
 RDMAAB=$(realpath bin/rdmaab)
 
 # trials NAME OLD NEW: TRIALS comparisons in one boot into $D/NAME/NAMEi.
@@ -248,6 +270,82 @@ step_duet_ab() {
 	duet_judge duet-ab
 }
 
+# work_trials NAME OLD NEW: TRIALS comparisons on work in one boot of
+# rxevm -insns into $D/NAME/NAMEi, with the co-tenant on when NOISE=1.
+work_trials() {
+	local name=$1 old=$2 new=$3 dir=$D/$1
+	rm -rf "$dir"
+	mkdir -p "$dir"
+	cat >"$dir/trials.sh" <<EOS
+#!/bin/sh
+i=1
+while [ \$i -le $TRIALS ]; do
+	s=\$(cut -d' ' -f1 /proc/uptime)
+	$RDMAAB run -work -old $old -new $new -out "\$RXEVM_OUT/$name\$i" -bench '^Benchmark$WORK_BENCH\$' -benchtime $WORK_BENCHTIME -count $WORK_RUNS >/dev/null || echo "trial $name\$i failed"
+	echo "trial $name\$i done, guest seconds \$s-\$(cut -d' ' -f1 /proc/uptime)"
+	i=\$((i + 1))
+done
+EOS
+	chmod +x "$dir/trials.sh"
+	local np=""
+	if [ "$NOISE" = 1 ]; then
+		bin/rdmanoise -seed "$NOISE_SEED" -cpu "$NOISE_CPU" >"$dir/noise.txt" &
+		np=$!
+		NOISE_PID=$np
+	fi
+	loadlog "$dir/load.log" &
+	local lp=$!
+	LOAD_PID=$lp
+	local start=$SECONDS
+	RDMABENCH_SIZES=2 bin/rxevm -insns $VMFLAGS -boot-timeout "$BOOT_TIMEOUT" -timeout 6h -out "$dir" \
+		-include "$RDMAAB" -include "$old" -include "$new" "$dir/trials.sh" | tee "$dir/guest.log"
+	kill $lp
+	[ -n "$np" ] && kill "$np" && wait "$np"
+	echo "$((SECONDS - start)) s, $(loadrange "$dir/load.log")" >"$dir/took.txt"
+}
+
+# work_spread NAME SIDE UNIT: the spread of UNIT over every run of SIDE of
+# every trial: "min-max (max/min - 1 %)".
+work_spread() {
+	cat "$D/$1"/"$1"*/"$2.txt" 2>/dev/null | grep -o "[0-9.]* $3" | awk '{print $1}' | sort -n |
+		awk '{a[NR] = $1} END {if (NR) printf "%s-%s (%.3f%%, %d runs)", a[1], a[NR], 100 * (a[NR] / a[1] - 1), NR; else printf "none"}'
+}
+
+# work_judge NAME: each trial's gate status on work, its lines, and the
+# diff's top function.
+work_judge() {
+	local name=$1 fails=0 passes=0 undecided=0 broken=0 lines=""
+	for i in $(seq 1 "$TRIALS"); do
+		t=$D/$name/$name$i
+		[ -s "$t/old.txt" ] || { lines+="  trial $i: no results"$'\n'; continue; }
+		bin/rdmaab gate -metrics user-insns/op,kernel-insns/op "$t/old.txt" "$t/new.txt" >"$t/gate.txt"
+		g=$?
+		case $g in 1) fails=$((fails + 1)) ;; 0) passes=$((passes + 1)) ;; 4) undecided=$((undecided + 1)) ;; *) broken=$((broken + 1)) ;; esac
+		took=$(grep "trial $name$i done" "$D/$name/guest.log" | awk '{split($NF, a, "-"); printf "%.0f s", a[2] - a[1]}')
+		lines+="  trial $i: gate status $g; guest time $took; top of the diff: $(grep -A1 '^  Benchmark' "$t/gate.txt" | sed -n 2p | sed 's/^ *//;s/  */ /g')"$'\n'
+		lines+="$(grep -E 'insns/op: ' "$t/gate.txt" | sed 's/^/    /')"$'\n'
+	done
+	say "  the gate on work (user-insns/op, kernel-insns/op; abtest.DefaultThresholds): failed $fails, passed $passes, undecided $undecided, could not judge $broken of $TRIALS"
+	for side in old new; do
+		say "  $side side, every run: user-insns/op $(work_spread "$name" $side user-insns/op); kernel-insns/op $(work_spread "$name" $side kernel-insns/op)"
+	done
+	printf "%s" "$lines" | tee -a "$F"
+}
+
+step_work_aa() {
+	work_trials work-aa "$A" "$A"
+	say ""
+	say "Work A/A, one boot of rxevm -insns, $TRIALS trials of $WORK_RUNS interleaved runs a side, $WORK_BENCH 2 B, $WORK_BENCHTIME, noise $NOISE (seed $NOISE_SEED) ($(cat "$D/work-aa/took.txt")):"
+	work_judge work-aa
+}
+
+step_work_ab() {
+	work_trials work-ab "$A" "$W"
+	say ""
+	say "Work A/B, +$((2 * EXTRA_INSNS)) instructions per round trip (-DRB_EXTRA_INSNS=$EXTRA_INSNS), one boot of rxevm -insns, $TRIALS trials of $WORK_RUNS interleaved runs a side, $WORK_BENCH 2 B, $WORK_BENCHTIME, noise $NOISE (seed $NOISE_SEED) ($(cat "$D/work-ab/took.txt")):"
+	work_judge work-ab
+}
+
 step_boots() {
 	mkdir -p "$D/boots"
 	for b in $(seq 1 "$BOOTS"); do
@@ -287,8 +385,8 @@ step_boots() {
 for s in $STEPS; do
 	case $s in
 	aa | ab | boots) "step_$s" ;;
-	duet-aa | duet-ab) "step_${s/-/_}" ;;
-	*) say "unknown step $s (want aa, ab, boots, duet-aa, duet-ab)"; exit 2 ;;
+	duet-aa | duet-ab | work-aa | work-ab) "step_${s/-/_}" ;;
+	*) say "unknown step $s (want aa, ab, boots, duet-aa, duet-ab, work-aa, work-ab)"; exit 2 ;;
 	esac
 done
 say ""

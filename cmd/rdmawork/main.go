@@ -15,7 +15,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"math"
 	"os"
 	"strings"
 
@@ -81,23 +80,5 @@ func read(path string) (work.Profile, error) {
 
 func diff(w io.Writer, old, new work.Profile, sp []work.Space, n int, minDelta float64) {
 	fmt.Fprintf(w, "old: %d ops, new: %d ops\n", old.Ops, new.Ops)
-	for _, s := range sp {
-		a, b := old.Total(s), new.Total(s)
-		pct := 0.0
-		if a != 0 {
-			pct = 100 * (b/a - 1)
-		}
-		fmt.Fprintf(w, "%-12s total %.1f -> %.1f insns/op (%+.1f, %+.2f%%)\n", s, a, b, b-a, pct)
-	}
-	shown := 0
-	for _, c := range work.Diff(old, new, sp...) {
-		if math.Abs(c.Delta()) < minDelta || (n > 0 && shown == n) {
-			break
-		}
-		fmt.Fprintln(w, c)
-		shown++
-	}
-	if shown == 0 {
-		fmt.Fprintf(w, "no function changed by %g insns/op or more\n", minDelta)
-	}
+	work.WriteDiff(w, old, new, sp, n, minDelta)
 }

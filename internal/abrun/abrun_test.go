@@ -204,8 +204,12 @@ func TestCompareGate(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		wrule, err := g.WorkRule()
+		if err != nil {
+			t.Fatal(err)
+		}
 		var o, e bytes.Buffer
-		code := Gate(&o, &e, filepath.Join(out, "old.txt"), filepath.Join(out, "new.txt"), "", rule, (&Spec{Pairs: 10, Method: "rank", Gate: g}).SequentialRule())
+		code := Gate(&o, &e, filepath.Join(out, "old.txt"), filepath.Join(out, "new.txt"), "", rule, wrule, (&Spec{Pairs: 10, Method: "rank", Gate: g}).SequentialRule())
 		return code, o.String() + e.String()
 	}
 	code, stdout = gate(GateSpec{Metrics: "p50-ns,p99-ns", Threshold: 0.05, Alpha: 0.05})

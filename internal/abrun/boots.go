@@ -103,6 +103,9 @@ func bootRunsDesc(s *Spec) string {
 func bootOnce(ctx context.Context, o *Comparison, rxevm string, side abtest.Side) (runOutput, error) {
 	s := &o.Spec
 	args := append(strings.Fields(o.VMFlags), strings.Fields(o.SideVMFlags[side])...)
+	if s.Work {
+		args = append(args, "-insns")
+	}
 	for _, kv := range s.Env[side] {
 		args = append(args, "-env", kv)
 	}

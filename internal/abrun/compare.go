@@ -43,6 +43,11 @@ func (o *Comparison) Run(ctx context.Context, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "rdmaab: %v\n", err)
 		return ExitFailed
 	}
+	wrule, err := o.Spec.Gate.WorkRule()
+	if err != nil {
+		fmt.Fprintf(stderr, "rdmaab: %v\n", err)
+		return ExitFailed
+	}
 	where := o.Where
 	if where == "auto" {
 		where = "vm"
@@ -100,7 +105,7 @@ func (o *Comparison) Run(ctx context.Context, stdout, stderr io.Writer) int {
 	}
 	fmt.Fprintf(stderr, "rdmaab: runs took %.0f s\n", time.Since(start).Seconds())
 	fmt.Fprint(stdout, sides)
-	return Report(ctx, stdout, stderr, o.Spec.OutDir, rule, o.Spec.SequentialRule(), o.GateOn)
+	return Report(ctx, stdout, stderr, o.Spec.OutDir, rule, wrule, o.Spec.SequentialRule(), o.GateOn)
 }
 
 // prepareOut creates dir and removes what an earlier comparison left there.
@@ -108,12 +113,12 @@ func prepareOut(dir string) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
-	for _, n := range []string{"old.txt", "new.txt", "old.log", "new.log", "order.txt", "stop.txt", "sides.txt", burstsFile, bootsFile, "way.txt"} {
+	for _, n := range []string{"old.txt", "new.txt", "old.log", "new.log", "order.txt", "stop.txt", "sides.txt", burstsFile, bootsFile, "way.txt", WorkDiffFile, VerdictFileName} {
 		if err := os.Remove(filepath.Join(dir, n)); err != nil && !errors.Is(err, os.ErrNotExist) {
 			return err
 		}
 	}
-	return nil
+	return os.RemoveAll(filepath.Join(dir, workDir))
 }
 
 // runInVM boots rxevm once with both binaries and rdmaab inside and runs
@@ -127,6 +132,9 @@ func runInVM(ctx context.Context, o *Comparison, rxevm string, progress io.Write
 	// Every run may take its -run-timeout; rxevm's own bound covers them all.
 	bound := time.Duration(2*s.Pairs)*(s.RunTimeout+30*time.Second) + 5*time.Minute
 	args := strings.Fields(o.VMFlags)
+	if s.Work {
+		args = append(args, "-insns")
+	}
 	args = append(args, "-timeout", bound.String(), "-out", s.OutDir,
 		"-include", s.Bins[0], "-include", s.Bins[1],
 		self, "run", "-old", s.Bins[0], "-new", s.Bins[1])

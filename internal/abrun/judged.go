@@ -29,6 +29,10 @@ const (
 	// ByUTest: the Mann-Whitney U test over all the runs of each side
 	// (interleaved runs, and the units a turn's summary lacks, p99).
 	ByUTest Basis = "U test over the runs"
+	// ByWork: the work rule over the runs of each side (abtest.WorkRule):
+	// the median's change against the unit's threshold, and the sides'
+	// ranges apart.
+	ByWork Basis = "work rule (threshold, runs apart)"
 )
 
 // A pairedMetric is one metric of a paired verdict: its name ("benchmark
@@ -112,7 +116,7 @@ func basisCounts(bases []Basis) string {
 		return "judged no metric"
 	}
 	var parts []string
-	for _, b := range []Basis{ByTurns, ByRuns, ByBoots, ByUTest} {
+	for _, b := range []Basis{ByTurns, ByRuns, ByBoots, ByUTest, ByWork} {
 		if n := countOf(bases, b); n > 0 {
 			parts = append(parts, fmt.Sprintf("%d by %s", n, b))
 		}

@@ -12,9 +12,10 @@ import (
 )
 
 // Report prints benchstat old.txt new.txt, the median per-pair ratio of
-// each gated metric with its interval, why the runs stopped, and the gate;
-// with gateOn it returns the gate's exit status.
-func Report(ctx context.Context, stdout, stderr io.Writer, dir string, rule abtest.GateRule, seq abtest.SequentialRule, gateOn bool) int {
+// each gated time metric with its interval, why the runs stopped, the
+// gate over time (rule) and over work (wrule), and where the work went
+// (work.go); with gateOn it returns the gate's exit status.
+func Report(ctx context.Context, stdout, stderr io.Writer, dir string, rule abtest.GateRule, wrule abtest.WorkRule, seq abtest.SequentialRule, gateOn bool) int {
 	oldName, newName := sideFile(dir, abtest.Old), sideFile(dir, abtest.New)
 	fmt.Fprintf(stdout, "results: %s %s\n\n", oldName, newName)
 	if err := benchstat(ctx, stdout, stderr, oldName, newName); err != nil {
@@ -43,12 +44,21 @@ func Report(ctx context.Context, stdout, stderr io.Writer, dir string, rule abte
 	fmt.Fprintln(stdout)
 	var code int
 	vf := newVerdictFile(rule)
-	if recs, err := readBootsFile(filepath.Join(dir, bootsFile)); err == nil && len(recs) > 0 {
+	timeJudged := len(rule.Units) > 0
+	switch recs, err := readBootsFile(filepath.Join(dir, bootsFile)); {
+	case !timeJudged:
+	case err == nil && len(recs) > 0:
 		code = bootsVerdict(stdout, recs, old, new, rule, seq, vf)
-	} else if bs, err := readBurstsFile(filepath.Join(dir, burstsFile)); err == nil {
-		code = duetVerdict(stdout, stderr, bs, pairs, old, new, rule, seq, vf)
-	} else {
-		code = uTestVerdict(stdout, stderr, old, new, rule, vf)
+	default:
+		if bs, err := readBurstsFile(filepath.Join(dir, burstsFile)); err == nil {
+			code = duetVerdict(stdout, stderr, bs, pairs, old, new, rule, seq, vf)
+		} else {
+			code = uTestVerdict(stdout, stderr, old, new, rule, vf)
+		}
+	}
+	code = judgeWork(stdout, stderr, old, new, wrule, vf, code, timeJudged)
+	if err := workDiff(stdout, dir); err != nil {
+		fmt.Fprintf(stdout, "\nwhere the work went: no diff: %v\n", err)
 	}
 	vf.settle(code)
 	if err := WriteVerdict(filepath.Join(dir, VerdictFileName), vf); err != nil {
@@ -69,9 +79,9 @@ func Report(ctx context.Context, stdout, stderr io.Writer, dir string, rule abte
 // oldName) get the paired verdict by seq.
 //
 // With jsonName it writes the verdict there too (VerdictFile).
-func Gate(stdout, stderr io.Writer, oldName, newName, jsonName string, rule abtest.GateRule, seq abtest.SequentialRule) int {
+func Gate(stdout, stderr io.Writer, oldName, newName, jsonName string, rule abtest.GateRule, wrule abtest.WorkRule, seq abtest.SequentialRule) int {
 	vf := newVerdictFile(rule)
-	code := gate(stdout, stderr, oldName, newName, rule, seq, vf)
+	code := gate(stdout, stderr, oldName, newName, rule, wrule, seq, vf)
 	vf.settle(code)
 	if jsonName != "" {
 		if err := WriteVerdict(jsonName, vf); err != nil {
@@ -82,21 +92,28 @@ func Gate(stdout, stderr io.Writer, oldName, newName, jsonName string, rule abte
 	return code
 }
 
-func gate(stdout, stderr io.Writer, oldName, newName string, rule abtest.GateRule, seq abtest.SequentialRule, vf *VerdictFile) int {
+func gate(stdout, stderr io.Writer, oldName, newName string, rule abtest.GateRule, wrule abtest.WorkRule, seq abtest.SequentialRule, vf *VerdictFile) int {
 	old, new, err := readSides(oldName, newName)
 	if err != nil {
 		fmt.Fprintf(stderr, "rdmaab: %v\n", err)
 		return ExitFailed
 	}
-	if bs, err := readBurstsFile(filepath.Join(filepath.Dir(oldName), burstsFile)); err == nil {
+	code, timeJudged := 0, len(rule.Units) > 0
+	if bs, err := readBurstsFile(filepath.Join(filepath.Dir(oldName), burstsFile)); err == nil && timeJudged {
 		pairs, err := readPairs(oldName, newName)
 		if err != nil {
 			fmt.Fprintf(stderr, "rdmaab: %v\n", err)
 			return ExitFailed
 		}
-		return duetVerdict(stdout, stderr, bs, pairs, old, new, rule, seq, vf)
+		code = duetVerdict(stdout, stderr, bs, pairs, old, new, rule, seq, vf)
+	} else if timeJudged {
+		code = uTestVerdict(stdout, stderr, old, new, rule, vf)
 	}
-	return uTestVerdict(stdout, stderr, old, new, rule, vf)
+	code = judgeWork(stdout, stderr, old, new, wrule, vf, code, timeJudged)
+	if err := workDiff(stdout, filepath.Dir(oldName)); err != nil {
+		fmt.Fprintf(stdout, "\nwhere the work went: no diff: %v\n", err)
+	}
+	return code
 }
 
 // uTestVerdict judges every gated metric by the U test over the runs (an

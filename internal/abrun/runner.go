@@ -23,7 +23,11 @@ import (
 func RunSides(ctx context.Context, s *Spec, progress io.Writer) error {
 	way := "duet: both sides' processes alive at once, taking turns of " + strconv.Itoa(s.Burst) + " round trips"
 	duet := s.Duet
-	if !duet {
+	switch {
+	case s.Work:
+		duet = false
+		way = "interleaved runs counting instructions (-work: the VM's one counter counts one process at a time)"
+	case !duet:
 		way = "interleaved runs (-duet=false)"
 	}
 	for side := range s.Bins {
@@ -98,7 +102,11 @@ func runInterleaved(ctx context.Context, s *Spec, progress io.Writer) (abtest.St
 		var p abtest.Pair
 		for _, side := range abtest.Order(i) {
 			start := time.Now()
-			out, err := runOnce(ctx, s, side)
+			more, err := workArgs(s, side, i+1)
+			if err != nil {
+				return st, err
+			}
+			out, err := runOnce(ctx, s, side, more...)
 			fmt.Fprintf(order, "pair %d %s\n", i+1, side)
 			if err != nil {
 				return st, fmt.Errorf("pair %d, %s side: %w", i+1, side, err)
@@ -149,9 +157,10 @@ type runOutput struct {
 	stdout, stderr []byte
 }
 
-// runOnce runs one side's binary for one repetition of every benchmark.
-func runOnce(ctx context.Context, s *Spec, side abtest.Side) (runOutput, error) {
-	args := runArgs(s)
+// runOnce runs one side's binary for one repetition of every benchmark,
+// with more test binary flags.
+func runOnce(ctx context.Context, s *Spec, side abtest.Side, more ...string) (runOutput, error) {
+	args := append(runArgs(s), more...)
 	ctx, cancel := context.WithTimeout(ctx, s.RunTimeout+30*time.Second)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, s.Bins[side], args...)

@@ -10,6 +10,8 @@ package abrun
 import (
 	"flag"
 	"fmt"
+	"maps"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -58,9 +60,13 @@ type Spec struct {
 	// BootRuns is the repetitions of each boot of a comparison of boots
 	// (boots.go; rdmaab's -boot-runs).
 	BootRuns int
-	Burst    int
-	Method   string
-	Gate     GateSpec
+	// Work counts instructions (rxevm -insns): the runs are interleaved,
+	// as the VM's one counter counts one process at a time, and each run
+	// keeps its work profiles under OutDir/work/.
+	Work   bool
+	Burst  int
+	Method string
+	Gate   GateSpec
 }
 
 // A GateSpec is the gate's settings, as the compare, gate and run
@@ -69,6 +75,8 @@ type GateSpec struct {
 	Metrics   string // units the gate judges, comma-separated
 	Threshold float64
 	Alpha     float64
+	// WorkThresholds are the work rule's thresholds, "unit=PCT,...".
+	WorkThresholds string
 }
 
 // Register defines the gate's flags.
@@ -77,10 +85,53 @@ func (g *GateSpec) Register(fs *flag.FlagSet) {
 	g.Threshold = d.Threshold
 	fs.StringVar(&g.Metrics, "metrics", strings.Join(d.Units, ","), "`units` the gate judges, comma-separated (as the benchmark reports them: p50-ns, ns/op, ...)")
 	fs.Var(flagvar.Percent{P: &g.Threshold}, "threshold", "smallest change of a median that fails the gate, `PCT` (5% or 0.05)")
-	fs.Float64Var(&g.Alpha, "alpha", d.Alpha, "chance of a false alarm for all gated metrics together (Holm's correction), over all of a duet's looks")
+	fs.Float64Var(&g.Alpha, "alpha", d.Alpha, "chance of a false alarm for all gated time metrics together (Holm's correction), over all of a duet's looks")
+	fs.StringVar(&g.WorkThresholds, "work-thresholds", formatWorkThresholds(d.WorkThresholds),
+		"`unit=PCT,...`: smallest change of a work metric's median that fails the gate, with the sides' runs apart (other work units: "+
+			strconv.FormatFloat(d.WorkOther*100, 'g', -1, 64)+"%)")
 }
 
-// Rule returns the gate's rule, or what is wrong with the settings.
+// formatWorkThresholds writes a threshold table as the flag reads it.
+func formatWorkThresholds(m map[string]float64) string {
+	var parts []string
+	for _, u := range slices.Sorted(maps.Keys(m)) {
+		parts = append(parts, u+"="+strconv.FormatFloat(m[u]*100, 'g', -1, 64)+"%")
+	}
+	return strings.Join(parts, ",")
+}
+
+// WorkRule returns the work rule over the work units of -metrics, or
+// what is wrong with the settings. Empty WorkThresholds are the defaults.
+func (g *GateSpec) WorkRule() (abtest.WorkRule, error) {
+	r := abtest.DefaultThresholds.WorkRule()
+	units, err := abtest.ParseUnits(g.Metrics)
+	if err != nil {
+		return r, fmt.Errorf("-metrics: %w", err)
+	}
+	r.Units, _ = abtest.SplitWork(units)
+	if strings.TrimSpace(g.WorkThresholds) == "" {
+		return r, nil // DefaultThresholds' table
+	}
+	r.Thresholds = map[string]float64{}
+	for _, f := range strings.Split(g.WorkThresholds, ",") {
+		if f = strings.TrimSpace(f); f == "" {
+			continue
+		}
+		u, v, ok := strings.Cut(f, "=")
+		var x float64
+		if ok {
+			err = flagvar.Percent{P: &x}.Set(v)
+		}
+		if !ok || err != nil || x <= 0 || x >= 1 || !abtest.IsWorkUnit(u) {
+			return r, fmt.Errorf("-work-thresholds %q: want unit=PCT of work units, like user-insns/op=0.1%%,kernel-insns/op=5%%", f)
+		}
+		r.Thresholds[u] = x
+	}
+	return r, nil
+}
+
+// Rule returns the gate's rule over the time metrics of -metrics (the
+// work units go to WorkRule), or what is wrong with the settings.
 func (g *GateSpec) Rule() (abtest.GateRule, error) {
 	r := abtest.DefaultThresholds.GateRule()
 	units, err := abtest.ParseUnits(g.Metrics)
@@ -90,7 +141,12 @@ func (g *GateSpec) Rule() (abtest.GateRule, error) {
 	if g.Alpha <= 0 || g.Alpha >= 1 {
 		return r, fmt.Errorf("-alpha %g: want a level between 0 and 1, like 0.05", g.Alpha)
 	}
-	r.Units, r.Threshold, r.Alpha = units, g.Threshold, g.Alpha
+	// Work units go to the work rule (WorkRule); the rest is time.
+	_, r.Units = abtest.SplitWork(units)
+	r.Threshold, r.Alpha = g.Threshold, g.Alpha
+	if _, err := g.WorkRule(); err != nil {
+		return r, err
+	}
 	return r, nil
 }
 
@@ -111,6 +167,7 @@ func (s *Spec) Register(fs *flag.FlagSet) {
 	fs.BoolVar(&s.Freeze, "freeze", false, "stop (SIGSTOP) a duet side's process while it waits for the turn, so that none of its threads runs during the other side's burst")
 	fs.BoolVar(&s.Overlap, "overlap", true, "start the next duet pair's processes while the current pair runs")
 	fs.Uint64Var(&s.Seed, "seed", 0, "`seed` of the duet pairs' start order, random and balanced in blocks of two (0: from the clock; order.txt records it)")
+	fs.BoolVar(&s.Work, "work", false, "count the work, instructions per operation (rxevm -insns; the runs are interleaved, the counter counting one process at a time), gate on it where -metrics names it, and diff where the work went (work-diff.txt)")
 	fs.IntVar(&s.Burst, "burst", defaultBurst, "round trips per turn in a duet")
 	fs.StringVar(&s.Method, "paired", abtest.DefaultThresholds.Method.Flag(), "paired test over the duet pairs: rank (Wilcoxon signed-rank test of the log ratios), sign (sign test) or t (paired t-test)")
 }
@@ -134,7 +191,8 @@ func (s *Spec) Flags() []string {
 	}
 	a = append(a, "-duet="+strconv.FormatBool(s.Duet), "-aslr="+strconv.FormatBool(s.ASLR), "-thp="+strconv.FormatBool(s.THP), "-freeze="+strconv.FormatBool(s.Freeze), "-overlap="+strconv.FormatBool(s.Overlap), "-burst", strconv.Itoa(s.Burst), "-seed", strconv.FormatUint(s.Seed, 10), "-paired", s.Method,
 		"-metrics", s.Gate.Metrics, "-threshold", strconv.FormatFloat(s.Gate.Threshold*100, 'g', -1, 64)+"%",
-		"-alpha", strconv.FormatFloat(s.Gate.Alpha, 'g', -1, 64))
+		"-alpha", strconv.FormatFloat(s.Gate.Alpha, 'g', -1, 64), "-work-thresholds", s.Gate.WorkThresholds,
+		"-work="+strconv.FormatBool(s.Work))
 	return a
 }
 

@@ -29,9 +29,13 @@ func gateFilesJSON(t *testing.T, dir, metrics string, pairs int) (int, string, *
 	if err != nil {
 		t.Fatal(err)
 	}
+	wrule, err := s.Gate.WorkRule()
+	if err != nil {
+		t.Fatal(err)
+	}
 	var out, errb bytes.Buffer
 	jsonName := filepath.Join(t.TempDir(), VerdictFileName)
-	code := Gate(&out, &errb, filepath.Join(dir, "old.txt"), filepath.Join(dir, "new.txt"), jsonName, rule, s.SequentialRule())
+	code := Gate(&out, &errb, filepath.Join(dir, "old.txt"), filepath.Join(dir, "new.txt"), jsonName, rule, wrule, s.SequentialRule())
 	if errb.Len() > 0 {
 		t.Errorf("stderr: %s", errb.String())
 	}

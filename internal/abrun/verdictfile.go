@@ -47,7 +47,7 @@ type MetricVerdict struct {
 	Lo       *float64 `json:"lo"`
 	Hi       *float64 `json:"hi"`
 	P        *float64 `json:"p"`
-	Level    float64  `json:"level"`    // the level p was held to
+	Level    float64  `json:"level"`    // the level p was held to; the work rule: the unit's threshold
 	Decision string   `json:"decision"` // different, same, no difference found, undecided
 	Decided  bool     `json:"decided"`
 	// Regressed: worse by more than the threshold, significantly.

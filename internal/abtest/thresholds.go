@@ -16,6 +16,14 @@ type Thresholds struct {
 	Alpha      float64
 	Confidence float64
 
+	// The work rule (WorkRule) judges the units of Units that count work
+	// (IsWorkUnit): a unit's median worse by more than its WorkThresholds
+	// entry (WorkOther for another work unit) with the sides' runs apart,
+	// from WorkMinRuns runs a side.
+	WorkThresholds map[string]float64
+	WorkOther      float64
+	WorkMinRuns    int
+
 	// The paired verdict over duet pairs and boot pairs: its test, and
 	// the pairs before it decides anything (a pair of processes, or of
 	// boots, is its unit).
@@ -49,11 +57,30 @@ type Thresholds struct {
 // interval of a median. rdmacompare's judge reports a target met or
 // missed, not a CI job's failure: 0.05, from 6 rounds, the fewest with
 // which the signed-rank test can reach it (p = 2/2^6).
+//
+// Work (instructions per operation, rxevm -insns) is gated beside time
+// where the results have it. Its thresholds stand on the A/A spread
+// measured in the soft-RoCE VM (docs/validation.md): user-insns/op
+// repeats to a tenth of an instruction in ~470-1400 (0.02% over 42 A/A
+// runs, the host loaded or not), so 0.1% is five times its spread and
+// finds one extra instruction in a thousand. kernel-insns/op counts the
+// timer ticks and softirqs that land in the window, more of them the
+// slower the host: with the seeded co-tenant on a host at load 19-38 it
+// spread 2-8% over a side's runs and the medians of two sides of one
+// build moved by up to 2.6% (at 2% one of 14 trials flagged kernel work
+// that had not changed), so 5% is about twice the widest. The parts
+// of kernel work that follow time (kernel-wait, kernel-other) are not
+// gated by default. 3 runs a side: the fewest whose range says anything
+// of the spread beside the median.
 var DefaultThresholds = Thresholds{
-	Units:      []string{"p50-ns", "p99-ns"},
+	Units:      []string{"p50-ns", "p99-ns", "user-insns/op", "kernel-insns/op"},
 	Threshold:  0.05,
 	Alpha:      0.01,
 	Confidence: 0.95,
+
+	WorkThresholds: map[string]float64{"user-insns/op": 0.001, "kernel-insns/op": 0.05},
+	WorkOther:      0.05,
+	WorkMinRuns:    3,
 
 	Method:   SignedRank,
 	MinPairs: 3,
@@ -67,9 +94,17 @@ var DefaultThresholds = Thresholds{
 	TargetMinRounds: 6,
 }
 
-// GateRule is the gate over the runs (the U test).
+// GateRule is the gate over the runs (the U test), of the time units of
+// Units (work goes to WorkRule).
 func (t Thresholds) GateRule() GateRule {
-	return GateRule{Units: t.Units, Threshold: t.Threshold, Alpha: t.Alpha, Confidence: t.Confidence}
+	_, units := SplitWork(t.Units)
+	return GateRule{Units: units, Threshold: t.Threshold, Alpha: t.Alpha, Confidence: t.Confidence}
+}
+
+// WorkRule is the work rule over the work units of Units.
+func (t Thresholds) WorkRule() WorkRule {
+	units, _ := SplitWork(t.Units)
+	return WorkRule{Units: units, Thresholds: t.WorkThresholds, Other: t.WorkOther, MinRuns: t.WorkMinRuns}
 }
 
 // SequentialRule is the paired verdict over at most pairs pairs: a look

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"regexp"
 	"slices"
 	"strconv"
@@ -26,7 +27,9 @@ type row struct {
 
 // The steps, in the order the table lists them.
 const (
-	rankDuetAB = iota
+	rankWorkAB = iota
+	rankWorkAA
+	rankDuetAB
 	rankDuetAA
 	rankAB
 	rankAA
@@ -42,6 +45,9 @@ const (
 	defaultDelayNS       = "800"
 	defaultBootCount     = "6"
 	defaultBenchtime     = "5000x"
+	defaultWorkRuns      = "3"
+	defaultWorkBenchtime = "500x"
+	defaultExtraInsns    = "70"
 )
 
 // Bounds on a figures file: validate-ab writes a few KiB.
@@ -69,6 +75,10 @@ var (
 	reSpread  = regexp.MustCompile(`(p50|min) per boot \(median of \d+ runs, ns\): [^>]*-> spread ([0-9.]+)%[^,]*, median (\d+) ns`)
 	reLoads   = regexp.MustCompile(`(?m)host load per boot \(start-end\): (.*)$`)
 	reNumber  = regexp.MustCompile(`[0-9]+(?:\.[0-9]+)?`)
+	reWork    = regexp.MustCompile(`^Work (A/A|A/B)(?:, \+(\d+) instructions per round trip \(-DRB_EXTRA_INSNS=(\d+)\))?, one boot of rxevm -insns, (\d+) trials of (\d+) interleaved runs a side, (\S+) 2 B, (\S+), noise (\d) \(seed \d+\) ` + load)
+	reWorkVer = regexp.MustCompile(`the gate on work \([^)]*\): failed (\d+), passed (\d+), undecided (\d+), could not judge (\d+) of (\d+)`)
+	reWorkSpr = regexp.MustCompile(`^  (old|new) side, every run: user-insns/op \S+ \(([0-9.]+)%, \d+ runs\); kernel-insns/op \S+ \(([0-9.]+)%, \d+ runs\)`)
+	reWorkTop = regexp.MustCompile(`top of the diff: \S+ \(test binary\) (\S+) \+`)
 )
 
 // errFormat says a figures file is not in the format this parser knows:
@@ -127,6 +137,11 @@ func parseFigures(r io.Reader) ([]row, error) {
 			m, rank = reDuet.FindStringSubmatch(line), rankDuetAA
 			if m[1] == "A/B" {
 				rank = rankDuetAB
+			}
+		case reWork.MatchString(line):
+			m, rank = reWork.FindStringSubmatch(line), rankWorkAA
+			if m[1] == "A/B" {
+				rank = rankWorkAB
 			}
 		case reDrift.MatchString(line):
 			m, rank = reDrift.FindStringSubmatch(line), rankBoots
@@ -247,6 +262,8 @@ func (s *step) rows() ([]row, error) {
 			cmd += unlessDefault([][3]string{{"DELAY_NS", delay, defaultDelayNS}})
 		}
 		r.command = "`" + cmd + " make validate-ab`"
+	case rankWorkAA, rankWorkAB:
+		return s.workRow(r)
 	case rankBoots:
 		boots, runs, bt := h[1], h[2], h[3]
 		var rows []row
@@ -285,6 +302,66 @@ func (s *step) rows() ([]row, error) {
 		}
 		return rows, nil
 	}
+	return []row{r}, nil
+}
+
+// workRow is the row of a work step: the gate's pass counts, the spread
+// of user and kernel work over every run, the guest time of a trial and,
+// for A/B, how often the diff's top function was the one that grew.
+func (s *step) workRow(r row) ([]row, error) {
+	h := s.head
+	kind, added, extra, trials, runs, bench, bt, noise := h[1], h[2], h[3], h[4], h[5], h[6], h[7], h[8]
+	var v []string
+	var user, kernel, guest []float64
+	top := map[string]int{}
+	for _, l := range s.lines {
+		if m := reWorkVer.FindStringSubmatch(l); m != nil {
+			v = m
+		}
+		if m := reWorkSpr.FindStringSubmatch(l); m != nil {
+			user, kernel = append(user, number(m[2])), append(kernel, number(m[3]))
+		}
+		if m := reGuest.FindStringSubmatch(l); m != nil {
+			guest = append(guest, number(m[1]))
+		}
+		if m := reWorkTop.FindStringSubmatch(l); m != nil {
+			top[m[1]]++
+		}
+	}
+	if v == nil || len(user) == 0 || len(guest) == 0 {
+		return nil, fmt.Errorf("work step of %s (%s): no gate summary, spread or per-trial line: %w", s.date, s.commit, errFormat)
+	}
+	failed, passed, undecided, total := v[1], v[2], v[3], v[5]
+	r.comparison = fmt.Sprintf("work (rxevm -insns), %s interleaved runs a side of %s, %s 2 B", runs, bt, bench)
+	step := "work-aa"
+	if kind == "A/B" {
+		step = "work-ab"
+		r.check = fmt.Sprintf("A/B, +%s instructions a round trip", added)
+		r.result = fmt.Sprintf("found (gate failed) in **%s of %s**, passed %s, undecided %s", failed, total, passed, undecided)
+		var fns []string
+		for _, f := range slices.Sorted(maps.Keys(top)) {
+			fns = append(fns, fmt.Sprintf("%s in %d", f, top[f]))
+		}
+		r.result += "; the diff's top function " + strings.Join(fns, ", ")
+	} else {
+		r.check = "A/A, the same build"
+		r.result = fmt.Sprintf("**passed %s**, failed %s, undecided %s of %s", passed, failed, undecided, total)
+	}
+	if noise == "1" {
+		r.check += ", seeded co-tenant noise"
+	}
+	r.result += fmt.Sprintf("; spread of a side's runs: user-insns/op %s, kernel-insns/op %s; %s guest s a trial",
+		span(user, "%.3f%%"), span(kernel, "%.2f%%"), span(guest, "%.0f"))
+	r.load = h[10]
+	cmd := fmt.Sprintf("STEPS=%s TRIALS=%s", step, trials)
+	if noise == "1" {
+		cmd += " NOISE=1"
+	}
+	cmd += unlessDefault([][3]string{{"WORK_RUNS", runs, defaultWorkRuns}, {"WORK_BENCHTIME", bt, defaultWorkBenchtime}})
+	if kind == "A/B" {
+		cmd += unlessDefault([][3]string{{"EXTRA_INSNS", extra, defaultExtraInsns}})
+	}
+	r.command = "`" + cmd + " make validate-ab`"
 	return []row{r}, nil
 }
 

@@ -107,6 +107,24 @@ Duet A/A, one boot, 2 trials of at most 80 duet pairs, 2 B, 2000x, turns of 200,
   trial 2: gate status 0; ran 80 duet pairs (-count 80); the paired verdict on p50-ns: undecided; guest time 130 s
          BenchmarkRDMAWrite/size=2 p50-ns: undecided: +0.40% [-0.40%, +1.20%] (signed-rank test, 80 rounds, p=0.3) (level 0.0009)
 
+Work A/A, one boot of rxevm -insns, 2 trials of 3 interleaved runs a side, RDMAWrite 2 B, 500x, noise 1 (seed 1) (400 s, host load 10.0-14.0 (mean 12.0) on 2 CPUs):
+  the gate on work (user-insns/op, kernel-insns/op; abtest.DefaultThresholds): failed 0, passed 2, undecided 0, could not judge 0 of 2
+  old side, every run: user-insns/op 829.1-829.2 (0.012%, 6 runs); kernel-insns/op 28059-28653 (2.117%, 6 runs)
+  new side, every run: user-insns/op 829.1-829.1 (0.000%, 6 runs); kernel-insns/op 28100-28400 (1.068%, 6 runs)
+  trial 1: gate status 0; guest time 150 s; top of the diff: kernel vmlinux update_curr +2.2 insns/op (+25.4%)
+    ok   RDMAWrite/size=2-4 user-insns/op: old 829.1 [829.1, 829.1] new 829.1 [829.1, 829.1]: no change, within the 0.1% threshold, ranges overlap
+  trial 2: gate status 0; guest time 170 s; top of the diff: 
+    ok   RDMAWrite/size=2-4 user-insns/op: old 829.1 [829.1, 829.2] new 829.1 [829.1, 829.1]: no change, within the 0.1% threshold, ranges overlap
+
+Work A/B, +140 instructions per round trip (-DRB_EXTRA_INSNS=70), one boot of rxevm -insns, 2 trials of 3 interleaved runs a side, RDMAWrite 2 B, 500x, noise 1 (seed 1) (420 s, host load 11.0-15.0 (mean 13.0) on 2 CPUs):
+  the gate on work (user-insns/op, kernel-insns/op; abtest.DefaultThresholds): failed 2, passed 0, undecided 0, could not judge 0 of 2
+  old side, every run: user-insns/op 829.1-829.1 (0.000%, 6 runs); kernel-insns/op 28059-28653 (2.117%, 6 runs)
+  new side, every run: user-insns/op 969.1-969.1 (0.000%, 6 runs); kernel-insns/op 28464-28522 (0.204%, 6 runs)
+  trial 1: gate status 1; guest time 160 s; top of the diff: user (test binary) rb_write_ping +140.0 insns/op (+191.8%)
+    FAIL RDMAWrite/size=2-4 user-insns/op: old 829.1 [829.1, 829.1] new 969.1 [969.1, 969.1]: +16.89% worse, above the 0.1% threshold, ranges apart
+  trial 2: gate status 1; guest time 180 s; top of the diff: user (test binary) rb_write_ping +140.0 insns/op (+191.8%)
+    FAIL RDMAWrite/size=2-4 user-insns/op: old 829.1 [829.1, 829.1] new 969.1 [969.1, 969.1]: +16.89% worse, above the 0.1% threshold, ranges apart
+
 Drift across boots: 2 boots per setting, 6 runs of 2 B x 5000x each, settings alternated:
   before (-pin none -isolate=false), host load per boot (start-end): 1.2-1.4 1.1-1.3 
     p50 per boot (median of 6 runs, ns): 24000 26400 -> spread 10.0% (max/min - 1), median 25200 ns
@@ -143,6 +161,16 @@ func TestParseFigures(t *testing.T) {
 			comparison: "duet, up to 80 pairs of 2000x, turns of 200", check: "A/A, the same build",
 			result:  "**passed 2**, failed 0, undecided 0 of 2; p50-ns estimates -0.20% to +0.40%; 80 pairs, 120-130 guest s a trial",
 			command: "`STEPS=duet-aa TRIALS=2 make validate-ab`"},
+		// Spreads: user 0.012% and 0.000%, kernel 2.117% and 1.068%;
+		// guest 150 and 170 s.
+		{rank: rankWorkAA, date: "2026-12-05", when: "2026-12-05, abc1234", load: "10.0-14.0",
+			comparison: "work (rxevm -insns), 3 interleaved runs a side of 500x, RDMAWrite 2 B", check: "A/A, the same build, seeded co-tenant noise",
+			result:  "**passed 2**, failed 0, undecided 0 of 2; spread of a side's runs: user-insns/op 0.000%-0.012%, kernel-insns/op 1.07%-2.12%; 150-170 guest s a trial",
+			command: "`STEPS=work-aa TRIALS=2 NOISE=1 make validate-ab`"},
+		{rank: rankWorkAB, date: "2026-12-05", when: "2026-12-05, abc1234", load: "11.0-15.0",
+			comparison: "work (rxevm -insns), 3 interleaved runs a side of 500x, RDMAWrite 2 B", check: "A/B, +140 instructions a round trip, seeded co-tenant noise",
+			result:  "found (gate failed) in **2 of 2**, passed 0, undecided 0; the diff's top function rb_write_ping in 2; spread of a side's runs: user-insns/op 0.000%, kernel-insns/op 0.20%-2.12%; 160-180 guest s a trial",
+			command: "`STEPS=work-ab TRIALS=2 NOISE=1 make validate-ab`"},
 		// Loads 1.2 1.4 1.1 1.3: 1.1-1.4.
 		{rank: rankBoots, date: "2026-12-05", when: "2026-12-05, abc1234", load: "1.1-1.4",
 			comparison: "across boots, rxevm -pin none -isolate=false", check: "the same build, 2 boots of 6 runs of 5000x",

@@ -1,7 +1,9 @@
 package work
 
 import (
+	"bufio"
 	"fmt"
+	"io"
 	"math"
 	"sort"
 	"strconv"
@@ -91,3 +93,53 @@ func Diff(old, new Profile, spaces ...Space) []Change {
 	})
 	return out
 }
+
+// Mean returns the mean profile of several runs of one benchmark: each
+// function's instructions per operation averaged over the runs (a run
+// that did not run a function counts 0 for it), and their operations
+// summed.
+func Mean(ps ...Profile) Profile {
+	m := Profile{PerOp: map[Func]float64{}}
+	for _, p := range ps {
+		m.Ops += p.Ops
+		for f, v := range p.PerOp {
+			m.PerOp[f] += v / float64(len(ps))
+		}
+	}
+	return m
+}
+
+// WriteDiff writes each space's total on both sides, then the functions
+// whose instructions per operation changed most, either way, at most n
+// (0: all) and none by less than minDelta; it returns the functions
+// written.
+//
+//	kernel       total 14000.0 -> 14312.0 insns/op (+312.0, +2.23%)
+//	kernel       rdma_rxe         rxe_requester +312.0 insns/op (+2.2%)
+func WriteDiff(w io.Writer, old, new Profile, spaces []Space, n int, minDelta float64) ([]Change, error) {
+	bw := bufio.NewWriter(w)
+	for _, s := range spaces {
+		a, b := old.Total(s), new.Total(s)
+		pct := 0.0
+		if a != 0 {
+			pct = 100 * (b/a - 1)
+		}
+		fmt.Fprintf(bw, "%-12s total %.1f -> %.1f insns/op (%+.1f, %+.2f%%)\n", s, a, b, b-a, pct)
+	}
+	var shown []Change
+	for _, c := range Diff(old, new, spaces...) {
+		if math.Abs(c.Delta()) < minDelta || (n > 0 && len(shown) == n) {
+			break
+		}
+		fmt.Fprintln(bw, c)
+		shown = append(shown, c)
+	}
+	if len(shown) == 0 {
+		fmt.Fprintf(bw, "no function changed by %g insns/op or more\n", minDelta)
+	}
+	return shown, bw.Flush()
+}
+
+// Counted are the spaces whose work does not follow time (kernel-wait and
+// kernel-other do: interrupts of a spin, other vCPUs' idle loop).
+var Counted = []Space{SpaceUser, SpaceKernel}
