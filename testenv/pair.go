@@ -227,10 +227,4 @@ func PrintConfig(w io.Writer, p *rdmalat.Pair, c env.Config) error {
 var warnOnce sync.Once
 
 // formatLimits writes limits as RDMABENCH_MAX takes them.
-func formatLimits(limits []latency.Limit) string {
-	s := make([]string, len(limits))
-	for i, l := range limits {
-		s[i] = l.String()
-	}
-	return strings.Join(s, ",")
-}
+func formatLimits(limits []latency.Limit) string { return latency.FormatLimits(limits) }
