@@ -87,6 +87,7 @@ type Config struct {
 	QoS        QoS             // traffic class, flow label, SL, P_Key index; zero: the defaults
 	Counters   bool            // report port counter deltas per operation
 	Limits     []latency.Limit // RDMABENCH_MAX; nil: none
+	NUMA       NUMA            // RDMABENCH_NUMA; zero: the device's node
 	InVM       bool            // running inside cmd/rxevm's VM
 }
 
@@ -174,6 +175,9 @@ func LoadFrom(getenv func(string) string) (Config, error) {
 		return c, err
 	}
 	if c.Limits, err = latency.ParseLimits(VarMax, getenv(VarMax)); err != nil {
+		return c, err
+	}
+	if c.NUMA, err = parseNUMA(getenv(VarNUMA)); err != nil {
 		return c, err
 	}
 	if c.Counters, err = parseBool(getenv, VarCounters); err != nil {

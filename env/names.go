@@ -27,6 +27,7 @@ const (
 	VarPKeyIndex  = "RDMABENCH_PKEY_INDEX"
 	VarCounters   = "RDMABENCH_COUNTERS"
 	VarMax        = "RDMABENCH_MAX"
+	VarNUMA       = "RDMABENCH_NUMA"
 	VarVM         = "RDMABENCH_VM"
 	// Set by rdmaab for a benchmark process it conducts in a duet.
 	VarTurnFD = "RDMABENCH_TURN_FD"
@@ -65,7 +66,7 @@ var Variables = []Variable{
 	{VarPeer, "loopback: both endpoints in this process", "host:port of an rdmapeer (cmd/rdmapeer), or a bare host for port 18515: two-node mode."},
 	{VarPeerToken, "none", "the shared secret of an rdmapeer started with -token: the client answers the peer's challenge with it; it is never sent or printed."},
 	{VarRequire, "0", "1: a missing or unusable device fails tests instead of skipping them. Set in the VM and in CI."},
-	{VarCPUs, "the last two CPUs this process may run on", `CPUs to pin to: "A,B" pins the initiator to A and the loopback responder to B; "A" pins the initiator only; "none" disables pinning.`},
+	{VarCPUs, "the last two CPUs this process may run on; on a host with several NUMA nodes the last two of the RDMA device's node (RDMABENCH_NUMA)", `CPUs to pin to: "A,B" pins the initiator to A and the loopback responder to B; "A" pins the initiator only; "none" disables pinning.`},
 	{VarWarmup, "1000", "round trips run before measuring and left out of every statistic."},
 	{VarSizes, "2,64,4096,65536", `message sizes in bytes, comma-separated (suffixes K and M allowed), each once, or "all" for every power of two from 2 to 8 MiB (perftest -a).`},
 	{VarInline, "perftest's for the operation on this device (ConnectX: 220 write, 236 send, 188 send over UD; bnxt_re 96, EFA 32, irdma 101; none on devices perftest does not recognise, rxe included; none for READ and atomics), at most the device's limit", `largest message sent inline; 0 disables inline; "device" takes the device's limit.`},
@@ -83,6 +84,7 @@ var Variables = []Variable{
 	{VarPKeyIndex, "0", "index in the port's P_Key table (perftest --pkey_index), 0 to 65535, set at INIT on both sides; refused with RDMABENCH_CM=1 (rdma_cm takes its address's). Recorded as rdma-pkey-index when set."},
 	{VarCounters, "0", "1: read the initiator's port counters and hw_counters (/sys/class/infiniband/DEV/ports/N/) before and after each measured run and report each one that rose as a metric per operation, such as hw.rcvd_seq_err/op (perftest -W); a counter absent from a result did not change. Recorded as rdma-counters."},
 	{VarMax, "none", `absolute limits that fail a benchmark whose run is above them, beside the relative gate: comma-separated stat=duration pairs such as "p99=20us,p50=5us" (statistics min, mean, max, p50, p90, p99, p99.9, p99.99), compared with the reported figure (one-way for ping-pong, whole for READ and atomics); a percentile with too few samples is taken as the maximum. Recorded as rdmabench-max.`},
+	{VarNUMA, "device", `NUMA placement on a host with several nodes: "device" puts the busy-polling threads (the CPUs RDMABENCH_CPUS does not name) and the registered buffers on the RDMA device's node (a software device's netdev's), as perftest does; a node number puts them on that node; "off" takes the last two allowed CPUs and leaves memory to the kernel. Nothing changes on a one-node host. Recorded as rdmabench-numa-node when it places; CPUs named on another node get a "numa" warning.`},
 	{VarVM, "unset", "set to 1 by cmd/rxevm inside the soft-RoCE VM; 0 or 1 (true and false too), any other value is refused."},
 	{VarTurnFD, "unset", "set by rdmaab for the benchmark processes of a duet: the inherited file descriptor of the conductor's socket; each run then takes turns of a burst of round trips with the other side's process. A descriptor that is not a unix stream socket is refused, and left open."},
 	{VarHostCPUContention, "unset", "set by cmd/rxevm inside the VM: how much the host's CPUs slowed each other when measured before the boot; reported as a note."},
