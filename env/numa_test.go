@@ -120,4 +120,3 @@ func TestParseNUMA(t *testing.T) {
 	assert.Equal(t, "none", Node{}.String())
 	assert.Equal(t, "0", OnNode(0).String())
 }
-
