@@ -63,6 +63,9 @@ type EndpointConfig struct {
 	// QoS is the queue pair's traffic class, flow label, service level
 	// and P_Key index (qos.go); the zero value is every default.
 	QoS QoS
+	// MemNode is the NUMA node the buffer's pages are preferred on (the
+	// rule of env.Place); none, the zero value: where the kernel puts them.
+	MemNode env.Node
 }
 
 // Values of a GID index field besides a number: its zero is the default,
@@ -130,6 +133,22 @@ type Endpoint struct {
 	mtu             verbs.MTU
 	inline          int // requested inline limit; the QP's may be larger (rxe rounds 0 up to 16)
 }
+
+// allocMROn allocates and registers a buffer whose pages are populated
+// under node's memory policy (env.Node.BindThreadMemory): registration
+// pins them, so they are placed before it, never moved after.
+func allocMROn(pd *verbs.PD, node env.Node, size int, access verbs.Access) (*verbs.MR, error) {
+	restore, err := node.BindThreadMemory()
+	if err != nil {
+		return nil, fmt.Errorf("rdmalat: %w", err)
+	}
+	defer restore()
+	return pd.AllocMR(size, access)
+}
+
+// MemNode returns the NUMA node the buffer's pages were placed on
+// (EndpointConfig.MemNode).
+func (e *Endpoint) MemNode() env.Node { return e.cfg.MemNode }
 
 // remoteAccess is the access the operation needs on the responder's
 // buffer and queue pair, and no more.
@@ -237,7 +256,7 @@ func NewEndpoint(cfg EndpointConfig) (_ *Endpoint, err error) {
 		return nil, err
 	}
 	access := initiatorAccess(cfg.Op, e.ctx.NodeType())
-	if e.mr, err = e.pd.AllocMR(e.lay.total, verbs.AccessLocalWrite|access); err != nil {
+	if e.mr, err = allocMROn(e.pd, cfg.MemNode, e.lay.total, verbs.AccessLocalWrite|access); err != nil {
 		return nil, err
 	}
 	e.inline = cfg.Inline

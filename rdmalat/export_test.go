@@ -87,3 +87,7 @@ func StartWork(r *Run) func() (map[string]float64, func() (work.Profile, error),
 		return out, m.profile, err
 	}
 }
+
+// BufferOf returns an endpoint's registered buffer, for a look at where
+// its pages are (TestNUMAPlacement).
+func BufferOf(e *Endpoint) []byte { return e.mr.Bytes() }

@@ -36,7 +36,14 @@ func NewPair(c env.Config, op rdmalat.Op, maxSize int) (p *rdmalat.Pair, err err
 	if err := c.Check(); err != nil {
 		return nil, err
 	}
-	cpus, err := c.PinCPUs()
+	// NUMA: the device's node (or RDMABENCH_NUMA's) takes the CPUs not
+	// named and the buffers; nothing on a one-node host.
+	place, err := c.Place(c.Device)
+	if err != nil {
+		return nil, err
+	}
+	ecfg.MemNode = place.Node
+	cpus, err := c.PinCPUsAt(place)
 	if err != nil {
 		return nil, err
 	}
@@ -123,6 +130,9 @@ func ConfigLines(p *rdmalat.Pair, c env.Config) []string {
 		lines = append(lines, [2]string{"rdma-peer-cpu", peerCPU(p)})
 	}
 	lines = append(lines, p.Local.QoS().ConfigLines()...) // none when unset
+	if n, ok := p.Local.MemNode().ID(); ok { // placed: a host with several nodes
+		lines = append(lines, [2]string{"rdmabench-numa-node", strconv.Itoa(n)})
+	}
 	if p.Counters {
 		lines = append(lines, [2]string{"rdma-counters", "on"})
 	}
