@@ -144,11 +144,29 @@ func DeviceNode(sys fs.FS, dev string) int {
 		return -1
 	}
 	ndev, err := readSmall(sys, ib+"/ports/"+ports[0].Name()+"/gid_attrs/ndevs/0")
-	if err != nil || ndev == "" || strings.ContainsAny(ndev, "/\x00") {
+	if err != nil || ndev == "" || strings.ContainsAny(ndev, "/\x00") || ndev == "." || ndev == ".." {
 		return -1
 	}
 	if n, ok := readNode(sys, path.Join("sys/class/net", ndev, "device/numa_node")); ok {
 		return n
+	}
+	// A netdev whose device is no PCI function (virtio-net's is virtioN,
+	// under the PCI function): the nearest ancestor in sysfs that has a
+	// node. /sys/class/net/NAME links to the netdev's place under
+	// /sys/devices; a virtual netdev (veth) has none.
+	target, err := fs.ReadLink(sys, "sys/class/net/"+ndev)
+	if err != nil {
+		return -1
+	}
+	dir := path.Join("sys/class/net", target)
+	for range 16 { // sysfs paths are a few levels deep; bound the walk
+		dir = path.Dir(dir)
+		if !strings.HasPrefix(dir, "sys/devices/") {
+			break
+		}
+		if n, ok := readNode(sys, dir+"/numa_node"); ok {
+			return n
+		}
 	}
 	return -1
 }

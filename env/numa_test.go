@@ -1,6 +1,7 @@
 package env
 
 import (
+	"io/fs"
 	"testing"
 	"testing/fstest"
 
@@ -23,6 +24,15 @@ func twoNodes() fstest.MapFS {
 		"sys/class/net/eth1/device/numa_node":                   f("1"),
 		"sys/class/infiniband/rxe1/ports/1/gid_attrs/ndevs/0":   f("veth0"),
 		"sys/class/infiniband/bad/device/numa_node":             f("-1"),
+		// rxe3 on a virtio-net: its device is virtio1, under the PCI
+		// function that has the node (the VM's -numa2 layout).
+		"sys/class/infiniband/rxe3/ports/1/gid_attrs/ndevs/0": f("eth2"),
+		"sys/class/net/eth2": &fstest.MapFile{Mode: fs.ModeSymlink, Data: []byte("../../devices/pci0000:20/0000:20:04.0/virtio1/net/eth2")},
+		"sys/devices/pci0000:20/0000:20:04.0/virtio1/net/eth2/address": f("52:54:00:78:00:01"),
+		"sys/devices/pci0000:20/0000:20:04.0/numa_node":                f("1"),
+		"sys/class/infiniband/rxe4/ports/1/gid_attrs/ndevs/0":          f("veth9"),
+		"sys/class/net/veth9":                   &fstest.MapFile{Mode: fs.ModeSymlink, Data: []byte("../../devices/virtual/net/veth9")},
+		"sys/devices/virtual/net/veth9/address": f("aa:bb:cc:dd:ee:ff"),
 	}
 }
 
@@ -31,6 +41,8 @@ func TestDeviceNode(t *testing.T) {
 	assert.Equal(t, 1, DeviceNode(sys, "mlx5_0"), "the PCI function's node")
 	assert.Equal(t, 1, DeviceNode(sys, "rxe0"), "a soft device: its netdev's node")
 	assert.Equal(t, -1, DeviceNode(sys, "rxe1"), "a netdev with no device: unknown")
+	assert.Equal(t, 1, DeviceNode(sys, "rxe3"), "a virtio-net: the PCI function above it")
+	assert.Equal(t, -1, DeviceNode(sys, "rxe4"), "a veth: no node above it")
 	assert.Equal(t, -1, DeviceNode(sys, "bad"), "numa_node -1 (one-node firmware): unknown")
 	assert.Equal(t, -1, DeviceNode(sys, "nothere"))
 	assert.Equal(t, -1, DeviceNode(sys, "../../etc"), "no path out of sysfs")

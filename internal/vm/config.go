@@ -40,6 +40,7 @@ type Config struct {
 	Isolate     bool          // keep guest kernel work off the measuring vCPUs
 	Probe       bool          // time the host CPUs before the boot
 	Insns       bool          // load the instruction counter (internal/vm/insns)
+	NUMA2       bool          // two NUMA nodes, rxe2 on a NIC of node 1 (-numa2)
 	Kernel      string        // a bzImage to boot instead of Debian's
 	Modules     string        // its modules: a lib/modules/<release> tree or a linux-image .deb
 	Prog        string        // PROGRAM

@@ -70,7 +70,7 @@ func TestRunScriptQuoting(t *testing.T) {
 }
 
 func TestInitScript(t *testing.T) {
-	s := InitScript([]string{"/usr/lib/modules/k/a.ko", "/usr/lib/modules/k/b.ko"}, []string{"/usr/lib/modules/k/9p.ko"})
+	s := InitScript([]string{"/usr/lib/modules/k/a.ko", "/usr/lib/modules/k/b.ko"}, []string{"/usr/lib/modules/k/9p.ko"}, []string{"/usr/lib/modules/k/virtio_net.ko"})
 	for _, want := range []string{
 		"/usr/lib/modules/k/a.ko \\\n\t/usr/lib/modules/k/b.ko",
 		"rdma link add rxe0 type rxe netdev veth0",
