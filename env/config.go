@@ -62,15 +62,16 @@ func AllSizes() []int {
 // takes the default, except Inline and Warmup, whose zero is a value (no
 // inline, no warm-up): start from Default() for those.
 type Config struct {
-	Device     string // "": the first device with an active port
-	Port       int    // 0: the device's first active port
-	GIDIndex   int    // 0 or GIDBest: the best GID; GIDIndex0: index 0 (see GIDSetting)
-	PeerDevice string // loopback responder's device; "": Device
-	Peer       string // host:port of an rdmapeer; "": loopback
-	PeerToken  string // the secret rdmapeer -token asks for; never printed
-	Require    bool   // an absent device fails instead of skipping
-	CPUs       []int  // initiator[, responder]; nil: DefaultCPUs
-	NoPin      bool   // RDMABENCH_CPUS=none
+	Device     string   // "": the first device with an active port; with rails, the first rail
+	Rails      []string // RDMABENCH_DEVICE's list, or {"all"}; nil: one device (RailDevices)
+	Port       int      // 0: the device's first active port
+	GIDIndex   int      // 0 or GIDBest: the best GID; GIDIndex0: index 0 (see GIDSetting)
+	PeerDevice string   // loopback responder's device; "": Device
+	Peer       string   // host:port of an rdmapeer; "": loopback
+	PeerToken  string   // the secret rdmapeer -token asks for; never printed
+	Require    bool     // an absent device fails instead of skipping
+	CPUs       []int    // initiator[, responder]; nil: DefaultCPUs
+	NoPin      bool     // RDMABENCH_CPUS=none
 	Warmup     int
 	Sizes      []int // nil: DefaultSizes
 	SizesAll   bool  // RDMABENCH_SIZES=all: sizes an operation cannot take are left out
@@ -112,11 +113,14 @@ func Load() (Config, error) { return LoadFrom(os.Getenv) }
 // variable, the bad value and what a good one looks like.
 func LoadFrom(getenv func(string) string) (Config, error) {
 	c := Default()
-	c.Device = strings.TrimSpace(getenv(VarDevice))
+	var err error
+	c.Device, c.Rails, err = parseDevices(getenv(VarDevice))
+	if err != nil {
+		return c, err
+	}
 	c.PeerDevice = strings.TrimSpace(getenv(VarPeerDevice))
 	c.SamplesDir = getenv(VarSamplesDir)
 	c.PeerToken = getenv(VarPeerToken)
-	var err error
 	if c.InVM, err = parseBool(getenv, VarVM); err != nil {
 		return c, err
 	}

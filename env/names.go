@@ -59,7 +59,7 @@ type Variable struct {
 // Variables lists every RDMABENCH_ variable, in the order
 // docs/variables.md documents them.
 var Variables = []Variable{
-	{VarDevice, "the first device with an active port", "RDMA device to use, e.g. mlx5_0 or rxe0."},
+	{VarDevice, "the first device with an active port", `RDMA device to use, e.g. mlx5_0 or rxe0; several, one per rail, as a list such as "mlx5_0,mlx5_1" or "all" (every device with an active port): the benchmarks then measure each rail in turn, named in a /rail=DEV level of their names (one device: names as before), and the tests take the first.`},
 	{VarPort, "the device's first active port", "port number on that device."},
 	{VarGIDIndex, "the best GID of the whole table, chosen like perftest: IPv4 first, then not link-local, then RoCE v2", "GID table index (RoCE)."},
 	{VarPeerDevice, "the same device", "loopback only: the device of the responding endpoint. Naming a second device makes traffic cross the wire (in the VM, rxe1 -> rxe0 crosses a veth)."},

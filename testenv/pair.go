@@ -15,6 +15,7 @@ import (
 	"github.com/rdmabench/rdmabench/hostinfo/pmqos"
 	"github.com/rdmabench/rdmabench/latency"
 	"github.com/rdmabench/rdmabench/rdmalat"
+	"github.com/rdmabench/rdmabench/verbs"
 )
 
 // NewPair builds the pair the configuration asks for: a loopback pair in
@@ -70,7 +71,29 @@ func NewPair(c env.Config, op rdmalat.Op, maxSize int) (p *rdmalat.Pair, err err
 // where the variant applies.
 func MustPair(tb testing.TB, op rdmalat.Op, maxSize int) (*rdmalat.Pair, env.Config) {
 	tb.Helper()
+	return MustPairOn(tb, "", op, maxSize)
+}
+
+// MustRails returns the rails RDMABENCH_DEVICE names (env.Config.RailDevices:
+// a list, or all active devices), failing tb when one cannot be used; nil
+// when it names one device or none.
+func MustRails(tb testing.TB) []string {
+	tb.Helper()
+	rails, err := MustLoad(tb).RailDevices(verbs.Probe{})
+	if err != nil {
+		tb.Fatal(err) // a set variable is a promise
+	}
+	return rails
+}
+
+// MustPairOn is MustPair on rail dev (one of MustRails), which loops back
+// to itself in loopback mode; "" is MustPair's device.
+func MustPairOn(tb testing.TB, dev string, op rdmalat.Op, maxSize int) (*rdmalat.Pair, env.Config) {
+	tb.Helper()
 	c := MustHaveRDMA(tb)
+	if dev != "" {
+		c.Device, c.PeerDevice = dev, ""
+	}
 	if err := c.Transport.Carries(op); err != nil {
 		tb.Skipf("%s=%v: %v", env.VarTransport, c.Transport, err)
 	}
