@@ -153,7 +153,8 @@ func ConfigLines(p *rdmalat.Pair, c env.Config) []string {
 		lines = append(lines, [2]string{"rdma-peer-cpu", peerCPU(p)})
 	}
 	lines = append(lines, p.Local.QoS().ConfigLines()...) // none when unset
-	if n, ok := p.Local.MemNode().ID(); ok {              // placed: a host with several nodes
+	// Placed: a host with several NUMA nodes (on one, no line, as before).
+	if n, ok := p.Local.MemNode().ID(); ok {
 		lines = append(lines, [2]string{"rdmabench-numa-node", strconv.Itoa(n)})
 	}
 	if p.Counters {
