@@ -197,5 +197,10 @@ func LoadFrom(getenv func(string) string) (Config, error) {
 	if c.Peer, err = oob.ParseVar(VarPeer, getenv(VarPeer)); err != nil {
 		return c, err
 	}
+	if c.Peer != "" && len(c.Rails) > 0 {
+		// rdmapeer answers on the one device it opened: the rails would
+		// all meet the peer's one NIC, not rail with rail.
+		return c, fmt.Errorf("%s=%s with %s: rdmapeer answers on one device, so two-node rails are not paired yet; run one benchmark per rail, each against an rdmapeer -device DEV -listen :PORT of its own", VarDevice, strings.Join(c.Rails, ","), VarPeer)
+	}
 	return c, nil
 }

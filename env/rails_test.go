@@ -64,4 +64,9 @@ func TestRailDevices(t *testing.T) {
 	assert.EqualError(t, err, "RDMABENCH_DEVICE=mlx5_0,mlx5_9: no such RDMA device mlx5_9 (present: [mlx5_0 mlx5_1 mlx5_2])")
 	_, err = load("all").RailDevices(fakeProbe{names: []string{"mlx5_1"}})
 	assert.ErrorIs(t, err, ErrNoDevice)
+
+	_, err = LoadFrom(func(k string) string {
+		return map[string]string{VarDevice: "mlx5_0,mlx5_1", VarPeer: "node2"}[k]
+	})
+	assert.ErrorContains(t, err, "RDMABENCH_DEVICE=mlx5_0,mlx5_1 with RDMABENCH_PEER: rdmapeer answers on one device")
 }
