@@ -77,6 +77,9 @@ func TestInitScript(t *testing.T) {
 		"rdma link add rxe1 type rxe netdev veth1",
 		"$IP rule del pref 0 lookup local",
 		"mount -t 9p -o trans=virtio",
+		`if [ "$RXEVM_9P" = 1 ] || [ "$RXEVM_COUNTS" = 1 ] || [ "$RXEVM_NUMA2" = 1 ]; then`, // virtio_pci for -numa2's NIC
+		"if [ \"$RXEVM_NUMA2\" = 1 ]; then\n\tfor m in \\\n\t/usr/lib/modules/k/virtio_net.ko; do",
+		"rdma link add rxe2 type rxe netdev eth0",
 		`\036RXEVM-EXIT-%s: %d\n`,
 		"poweroff -f",
 	} {
