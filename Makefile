@@ -68,9 +68,13 @@ test-vm: build
 	@# manual's resolution table and import rules, rdmaab's builds), and
 	@# those that need the host's C compiler (the counter's plugin, the
 	@# symbolizer's test objects), the iWARP ones (rxevm -siw, below)
-	@# and the isolcpus one (its own boot, below).
-	@if grep -E -- '--- SKIP' $(OUT)/test-vm.log | grep -vE 'TestLddHost|TestVM |TestTwoKernels |TestFleetOnSlurm |TestBuildFromGit|TestIndexRendersInChromium|TestMakeBench|TestAgreesWithBenchstat|TestBenchstatPinned|TestBenchstatOffline|TestOwnProject|TestActionlint|TestAction|TestVariablesDoc|TestVariablesComplete|TestSideAmbiguousPathAndRevision|TestSweepStale|TestNoInternalTypes|TestExportUsers|TestResolutionTable|TestArchitectureRules|TestBuildCaches|TestSymbolizer|TestSymbolizerStripped|TestAttribute|TestIWARPOnSIW|TestIWARPReadReturnsPeerBytes|TestIWARPRefusals|TestIsolatedCPUsInVM'; then \
+	@# the isolcpus one and the NUMA one (their own boots, below).
+	@if grep -E -- '--- SKIP' $(OUT)/test-vm.log | grep -vE 'TestLddHost|TestVM |TestTwoKernels |TestFleetOnSlurm |TestBuildFromGit|TestIndexRendersInChromium|TestMakeBench|TestAgreesWithBenchstat|TestBenchstatPinned|TestBenchstatOffline|TestOwnProject|TestActionlint|TestAction|TestVariablesDoc|TestVariablesComplete|TestSideAmbiguousPathAndRevision|TestSweepStale|TestNoInternalTypes|TestExportUsers|TestResolutionTable|TestArchitectureRules|TestBuildCaches|TestSymbolizer|TestSymbolizerStripped|TestAttribute|TestIWARPOnSIW|TestIWARPReadReturnsPeerBytes|TestIWARPRefusals|TestIsolatedCPUsInVM|TestNUMAPlacement'; then \
 		echo "FAIL: tests skipped inside the VM (see above)"; exit 1; fi
+	@# NIC-local placement, in a guest of two NUMA nodes with rxe2 on node 1
+	@# (above, in the one-node guest, it skips).
+	set -o pipefail; $(GO) test -p 1 -count=1 -v -run='^TestNUMAPlacement$$' -exec '$(RXEVM) -numa2 $(VMFLAGS)' ./rdmalat 2>&1 | tee $(OUT)/test-vm-numa.log
+	@if grep -E -- '--- SKIP' $(OUT)/test-vm-numa.log; then echo "FAIL: the NUMA test skipped in the -numa2 VM"; exit 1; fi
 	@# The work metrics' test again, with the instruction counter loaded
 	@# (without it, above, it checks that the metrics are absent).
 	set -o pipefail; $(GO) test -p 1 -count=1 -v -run='^TestWorkFindsExtraWork$$' -exec '$(RXEVM) -insns $(VMFLAGS)' ./rdmalat 2>&1 | tee $(OUT)/test-vm-insns.log

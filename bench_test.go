@@ -57,16 +57,32 @@ func BenchmarkRDMAAtomic(b *testing.B) {
 	}
 }
 
+// benchmarkOp measures op on the device, or, when RDMABENCH_DEVICE names
+// several (rails), on each in turn under /rail=DEV, each rail with its own
+// configuration lines (rdma-device names it).
 func benchmarkOp(b *testing.B, op spec.Op) {
 	if err := rdmalat.CheckCPUFlag(); err != nil {
 		b.Fatal(err) // before the connection is built
 	}
+	rails := testenv.MustRails(b)
+	if len(rails) == 0 {
+		benchmarkOn(b, "", op)
+		return
+	}
+	for _, dev := range rails {
+		b.Run("rail="+dev, func(b *testing.B) { benchmarkOn(b, dev, op) })
+	}
+}
+
+// benchmarkOn measures op on device dev ("": the configured one) at
+// every size.
+func benchmarkOn(b *testing.B, dev string, op spec.Op) {
 	c := testenv.MustLoad(b)
 	sizes, _, err := c.SizesFor(op, 0)
 	if err != nil {
 		b.Fatal(err)
 	}
-	pair, c := testenv.MustPair(b, op, slices.Max(sizes))
+	pair, c := testenv.MustPairOn(b, dev, op, slices.Max(sizes))
 	sizes, notes, err := c.SizesFor(op, pair.Local.Device().MTU)
 	if err != nil {
 		b.Fatal(err)

@@ -62,15 +62,16 @@ func allSizes() []int {
 // takes the default, except Inline and Warmup, whose zero is a value (no
 // inline, no warm-up): start from Default() for those.
 type Config struct {
-	Device     string // "": the first device with an active port
-	Port       int    // 0: the device's first active port
-	GIDIndex   int    // 0 or GIDBest: the best GID; GIDIndex0: index 0 (see GIDSetting)
-	PeerDevice string // loopback responder's device; "": Device
-	Peer       string // host:port of an rdmapeer; "": loopback
-	PeerToken  string // the secret rdmapeer -token asks for; never printed
-	Require    bool   // an absent device fails instead of skipping
-	CPUs       []int  // initiator[, responder]; nil: DefaultCPUs
-	NoPin      bool   // RDMABENCH_CPUS=none
+	Device     string   // "": the first device with an active port; with rails, the first rail
+	Rails      []string // RDMABENCH_DEVICE's list, or {"all"}; nil: one device (RailDevices)
+	Port       int      // 0: the device's first active port
+	GIDIndex   int      // 0 or GIDBest: the best GID; GIDIndex0: index 0 (see GIDSetting)
+	PeerDevice string   // loopback responder's device; "": Device
+	Peer       string   // host:port of an rdmapeer; "": loopback
+	PeerToken  string   // the secret rdmapeer -token asks for; never printed
+	Require    bool     // an absent device fails instead of skipping
+	CPUs       []int    // initiator[, responder]; nil: DefaultCPUs
+	NoPin      bool     // RDMABENCH_CPUS=none
 	Warmup     int
 	Sizes      []int // nil: the default sizes (2, 64, 4096 and 65536 bytes)
 	SizesAll   bool  // RDMABENCH_SIZES=all: sizes an operation cannot take are left out
@@ -91,6 +92,7 @@ type Config struct {
 	Load       int             // load stream's message size; 0: none
 	HugePages  bool            // buffers backed by huge pages
 	ODP        bool            // buffers registered with on-demand paging
+	NUMA       NUMA            // RDMABENCH_NUMA; zero: the device's node
 	InVM       bool            // running inside cmd/rxevm's VM
 }
 
@@ -115,11 +117,14 @@ func Load() (Config, error) { return LoadFrom(os.Getenv) }
 // variable, the bad value and what a good one looks like.
 func LoadFrom(getenv func(string) string) (Config, error) {
 	c := Default()
-	c.Device = strings.TrimSpace(getenv(VarDevice))
+	var err error
+	c.Device, c.Rails, err = parseDevices(getenv(VarDevice))
+	if err != nil {
+		return c, err
+	}
 	c.PeerDevice = strings.TrimSpace(getenv(VarPeerDevice))
 	c.SamplesDir = getenv(VarSamplesDir)
 	c.PeerToken = getenv(VarPeerToken)
-	var err error
 	if c.InVM, err = parseBool(getenv, VarVM); err != nil {
 		return c, err
 	}
@@ -180,6 +185,9 @@ func LoadFrom(getenv func(string) string) (Config, error) {
 	if c.Limits, err = latency.ParseLimits(VarMax, getenv(VarMax)); err != nil {
 		return c, err
 	}
+	if c.NUMA, err = parseNUMA(getenv(VarNUMA)); err != nil {
+		return c, err
+	}
 	if c.Counters, err = parseBool(getenv, VarCounters); err != nil {
 		return c, err
 	}
@@ -207,6 +215,11 @@ func LoadFrom(getenv func(string) string) (Config, error) {
 	}
 	if c.Load > 0 && c.Peer != "" {
 		return c, fmt.Errorf("%s with %s: the load stream runs in loopback mode only (its two queue pairs are in this process); unset one of them", VarLoad, VarPeer)
+	}
+	if c.Peer != "" && len(c.Rails) > 0 {
+		// rdmapeer answers on the one device it opened: the rails would
+		// all meet the peer's one NIC, not rail with rail.
+		return c, fmt.Errorf("%s=%s with %s: rdmapeer answers on one device, so two-node rails are not paired yet; run one benchmark per rail, each against an rdmapeer -device DEV -listen :PORT of its own", VarDevice, strings.Join(c.Rails, ","), VarPeer)
 	}
 	return c, nil
 }

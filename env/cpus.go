@@ -190,7 +190,13 @@ func lastTwo(allowed []int) []int { return allowed[max(0, len(allowed)-2):] }
 // c.CPUs, c.NoPin and DefaultCPUs. The two busy-polling threads need two
 // distinct CPUs; in two-node mode (c.Peer set) with no CPUs named, an
 // initiator that cannot have them runs unpinned.
-func (c Config) PinCPUs() ([2]CPU, error) {
+func (c Config) PinCPUs() ([2]CPU, error) { return c.PinCPUsAt(Placement{}) }
+
+// PinCPUsAt is PinCPUs with the NUMA placement of the run (Place): the
+// CPUs not named are the last two of pl.CPUs, the device's node, when it
+// has two this process may use, else the last two allowed (a "numa"
+// warning of hostinfo then says they are far from the device).
+func (c Config) PinCPUsAt(pl Placement) ([2]CPU, error) {
 	switch {
 	case c.NoPin:
 		return [2]CPU{}, nil
@@ -200,7 +206,7 @@ func (c Config) PinCPUs() ([2]CPU, error) {
 	allowed, err := AllowedCPUs()
 	if err == nil {
 		var cpus [2]CPU
-		if cpus, err = pinFrom(c.CPUs, allowed); err == nil {
+		if cpus, err = pinFrom(c.CPUs, allowed, pl.CPUs); err == nil {
 			return cpus, nil
 		}
 	}
@@ -210,9 +216,13 @@ func (c Config) PinCPUs() ([2]CPU, error) {
 	return [2]CPU{}, err
 }
 
-// pinFrom is PinCPUs for named (none or one CPU) and the allowed CPUs.
-func pinFrom(named, allowed []int) ([2]CPU, error) {
+// pinFrom is PinCPUs for named (none or one CPU), the allowed CPUs and
+// those of the run's NUMA node (local, a subset of allowed).
+func pinFrom(named, allowed, local []int) ([2]CPU, error) {
 	def := lastTwo(allowed)
+	if len(local) >= 2 {
+		def = lastTwo(local)
+	}
 	if len(def) < 2 {
 		return [2]CPU{}, fmt.Errorf("loopback needs two CPUs for its two busy-polling threads, this process may use %s (set %s=none to run unpinned anyway)", FormatCPUList(allowed), VarCPUs)
 	}

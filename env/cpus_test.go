@@ -119,7 +119,7 @@ func TestPinFrom(t *testing.T) {
 		{[]int{9}, []int{0, 5, 9}, [2]CPU{PinTo(9), PinTo(5)}, ""},
 		{nil, []int{4}, [2]CPU{}, "loopback needs two CPUs for its two busy-polling threads, this process may use 4 (set RDMABENCH_CPUS=none to run unpinned anyway)"},
 	} {
-		got, err := pinFrom(tc.named, tc.allowed)
+		got, err := pinFrom(tc.named, tc.allowed, nil)
 		if tc.err != "" {
 			assert.EqualError(t, err, tc.err)
 		} else {

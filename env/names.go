@@ -31,6 +31,7 @@ const (
 	VarHugePages  = "RDMABENCH_HUGEPAGES"
 	VarODP        = "RDMABENCH_ODP"
 	VarLoad       = "RDMABENCH_LOAD"
+	VarNUMA       = "RDMABENCH_NUMA"
 	VarVM         = "RDMABENCH_VM"
 	// Set by rdmaab for a benchmark process it conducts in a duet.
 	VarTurnFD = "RDMABENCH_TURN_FD"
@@ -62,14 +63,14 @@ type variable struct {
 // variables lists every RDMABENCH_ variable, in the order
 // docs/variables.md documents them.
 var variables = []variable{
-	{VarDevice, "the first device with an active port", "RDMA device to use, e.g. mlx5_0 or rxe0."},
+	{VarDevice, "the first device with an active port", `RDMA device to use, e.g. mlx5_0 or rxe0; several, one per rail, as a list such as "mlx5_0,mlx5_1" or "all" (every device with an active port): the benchmarks then measure each rail in turn, named in a /rail=DEV level of their names (one device: names as before), and the tests take the first.`},
 	{VarPort, "the device's first active port", "port number on that device."},
 	{VarGIDIndex, "the best GID of the whole table, chosen like perftest: IPv4 first, then not link-local, then RoCE v2", "GID table index (RoCE)."},
 	{VarPeerDevice, "the same device", "loopback only: the device of the responding endpoint. Naming a second device makes traffic cross the wire (in the VM, rxe1 -> rxe0 crosses a veth)."},
 	{VarPeer, "loopback: both endpoints in this process", "host:port of an rdmapeer (cmd/rdmapeer), or a bare host for port 18515: two-node mode."},
 	{VarPeerToken, "none", "the shared secret of an rdmapeer started with -token: the client answers the peer's challenge with it; it is never sent or printed."},
 	{VarRequire, "0", "1: a missing or unusable device fails tests instead of skipping them. Set in the VM and in CI."},
-	{VarCPUs, "the last two CPUs this process may run on", `CPUs to pin to: "A,B" pins the initiator to A and the loopback responder to B; "A" pins the initiator only; "none" disables pinning. CPUs the kernel isolates (isolcpus=) may be named although no inherited affinity mask has them.`},
+	{VarCPUs, "the last two CPUs this process may run on; on a host with several NUMA nodes the last two of the RDMA device's node (RDMABENCH_NUMA)", `CPUs to pin to: "A,B" pins the initiator to A and the loopback responder to B; "A" pins the initiator only; "none" disables pinning. CPUs the kernel isolates (isolcpus=) may be named although no inherited affinity mask has them.`},
 	{VarWarmup, "1000", "round trips run before measuring and left out of every statistic."},
 	{VarSizes, "2,64,4096,65536", `message sizes in bytes, comma-separated (suffixes K and M allowed), each once, or "all" for every power of two from 2 to 8 MiB (perftest -a).`},
 	{VarInline, "perftest's for the operation on this device (ConnectX: 220 write, 236 send, 188 send over UD; bnxt_re 96, EFA 32, irdma 101; none on devices perftest does not recognise, rxe included; none for READ and atomics), at most the device's limit", `largest message sent inline; 0 disables inline; "device" takes the device's limit.`},
@@ -91,6 +92,7 @@ var variables = []variable{
 	{VarLoad, "0 (none)", "a message size such as 64K: while latency is measured, a bandwidth stream of RDMA WRITEs of that size (16 in flight) runs on the same device between two queue pairs of its own, on a CPU the measuring threads do not use when there is one (SuperBench's congestors); its throughput over each run is reported beside the latency as load-MB/s. Loopback mode only. Recorded as rdmabench-load when set."},
 	{VarHugePages, "0", "1: back both sides' registered buffers with huge pages (perftest --use_hugepages): mmap MAP_HUGETLB of the default huge page size; refused with what to do when the host has none free (vm.nr_hugepages). Recorded as rdmabench-hugepages when set."},
 	{VarODP, "0", "1: register both sides' buffers with on-demand paging (perftest --odp, IBV_ACCESS_ON_DEMAND), no pinning; refused with the reason where the device does not report ODP for the transport and operation (ibv_query_device_ex odp_caps; rxe on Linux 6.1 has none). Recorded as rdmabench-odp when set."},
+	{VarNUMA, "device", `NUMA placement on a host with several nodes: "device" puts the busy-polling threads (the CPUs RDMABENCH_CPUS does not name) and the registered buffers on the RDMA device's node (a software device's netdev's), as perftest does; a node number puts them on that node; "off" takes the last two allowed CPUs and leaves memory to the kernel. Nothing changes on a one-node host. Recorded as rdmabench-numa-node when it places; CPUs named on another node get a "numa" warning.`},
 	{VarVM, "unset", "set to 1 by cmd/rxevm inside the soft-RoCE VM; 0 or 1 (true and false too), any other value is refused."},
 	{VarTurnFD, "unset", "set by rdmaab for the benchmark processes of a duet: the inherited file descriptor of the conductor's socket; each run then takes turns of a burst of round trips with the other side's process. A descriptor that is not a unix stream socket is refused, and left open."},
 	{VarHostCPUContention, "unset", "set by cmd/rxevm inside the VM: how much the host's CPUs slowed each other when measured before the boot; reported as a note."},

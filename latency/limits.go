@@ -22,6 +22,33 @@ func (l Limit) String() string {
 	return l.Stat + "=" + time.Duration(l.Max).String()
 }
 
+// Unit returns the metric unit Report writes l's statistic under: "ns/op"
+// for the mean, "p99-ns" for p99. A reader of result files (rdmafleet
+// report -max) finds the figure a limit bounds through it.
+func (l Limit) Unit() string {
+	switch l.Stat {
+	case "mean":
+		return UnitMean
+	case "min":
+		return UnitMin
+	case "max":
+		return UnitMax
+	}
+	if p, ok := percentileOf(l.Stat); ok {
+		return p.Unit()
+	}
+	return l.Stat + "-ns" // ParseLimits takes no other statistic
+}
+
+// FormatLimits writes limits as ParseLimits reads them, "p99=20µs,max=1ms".
+func FormatLimits(limits []Limit) string {
+	s := make([]string, len(limits))
+	for i, l := range limits {
+		s[i] = l.String()
+	}
+	return strings.Join(s, ",")
+}
+
 // ErrLimit is matched (errors.Is) by CheckLimits's error.
 var ErrLimit = errors.New("latency: over an absolute limit")
 

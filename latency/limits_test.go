@@ -61,3 +61,19 @@ func TestCheckLimits(t *testing.T) {
 	err = CheckLimits(NewRecorder(true).Summary(), []Limit{{"p99", time.Hour.Seconds() * 1e9}})
 	assert.ErrorIs(t, err, ErrLimit, "no samples: nothing shows the run within the limit")
 }
+
+// TestLimitUnit: each statistic a limit names maps to the unit Report
+// writes it under, and FormatLimits writes what ParseLimits reads back.
+func TestLimitUnit(t *testing.T) {
+	limits, err := ParseLimits("RDMABENCH_MAX", "mean=1us,min=2us,max=3ms,p50=4us,p99.9=5us")
+	require.NoError(t, err)
+	var units []string
+	for _, l := range limits {
+		units = append(units, l.Unit())
+	}
+	assert.Equal(t, []string{UnitMean, UnitMin, UnitMax, "p50-ns", "p99.9-ns"}, units)
+	back, err := ParseLimits("RDMABENCH_MAX", FormatLimits(limits))
+	require.NoError(t, err)
+	assert.Equal(t, limits, back)
+	assert.Equal(t, "mean=1µs,min=2µs,max=3ms,p50=4µs,p99.9=5µs", FormatLimits(limits))
+}

@@ -69,6 +69,9 @@ type EndpointConfig struct {
 	// depth is the send queue's and send CQ's depth; 0: perftest's 1 of
 	// latency tests. Only the load stream (load.go) keeps more in flight.
 	depth int
+	// MemNode is the NUMA node the buffer's pages are preferred on (the
+	// rule of env.Place); none, the zero value: where the kernel puts them.
+	MemNode env.Node
 }
 
 // Values of a GID index field besides a number: its zero is the default,
@@ -136,6 +139,10 @@ type Endpoint struct {
 	mtu             verbs.MTU
 	inline          int // requested inline limit; the QP's may be larger (rxe rounds 0 up to 16)
 }
+
+// MemNode returns the NUMA node the buffer's pages were placed on
+// (EndpointConfig.MemNode).
+func (e *Endpoint) MemNode() env.Node { return e.cfg.MemNode }
 
 // remoteAccess is the access the operation needs on the responder's
 // buffer and queue pair, and no more.

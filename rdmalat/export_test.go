@@ -91,3 +91,7 @@ func StartWork(r *Run) func() (map[string]float64, func() (work.Profile, error),
 // Buffer returns the endpoint's registered buffer, for tests that check
 // how it is backed.
 func (e *Endpoint) Buffer() []byte { return e.mr.Bytes() }
+
+// BufferOf returns an endpoint's registered buffer, for a look at where
+// its pages are (TestNUMAPlacement).
+func BufferOf(e *Endpoint) []byte { return e.mr.Bytes() }

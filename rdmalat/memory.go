@@ -9,8 +9,14 @@ import (
 
 // allocBuffer registers the endpoint's buffer with access: in huge pages
 // with cfg.HugePages, with on-demand paging with cfg.ODP once the device
-// says it can (perftest --use_hugepages, --odp).
+// says it can (perftest --use_hugepages, --odp), its pages preferred on
+// cfg.MemNode (set before registration pins them).
 func (e *Endpoint) allocBuffer(access verbs.Access) (*verbs.MR, error) {
+	restore, err := e.cfg.MemNode.BindThreadMemory()
+	if err != nil {
+		return nil, fmt.Errorf("rdmalat: %w", err)
+	}
+	defer restore()
 	if e.cfg.ODP {
 		caps, err := e.ctx.ODP()
 		if err != nil {

@@ -15,6 +15,7 @@ import (
 	"github.com/rdmabench/rdmabench/internal/pmqos"
 	"github.com/rdmabench/rdmabench/latency"
 	"github.com/rdmabench/rdmabench/rdmalat"
+	"github.com/rdmabench/rdmabench/verbs"
 )
 
 // NewPair builds the pair the configuration asks for: a loopback pair in
@@ -37,7 +38,14 @@ func NewPair(c env.Config, op rdmalat.Op, maxSize int) (p *rdmalat.Pair, err err
 	if err := c.Check(); err != nil {
 		return nil, err
 	}
-	cpus, err := c.PinCPUs()
+	// NUMA: the device's node (or RDMABENCH_NUMA's) takes the CPUs not
+	// named and the buffers; nothing on a one-node host.
+	place, err := c.Place(c.Device)
+	if err != nil {
+		return nil, err
+	}
+	ecfg.MemNode = place.Node
+	cpus, err := c.PinCPUsAt(place)
 	if err != nil {
 		return nil, err
 	}
@@ -71,7 +79,29 @@ func NewPair(c env.Config, op rdmalat.Op, maxSize int) (p *rdmalat.Pair, err err
 // where the variant applies.
 func MustPair(tb testing.TB, op rdmalat.Op, maxSize int) (*rdmalat.Pair, env.Config) {
 	tb.Helper()
+	return MustPairOn(tb, "", op, maxSize)
+}
+
+// MustRails returns the rails RDMABENCH_DEVICE names (env.Config.RailDevices:
+// a list, or all active devices), failing tb when one cannot be used; nil
+// when it names one device or none.
+func MustRails(tb testing.TB) []string {
+	tb.Helper()
+	rails, err := MustLoad(tb).RailDevices(verbs.Probe{})
+	if err != nil {
+		tb.Fatal(err) // a set variable is a promise
+	}
+	return rails
+}
+
+// MustPairOn is MustPair on rail dev (one of MustRails), which loops back
+// to itself in loopback mode; "" is MustPair's device.
+func MustPairOn(tb testing.TB, dev string, op rdmalat.Op, maxSize int) (*rdmalat.Pair, env.Config) {
+	tb.Helper()
 	c := MustHaveRDMA(tb)
+	if dev != "" {
+		c.Device, c.PeerDevice = dev, ""
+	}
 	if err := c.Transport.Carries(op); err != nil {
 		tb.Skipf("%s=%v: %v", env.VarTransport, c.Transport, err)
 	}
@@ -131,6 +161,10 @@ func ConfigLines(p *rdmalat.Pair, c env.Config) []string {
 		lines = append(lines, [2]string{"rdma-peer-cpu", peerCPU(p)})
 	}
 	lines = append(lines, p.Local.QoS().ConfigLines()...) // none when unset
+	// Placed: a host with several NUMA nodes (on one, no line, as before).
+	if n, ok := p.Local.MemNode().ID(); ok {
+		lines = append(lines, [2]string{"rdmabench-numa-node", strconv.Itoa(n)})
+	}
 	if p.Counters {
 		lines = append(lines, [2]string{"rdma-counters", "on"})
 	}
@@ -249,10 +283,4 @@ func PrintConfig(w io.Writer, p *rdmalat.Pair, c env.Config) error {
 var warnOnce sync.Once
 
 // formatLimits writes limits as RDMABENCH_MAX takes them.
-func formatLimits(limits []latency.Limit) string {
-	s := make([]string, len(limits))
-	for i, l := range limits {
-		s[i] = l.String()
-	}
-	return strings.Join(s, ",")
-}
+func formatLimits(limits []latency.Limit) string { return latency.FormatLimits(limits) }

@@ -30,7 +30,9 @@
 // `rdmafleet report -dir JOBDIR` writes the report files again.
 //
 // Exit status: 0 when the report is written (failed pairs and outliers are
-// in it), 2 for bad input (flags, node list, plan file), 1 otherwise. The
+// in it), 3 when it is written and cells are over the absolute limits of
+// -max (p99=20us: RDMABENCH_MAX's syntax), 2 for bad input (flags, node
+// list, plan file), 1 otherwise. The
 // agent exits 0 when its pair is measured, recorded as failed, or when it
 // sits out the round; 2 for bad input; 1 when it cannot write to JOBDIR.
 package main

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"flag"
 	"path/filepath"
 	"strconv"
@@ -42,4 +43,20 @@ func reportFlags(fs *flag.FlagSet, o *jobreport.Options) {
 	fs.StringVar(&o.Bench, "judge", "", "the `benchmark` judged, without the pair, e.g. RDMAWrite/size=2 (default the first in the results)")
 	fs.Float64Var(&o.Thresholds.MinRatio, "min-ratio", o.Thresholds.MinRatio, "flag pairs slower than this `factor` times the fastest pair")
 	fs.Float64Var(&o.Thresholds.MADs, "mads", o.Thresholds.MADs, "flag pairs slower than the median plus this many median absolute deviations")
+	fs.Func("max", "absolute `limits` on every cell's median, as RDMABENCH_MAX writes them (p99=20us,max=1ms); cells over are listed in outliers.txt and the exit status is 3", func(v string) (err error) {
+		o.Limits, err = jobreport.ParseLimits(v)
+		return err
+	})
+}
+
+// exitReport is the exit status of a written report: 3 when cells are
+// over -max, 1 for any other error.
+func exitReport(err error) int {
+	switch {
+	case err == nil:
+		return 0
+	case errors.Is(err, jobreport.ErrOverLimits):
+		return 3
+	}
+	return 1
 }

@@ -27,9 +27,9 @@ func runReport(ctx context.Context, args []string, stdout, stderr io.Writer) int
 		fmt.Fprintf(stderr, "rdmafleet report: %v\n", err)
 		return 2
 	}
-	if err := jobreport.Write(ctx, *dir, o, stdout); err != nil {
+	err = jobreport.Write(ctx, *dir, o, stdout)
+	if err != nil {
 		fmt.Fprintf(stderr, "rdmafleet report: %v\n", err)
-		return 1
 	}
-	return 0
+	return exitReport(err)
 }

@@ -98,9 +98,9 @@ func runDriver(ctx context.Context, args []string, getenv func(string) string, s
 		fmt.Fprintf(stderr, "rdmafleet run: %v\n", err)
 		return 2
 	}
-	if err := d.Run(ctx, plan, stdout); err != nil {
+	err = d.Run(ctx, plan, stdout)
+	if err != nil {
 		d.Logf("%v", err)
-		return 1
 	}
-	return 0
+	return exitReport(err)
 }

@@ -227,3 +227,18 @@ func TestReportCommand(t *testing.T) {
 	assert.Equal(t, 2, runReport(t.Context(), []string{"-dir", t.TempDir(), "extra"}, &stdout, &stderr))
 	assert.Contains(t, stderr.String(), "want -dir JOBDIR and no arguments")
 }
+
+// TestReportCommandMax: -max takes RDMABENCH_MAX's syntax; cells over it
+// give exit status 3 with the report written, a bad limit status 2.
+func TestReportCommandMax(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "job")
+	require.NoError(t, os.CopyFS(dir, os.DirFS("../../internal/fleet/jobreport/testdata/job")))
+	var stdout, stderr bytes.Buffer
+	assert.Equal(t, 3, runReport(t.Context(), []string{"-dir", dir, "-max", "p50=100us"}, &stdout, &stderr))
+	assert.Contains(t, stdout.String(), "cells over the limits: 6 of 12\n")
+	assert.Contains(t, stderr.String(), "fleet cells over an absolute limit")
+	assert.Equal(t, 0, runReport(t.Context(), []string{"-dir", dir, "-max", "p50=1s"}, &stdout, &stderr))
+	stderr.Reset()
+	assert.Equal(t, 2, runReport(t.Context(), []string{"-dir", dir, "-max", "p42=1us"}, &stdout, &stderr))
+	assert.Contains(t, stderr.String(), `-max="p42=1us": "p42" is not a statistic a run reports`)
+}

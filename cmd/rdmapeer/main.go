@@ -66,6 +66,8 @@ type options struct {
 	port          int
 	gidIndex      int
 	cpus          []int // nil: not pinned
+	cpuDefault    bool  // -cpu not given: placed by the NUMA rule once the device is known
+	numa          env.NUMA
 	maxSessions   int
 	maxMemory     int64
 	maxSize       int64
@@ -96,7 +98,7 @@ func parseFlags(args []string, getenv func(string) string, stderr io.Writer) (*o
 	fs.StringVar(&o.device, "device", cfg.Device, "RDMA `device` (default $RDMABENCH_DEVICE, else the first device with an active port)")
 	fs.IntVar(&o.port, "port", cfg.Port, "device `port` (default $RDMABENCH_PORT, else the first active port)")
 	fs.IntVar(&o.gidIndex, "gid-index", env.GIDIndexOf(cfg.GIDIndex), "GID table `index` (default $RDMABENCH_GID_INDEX, else the best: RoCE v2 over IPv4 first; -1: the best)")
-	cpu := fs.String("cpu", "", "`CPUs` to pin the answering threads to, e.g. 3 or 2,3 (concurrent sessions take them in turn), or none (default: the last CPU this process may use)")
+	cpu := fs.String("cpu", "", "`CPUs` to pin the answering threads to, e.g. 3 or 2,3 (concurrent sessions take them in turn), or none (default: the last CPU this process may use; on a host with several NUMA nodes, the last of the device's node: RDMABENCH_NUMA)")
 	fs.IntVar(&o.maxSessions, "max-sessions", peer.DefaultMaxSessions, "most sessions served at once; more clients are told the peer is busy")
 	maxMemory := fs.String("max-memory", "64M", "registered memory all sessions together may hold, in `bytes` (suffix K, M, G)")
 	maxSize := fs.String("max-size", "8M", "largest message a client may ask for, in `bytes` (suffix K, M, G)")
@@ -172,6 +174,7 @@ func parseFlags(args []string, getenv func(string) string, stderr io.Writer) (*o
 	if o.cpus, err = parseCPUs(*cpu); err != nil {
 		return nil, err
 	}
+	o.cpuDefault, o.numa = strings.TrimSpace(*cpu) == "", cfg.NUMA
 	return o, nil
 }
 
@@ -229,6 +232,20 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	}
 	dev := probe.Device()
 	probe.Close()
+	// NUMA (RDMABENCH_NUMA on this host): sessions' buffers on the
+	// device's node, and without -cpu the answering thread on its last
+	// CPU this process may use. One node: nothing changes.
+	place, err := env.Config{NUMA: o.numa}.Place(o.device)
+	if err != nil {
+		logger.Printf("%v", err)
+		return 2
+	}
+	if o.cpuDefault && len(place.CPUs) > 0 {
+		o.cpus = place.CPUs[len(place.CPUs)-1:]
+	}
+	if n, ok := place.Node.ID(); ok {
+		logger.Printf("NUMA node %d (%s's): buffers there, answering on CPUs %s", n, o.device, env.FormatCPUList(o.cpus))
+	}
 
 	ln, err := net.Listen("tcp", o.listen)
 	if err != nil {
@@ -260,7 +277,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 
 	srv := peer.New(peer.Config{
 		Session: peer.ServeConfig{
-			Device: o.device, Port: o.port, GIDIndex: o.gidIndex,
+			Device: o.device, Port: o.port, GIDIndex: o.gidIndex, MemNode: place.Node,
 			Limits: oob.Limits{
 				MaxSize: uint32(o.maxSize), MaxRoundTrips: o.maxRoundTrips, MaxIdleTimeout: o.maxTimeout,
 			},

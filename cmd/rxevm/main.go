@@ -71,6 +71,7 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	fs.BoolVar(&c.Insns, "insns", false, "count the guest instructions of the measured loops (a QEMU plugin built with the host's cc; the benchmarks then report user-insns/op and kernel-insns/op; see docs/work.md)")
 	fs.BoolVar(&c.SIW, "siw", false, "also load soft-iWARP (siw, built once from Debian's kernel source for the guest kernel and cached) and add siw0 and siw1 on a second veth pair (192.168.78.1, .2); the program sees RXEVM_SIW=1 (see docs/vm.md)")
 	fs.IntVar(&c.RxeCost, "rxe-extra-cost", 0, "rebuild rdma_rxe from Debian's kernel source with this `number` of empty loop turns (2 instructions each) at the start of rxe_rcv, every received packet: a known kernel change for A/B runs of the work metrics (see docs/work.md); 0: stock")
+	fs.BoolVar(&c.NUMA2, "numa2", false, "boot the guest with two NUMA nodes (node 0: vCPU 0 and the last, node 1: the others) and a third device, rxe2, on a NIC of node 1 (a virtio-net behind a PCI expander bridge), for NIC-local placement (RDMABENCH_NUMA)")
 	fs.BoolVar(&c.Isolate, "isolate", vm.DefaultIsolate, "keep guest kernel work off the last two vCPUs, where benchmarks run (nohz_full, irqaffinity)")
 	fs.Usage = func() {
 		fmt.Fprintf(stderr, "usage: rxevm [flags] PROGRAM [ARGS...]\n\n"+
@@ -138,6 +139,12 @@ func checkFleetFlags(c *config, set map[string]bool) error {
 	}
 	if c.Nodes > 1 && c.Insns {
 		return errors.New("-insns counts in one VM: drop -nodes (or -insns)")
+	}
+	if c.Nodes > 1 && c.NUMA2 {
+		return errors.New("-numa2 shapes one VM: drop -nodes (or -numa2)")
+	}
+	if c.NUMA2 && c.SMP < 2 {
+		return fmt.Errorf("-numa2 with -smp %d: each of the two nodes needs a vCPU; give -smp 4", c.SMP)
 	}
 	if c.Nodes == 1 {
 		for _, f := range []string{"node-cmd", "slurm", "netem"} {

@@ -167,7 +167,7 @@ func (f *facts) checkNUMA(add func(check, problem, fix string)) {
 		local = "unknown"
 	}
 	add("numa", fmt.Sprintf("%s is on NUMA node %d but measuring %s: completions and buffers cross the interconnect", f.device, f.devNode, strings.Join(far, ", ")),
-		fmt.Sprintf("pin to CPUs of node %d (%s) with RDMABENCH_CPUS=A,B", f.devNode, local))
+		fmt.Sprintf("pin to CPUs of node %d (%s) with RDMABENCH_CPUS=A,B, or unset RDMABENCH_CPUS: by default (RDMABENCH_NUMA=device) the benchmarks take two of them", f.devNode, local))
 }
 
 // groupCPUs describes cpus grouped by desc(cpu), in order of first

@@ -432,3 +432,43 @@ func TestIRQWarningCountsCompletionVectors(t *testing.T) {
 	require.Len(t, got, 1)
 	assert.Contains(t, got[0], "1 of mlx5_0's 1 completion interrupts (irq 41; of 2 MSI vectors of its PCI function) may land on measuring CPU 0")
 }
+
+// TestNUMASoftDevice: on a host with two nodes, a soft-RoCE device's node
+// is its netdev's (env.DeviceNode): measuring CPUs on the other node get
+// the numa warning and rdma-numa-node names the node; on a one-node host
+// the line stays "none" as before.
+func TestNUMASoftDevice(t *testing.T) {
+	f := func(s string) *fstest.MapFile { return &fstest.MapFile{Data: []byte(s + "\n")} }
+	sys := fstest.MapFS{
+		"sys/devices/system/node/online":                      f("0-1"),
+		"sys/devices/system/node/node0/cpulist":               f("2-3"),
+		"sys/devices/system/node/node1/cpulist":               f("0-1"),
+		"sys/devices/system/cpu/cpu2/node0":                   &fstest.MapFile{Mode: fs.ModeDir},
+		"sys/devices/system/cpu/cpu3/node0":                   &fstest.MapFile{Mode: fs.ModeDir},
+		"sys/class/infiniband/rxe2/ports/1/gid_attrs/ndevs/0": f("eth0"),
+		"sys/class/net/eth0/device/numa_node":                 f("1"),
+	}
+	r := Collect(Options{FS: sys, Device: "rxe2", CPUs: []int{2, 3}, Clock: &ClockCost{}})
+	var numa *Warning
+	for i := range r.Warnings {
+		if r.Warnings[i].Check == "numa" {
+			numa = &r.Warnings[i]
+		}
+	}
+	require.NotNil(t, numa, "CPUs 2-3 are on node 0, rxe2's netdev on node 1")
+	assert.Contains(t, numa.Problem, "rxe2 is on NUMA node 1 but measuring CPUs 2-3 on node 0")
+	assert.Contains(t, numa.Fix, "pin to CPUs of node 1 (0-1)")
+	assert.Contains(t, lineValues(r), "rdma-numa-node: 1")
+
+	sys["sys/devices/system/node/online"] = f("0")
+	r = Collect(Options{FS: sys, Device: "rxe2", CPUs: []int{2, 3}, Clock: &ClockCost{}})
+	assert.Contains(t, lineValues(r), "rdma-numa-node: none", "one node: as before")
+}
+
+func lineValues(r Report) []string {
+	var out []string
+	for _, l := range r.Lines {
+		out = append(out, l.Key+": "+l.Value)
+	}
+	return out
+}

@@ -86,9 +86,15 @@ func DeviceIRQs(fsys fs.FS, dev string) []IRQ {
 // readDeviceNUMANode returns the NUMA node of RDMA device dev's PCI function,
 // or -1 when it has none (one-node hosts, virtual devices) or it is
 // unknown. Equivalent to cat /sys/class/infiniband/DEV/device/numa_node.
+// On a host with several nodes a software device (rxe) takes its netdev's
+// node, as env's placement rule does (env.DeviceNode); on one node the
+// rdma-numa-node line stays what it was.
 func readDeviceNUMANode(fsys fs.FS, dev string) int {
 	if n, ok := readInt(fsys, ibDir(dev)+"/device/numa_node"); ok && n >= 0 {
 		return n
+	}
+	if len(env.OnlineNodes(fsys)) > 1 {
+		return env.DeviceNode(fsys, dev)
 	}
 	return -1
 }

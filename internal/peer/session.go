@@ -25,7 +25,8 @@ type ServeConfig struct {
 	// GIDIndex is this node's GID: -1 the best. A client may not choose
 	// another: Params whose GIDIndex is neither -1 nor this are refused.
 	GIDIndex int
-	CPU      env.CPU // the answering thread's; the zero CPU leaves it unpinned
+	CPU      env.CPU  // the answering thread's; the zero CPU leaves it unpinned
+	MemNode  env.Node // the NUMA node of the sessions' buffers (env.Place); none: the kernel's choice
 	Limits   oob.Limits
 	// Idle bounds the wait for the client's next request, between runs
 	// and between sessions; 0: DefaultIdle; NoIdleLimit (any negative
@@ -190,6 +191,7 @@ func (s *servedSession) open(p oob.Params) error {
 		Op: p.Op, Transport: p.Transport, Events: p.Flags&oob.FlagEvents != 0, CM: p.Flags&oob.FlagCM != 0,
 		HugePages: p.Flags&oob.FlagHugePages != 0, ODP: p.Flags&oob.FlagODP != 0,
 		MaxSize: int(p.Size), Inline: int(p.Inline), MTU: int(p.MTU), QoS: p.QoS,
+		MemNode: s.cfg.MemNode,
 	})
 	if err != nil {
 		return s.fail(oob.CodeResource, err)

@@ -46,7 +46,8 @@ func (t *Table) Format(w io.Writer) error {
 	if uniform == "" {
 		head = append(head, "runs")
 	}
-	for _, m := range Metrics {
+	columns := append(slices.Clone(Metrics), t.Counters...)
+	for _, m := range columns {
 		head = append(head, m.Label)
 	}
 	rows := [][]string{head}
@@ -63,7 +64,7 @@ func (t *Table) Format(w io.Writer) error {
 		if uniform == "" {
 			cells = append(cells, runs[r.Name])
 		}
-		for _, m := range Metrics {
+		for _, m := range columns {
 			s, ok := r.Cells[m.Unit]
 			cell := "-"
 			if ok {
@@ -79,7 +80,10 @@ func (t *Table) Format(w io.Writer) error {
 	}
 	writeColumns(&b, rows)
 	if partial {
-		b.WriteString("* only some runs report this figure (too few samples in the others)\n")
+		b.WriteString("* only some runs report this figure (too few samples in the others, or counters not read)\n")
+	}
+	if len(t.Counters) > 0 {
+		b.WriteString("counters: each NIC counter's change per operation (RDMABENCH_COUNTERS=1), median (interval); - where the runs did not read them\n")
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
@@ -122,6 +126,9 @@ func labelOf(key string) string {
 // formatCell writes one summary: "11.34 ±2%", or for a count
 // "3 (1–7)".
 func formatCell(m Metric, s benchmath.Summary) string {
+	if m.Counter { // per operation: mostly fractions, 0.083
+		return fmt.Sprintf("%s (%s–%s)", formatPerOp(s.Center), formatPerOp(s.Lo), formatPerOp(s.Hi))
+	}
 	if !m.Time {
 		if math.IsInf(s.Lo, 0) || math.IsInf(s.Hi, 0) {
 			return formatCount(s.Center) + " (∞)"
@@ -143,6 +150,15 @@ func FormatMicros(us float64) string {
 		return strconv.FormatFloat(us, 'f', 2, 64)
 	}
 	return strconv.FormatFloat(us, 'f', 3, 64)
+}
+
+// formatPerOp writes a count per operation with up to three significant
+// digits: 0, 0.083, 1.5, 12.
+func formatPerOp(v float64) string {
+	if math.IsInf(v, 0) {
+		return "∞"
+	}
+	return strconv.FormatFloat(v, 'g', 3, 64)
 }
 
 func formatCount(v float64) string {

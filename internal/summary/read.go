@@ -4,7 +4,9 @@
 // each the median of the runs with its confidence interval computed as
 // benchstat computes it (golang.org/x/perf/benchmath, median and
 // order-statistic interval, 95%), in microseconds, with the
-// configuration that matters on one line above the table.
+// configuration that matters on one line above the table. Runs that read
+// their NIC counters (RDMABENCH_COUNTERS=1) add a column per counter that
+// explains a tail (retries, sequence errors, ...), beside the stalls.
 //
 // benchstat remains the tool for everything else (every unit, every
 // config line, comparisons); this package reads the same file with

@@ -11,21 +11,22 @@ import (
 
 // Metric is one column of the table: a unit of the result lines.
 type Metric struct {
-	Unit  string // tidied unit in the results, "p50-sec"
-	Label string // column heading, "p50"
-	Time  bool   // seconds, shown in microseconds
+	Unit    string // tidied unit in the results, "p50-sec"
+	Label   string // column heading, "p50"
+	Time    bool   // seconds, shown in microseconds
+	Counter bool   // a NIC counter's change per operation (counters.go)
 }
 
 // Metrics are the table's columns, perftest's t_min, t_typical, the
 // tail percentiles and t_max, and the stall count.
 var Metrics = []Metric{
-	{"min-sec", "min", true},
-	{"p50-sec", "p50", true},
-	{"p90-sec", "p90", true},
-	{"p99-sec", "p99", true},
-	{"p99.9-sec", "p99.9", true},
-	{"max-sec", "max", true},
-	{"stalls", "stalls", false},
+	{Unit: "min-sec", Label: "min", Time: true},
+	{Unit: "p50-sec", Label: "p50", Time: true},
+	{Unit: "p90-sec", Label: "p90", Time: true},
+	{Unit: "p99-sec", Label: "p99", Time: true},
+	{Unit: "p99.9-sec", Label: "p99.9", Time: true},
+	{Unit: "max-sec", Label: "max", Time: true},
+	{Unit: "stalls", Label: "stalls", Time: false},
 }
 
 // ConfigKeys are the config lines that decide what a figure means: when
@@ -69,6 +70,7 @@ type Row struct {
 type Table struct {
 	Common   [][2]string // the ConfigKeys with one value: label, value
 	Varying  []string    // the ConfigKeys that vary, as columns (keys)
+	Counters []Metric    // NIC counter columns after the stalls; none without rdma-counters: on
 	Warnings []string
 	Rows     []Row
 	Options  Options
@@ -76,7 +78,7 @@ type Table struct {
 
 // Summarize computes the table of f.
 func Summarize(f *File, o Options) *Table {
-	t := &Table{Warnings: f.Warnings, Options: o}
+	t := &Table{Warnings: f.Warnings, Options: o, Counters: counterColumns(f)}
 	for _, ck := range ConfigKeys {
 		seen := map[string]bool{}
 		for _, r := range f.Runs {
@@ -115,6 +117,11 @@ func Summarize(f *File, o Options) *Table {
 		}
 		for _, m := range Metrics {
 			if v, ok := r.Values[m.Unit]; ok {
+				g.values[m.Unit] = append(g.values[m.Unit], v)
+			}
+		}
+		for _, m := range t.Counters {
+			if v, ok := counterValue(r, m); ok {
 				g.values[m.Unit] = append(g.values[m.Unit], v)
 			}
 		}

@@ -42,6 +42,7 @@ type Config struct {
 	Insns       bool          // load the instruction counter (internal/vm/insns)
 	SIW         bool          // add soft-iWARP devices siw0 and siw1 (image.LoadSIW)
 	RxeCost     int           // > 0: rdma_rxe rebuilt with this many loop turns per packet (image.LoadRxeCost)
+	NUMA2       bool          // two NUMA nodes, rxe2 on a NIC of node 1 (-numa2)
 	Kernel      string        // a bzImage to boot instead of Debian's
 	Modules     string        // its modules: a lib/modules/<release> tree or a linux-image .deb
 	Prog        string        // PROGRAM

@@ -120,7 +120,7 @@ func prepare(ctx context.Context, c *Config, tmp string, stderr io.Writer, logf 
 
 	ra, err := image.RunArchive(ctx, image.Run{
 		Prog: c.Prog, Args: c.Args, Includes: c.Includes,
-		Env: append(hostEnv, c.Env...), Share: c.OutDir != "", Nonce: p.nonce, Insns: c.Insns, SIW: c.SIW,
+		Env: append(hostEnv, c.Env...), Share: c.OutDir != "", Nonce: p.nonce, Insns: c.Insns, SIW: c.SIW, NUMA2: c.NUMA2,
 	}, have)
 	if err != nil {
 		return nil, err

@@ -49,7 +49,7 @@ func runVM(ctx context.Context, c *Config, tmp string, stdout, stderr io.Writer,
 		Qemu: p.qemu, Kernel: p.kernel, Initrd: p.initrd,
 		SMP: c.SMP, Mem: c.Mem, OutDir: c.OutDir, OutModel: qemu.ShareModel(c.OutDir),
 		Append: c.Append, Nonce: p.nonce, Isolate: c.Isolate,
-		PluginArgs: p.plugin, InsnsDir: p.insnsDir,
+		PluginArgs: p.plugin, InsnsDir: p.insnsDir, NUMA2: c.NUMA2,
 	}
 	if v.PinCPUs, _ = qmp.ParsePin(c.Pin); v.PinCPUs != nil {
 		v.QMPSock = qmp.Socket(tmp)

@@ -19,6 +19,7 @@ import (
 	"github.com/rdmabench/rdmabench/internal/fleet"
 	"github.com/rdmabench/rdmabench/internal/fleet/heatmap"
 	"github.com/rdmabench/rdmabench/internal/fleet/jobdir"
+	"github.com/rdmabench/rdmabench/latency"
 )
 
 // Options choose the figure outliers and the heat map are judged on.
@@ -26,6 +27,7 @@ type Options struct {
 	Metric     string // a tidied unit: p50-sec, sec/op, p99-sec, ...
 	Bench      string // a benchmark without the pair, "RDMAWrite/size=2"; "": the first
 	Thresholds fleet.Thresholds
+	Limits     []latency.Limit // absolute limits on every cell (-max); nil: none
 }
 
 // DefaultOptions judge the median of the first benchmark with fleet's
@@ -132,7 +134,9 @@ func Analyse(ctx context.Context, dir string, o Options) (fleet.Analysis, error)
 
 // Write writes matrix.txt, outliers.txt and the heat map into dir,
 // and outliers.txt to stdout, each file whole or not at all (written under
-// a temporary name and renamed). It stops when ctx is done.
+// a temporary name and renamed). It stops when ctx is done. With
+// o.Limits, outliers.txt lists and counts the cells over them, and once
+// every file is written the error matches ErrOverLimits.
 func Write(ctx context.Context, dir string, o Options, stdout io.Writer) error {
 	c, err := collect(ctx, dir, o)
 	if err != nil {
@@ -151,6 +155,12 @@ func Write(ctx context.Context, dir string, o Options, stdout io.Writer) error {
 	var b strings.Builder
 	fmt.Fprintf(&b, "judged on: %s %s, %d nodes, plan %s\n", c.bench, o.Metric, len(c.plan.Nodes), c.plan.Pattern)
 	a.Format(&b)
+	var over []overCell
+	judged := 0
+	if len(o.Limits) > 0 {
+		over, judged = checkLimits(c, o.Limits)
+		formatLimits(&b, o.Limits, over, judged)
+	}
 	if re, err := collect(ctx, filepath.Join(dir, jobdir.RetestDir), o); err == nil {
 		formatRetest(&b, a, re)
 	} else if !errors.Is(err, os.ErrNotExist) {
@@ -162,7 +172,7 @@ func Write(ctx context.Context, dir string, o Options, stdout io.Writer) error {
 	io.WriteString(stdout, b.String())
 
 	if a.Measured == 0 {
-		return nil // nothing to draw; outliers.txt says why
+		return limitsErr(over, judged) // nothing to draw; outliers.txt says why
 	}
 	grid := heatGrid(c.results, c.bench, o.Metric, c.plan.Nodes)
 	p, err := heatmap.New(fmt.Sprintf("%s %s, job %s", c.bench, strings.TrimSuffix(o.Metric, "-sec"), jobOf(c.results)), "us", c.plan.Nodes, grid)
@@ -181,7 +191,7 @@ func Write(ctx context.Context, dir string, o Options, stdout io.Writer) error {
 			return err
 		}
 	}
-	return nil
+	return limitsErr(over, judged)
 }
 
 // heatGrid returns the heat map's cells in microseconds, each pair shown

@@ -11,9 +11,10 @@ import (
 )
 
 // RunEnv returns /rxevm/run.env, the per-run settings /init sources.
-// ninep: the -out share is mounted; insns: the instruction counts' share.
-func RunEnv(nonce string, ninep, insns bool) string {
-	return "RXEVM_NONCE=" + shellQuote(nonce) + "\nRXEVM_9P=" + bit(ninep) + "\nRXEVM_COUNTS=" + bit(insns) + "\n"
+// ninep: the -out share is mounted; insns: the instruction counts' share;
+// numa2: rxe2 is set up on the NIC of NUMA node 1 (rxevm -numa2).
+func RunEnv(nonce string, ninep, insns, numa2 bool) string {
+	return "RXEVM_NONCE=" + shellQuote(nonce) + "\nRXEVM_9P=" + bit(ninep) + "\nRXEVM_COUNTS=" + bit(insns) + "\nRXEVM_NUMA2=" + bit(numa2) + "\n"
 }
 
 func bit(b bool) string {

@@ -70,13 +70,16 @@ func TestRunScriptQuoting(t *testing.T) {
 }
 
 func TestInitScript(t *testing.T) {
-	s := InitScript([]string{"/usr/lib/modules/k/a.ko", "/usr/lib/modules/k/b.ko"}, []string{"/usr/lib/modules/k/9p.ko"})
+	s := InitScript([]string{"/usr/lib/modules/k/a.ko", "/usr/lib/modules/k/b.ko"}, []string{"/usr/lib/modules/k/9p.ko"}, []string{"/usr/lib/modules/k/virtio_net.ko"})
 	for _, want := range []string{
 		"/usr/lib/modules/k/a.ko \\\n\t/usr/lib/modules/k/b.ko",
 		"rdma link add rxe0 type rxe netdev veth0",
 		"rdma link add rxe1 type rxe netdev veth1",
 		"$IP rule del pref 0 lookup local",
 		"mount -t 9p -o trans=virtio",
+		`if [ "$RXEVM_9P" = 1 ] || [ "$RXEVM_COUNTS" = 1 ] || [ "$RXEVM_NUMA2" = 1 ]; then`, // virtio_pci for -numa2's NIC
+		"if [ \"$RXEVM_NUMA2\" = 1 ]; then\n\tfor m in \\\n\t/usr/lib/modules/k/virtio_net.ko; do",
+		"rdma link add rxe2 type rxe netdev eth0",
 		`\036RXEVM-EXIT-%s: %d\n`,
 		"poweroff -f",
 	} {
@@ -112,7 +115,7 @@ func checkShell(t *testing.T, s string) {
 // script loads the modules it is given and puts siw0 and siw1 on their
 // own veth pair (on veth0, rdma_cm would bind 192.168.77.1 to rxe0).
 func TestSIWScript(t *testing.T) {
-	init := InitScript(nil, nil)
+	init := InitScript(nil, nil, nil)
 	if !strings.Contains(init, "if [ -f "+SIWScriptPath+" ]; then\n\t. "+SIWScriptPath) {
 		t.Errorf("/init does not source %s", SIWScriptPath)
 	}

@@ -24,7 +24,7 @@ import (
 
 // cacheFormat changes whenever the layout of the cached guest changes, so
 // that a new rxevm rebuilds caches made by an old one.
-const cacheFormat = "rxevm-cache-5" // 2: /init mounts the instruction counts (-insns); 3: sch_netem in the single VM; 4: /init runs the siw layer's script (-siw); 5: 8021q in the single VM
+const cacheFormat = "rxevm-cache-6" // 2: /init mounts the instruction counts (-insns); 3: sch_netem in the single VM; 4: /init runs the siw layer's script (-siw); 5: 8021q in the single VM; 6: virtio_net and rxe2 for -numa2
 
 // A Base is the cached, run-independent part of the guest.
 type Base struct {
@@ -192,7 +192,7 @@ func baseArchive(ctx context.Context, root, kver, busybox string) (*initramfs.Ar
 	if err != nil {
 		return nil, err
 	}
-	rdma, ninep, err := addVMModules(a, mods)
+	rdma, ninep, nic, err := addVMModules(a, mods)
 	if err != nil {
 		return nil, err
 	}
@@ -209,7 +209,7 @@ func baseArchive(ctx context.Context, root, kver, busybox string) (*initramfs.Ar
 	a.File("etc/passwd", 0o644, []byte("root:x:0:0:root:/root:/bin/sh\n"))
 	a.File("etc/group", 0o644, []byte("root:x:0:\n"))
 	a.File("etc/hosts", 0o644, []byte("127.0.0.1\tlocalhost\n192.168.77.1\trxe0\n192.168.77.2\trxe1\n"))
-	a.File("init", 0o755, []byte(guest.InitScript(rdma, ninep)))
+	a.File("init", 0o755, []byte(guest.InitScript(rdma, ninep, nic)))
 	return a, nil
 }
 

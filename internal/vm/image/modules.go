@@ -70,21 +70,31 @@ func vmModules() []string {
 	return append(append([]string{}, rdmaModules...), "sch_netem", "8021q")
 }
 
+// nicModules are loaded, after ninepModules, only with rxevm -numa2: the
+// NIC on the node-1 bridge that rxe2 sits on.
+var nicModules = []string{"virtio_net"}
+
 // addVMModules adds the modules of a single-VM guest and returns their
-// guest paths in load order: the RDMA ones (vmModules) and the extra ones
-// for the 9p share, which /init loads only with -out.
-func addVMModules(a *initramfs.Archive, m *kernel.Modules) (rdma, ninep []string, err error) {
+// guest paths in load order: the RDMA ones (vmModules), the extra ones
+// for the 9p share, which /init loads only with -out (or -numa2), and
+// those of -numa2's NIC that the 9p ones do not already hold.
+func addVMModules(a *initramfs.Archive, m *kernel.Modules) (rdma, ninep, nic []string, err error) {
 	first, err := m.LoadOrder(vmModules())
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
-	all, err := addModules(a, m, append(vmModules(), ninepModules...), nil)
+	second, err := m.LoadOrder(append(vmModules(), ninepModules...))
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
+	}
+	all, err := addModules(a, m, append(append(vmModules(), ninepModules...), nicModules...), nil)
+	if err != nil {
+		return nil, nil, nil, err
 	}
 	// Every RDMA module comes first in the combined order too: the 9p
-	// modules need none of them.
-	return all[:len(first)], all[len(first):], nil
+	// modules need none of them, and the NIC's come last (virtio_net
+	// needs virtio_pci's ring, which the 9p set loads).
+	return all[:len(first)], all[len(first):len(second)], all[len(second):], nil
 }
 
 // depmod writes modules.dep for release rel under root with busybox.

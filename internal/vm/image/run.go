@@ -21,6 +21,7 @@ type Run struct {
 	Share    bool     // -out is shared over 9p
 	Insns    bool     // the instruction counter is loaded (its counts shared)
 	SIW      bool     // siw0 and siw1 are there (-siw): RXEVM_SIW=1 tells the program
+	NUMA2    bool     // two NUMA nodes, rxe2 on a NIC of node 1 (rxevm -numa2)
 	Nonce    string   // the end-of-run marker's nonce
 }
 
@@ -71,7 +72,7 @@ func RunArchive(ctx context.Context, r Run, have map[string]bool) (*initramfs.Ar
 	if err != nil {
 		return nil, err
 	}
-	a.File(guest.RunEnvPath, 0o644, []byte(guest.RunEnv(r.Nonce, r.Share, r.Insns)))
+	a.File(guest.RunEnvPath, 0o644, []byte(guest.RunEnv(r.Nonce, r.Share, r.Insns, r.NUMA2)))
 	a.File(guest.RunShellPath, 0o755, []byte(guest.RunScript(env, cwd, append([]string{guestProg}, r.Args...))))
 	return a, nil
 }

@@ -143,10 +143,10 @@ func (uk *UserKernel) AddTo(a *initramfs.Archive, fleet, slurm bool) error {
 		a.File("init", 0o755, []byte(guest.FleetInitScript(mods, slurm)))
 		return nil
 	}
-	rdma, ninep, err := addVMModules(a, uk.Modules)
+	rdma, ninep, nic, err := addVMModules(a, uk.Modules)
 	if err != nil {
 		return fmt.Errorf("-modules: %w", err)
 	}
-	a.File("init", 0o755, []byte(guest.InitScript(rdma, ninep)))
+	a.File("init", 0o755, []byte(guest.InitScript(rdma, ninep, nic)))
 	return nil
 }

@@ -57,3 +57,31 @@ func TestIsolateArgs(t *testing.T) {
 		t.Errorf("defaults add isolation or QMP: %s", args)
 	}
 }
+
+// TestNUMA2Args: -numa2 splits -smp 4 -m 2048 into node 0 (vCPUs 0 and 3,
+// 1024 MiB) and node 1 (vCPUs 1-2, 1024 MiB), vCPU 0's node first so that
+// the guest numbers the nodes as QEMU does, and puts the NIC behind a
+// bridge of node 1; without -numa2 none of it is there.
+func TestNUMA2Args(t *testing.T) {
+	v := &VM{Qemu: "q", Kernel: "k", Initrd: "i", Accel: "tcg", SMP: 4, Mem: 2048, Nonce: "n", NUMA2: true}
+	joined := strings.Join(v.Args(), " ")
+	for _, want := range []string{
+		"-object memory-backend-ram,id=numa-mem0,size=1024M",
+		"-object memory-backend-ram,id=numa-mem1,size=1024M",
+		"-numa node,nodeid=0,cpus=0,cpus=3,memdev=numa-mem0",
+		"-numa node,nodeid=1,cpus=1-2,memdev=numa-mem1",
+		"-device pxb,id=numa-pxb1,bus_nr=32,numa_node=1,bus=pci.0",
+		"-device virtio-net-pci,netdev=numa-nic,bus=numa-pxb1,",
+	} {
+		if !strings.Contains(joined, want) {
+			t.Errorf("qemu args lack %q: %s", want, joined)
+		}
+	}
+	v.NUMA2 = false
+	if joined := strings.Join(v.Args(), " "); strings.Contains(joined, "-numa") || strings.Contains(joined, "pxb") {
+		t.Errorf("no -numa2, yet: %s", joined)
+	}
+	if got := strings.Join(NUMA2Args(2, 512), " "); !strings.Contains(got, "nodeid=0,cpus=0,memdev") || !strings.Contains(got, "nodeid=1,cpus=1-1,memdev") {
+		t.Errorf("-smp 2: a vCPU per node: %s", got)
+	}
+}

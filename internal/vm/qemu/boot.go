@@ -62,6 +62,9 @@ type VM struct {
 	QMPSock string
 	PinCPUs []int
 	Isolate bool
+	// NUMA2 gives the guest two NUMA nodes and a NIC on node 1
+	// (NUMA2Args).
+	NUMA2 bool
 }
 
 // Args returns QEMU's command line. The kernel console goes to the first
@@ -100,6 +103,9 @@ func (v *VM) Args() []string {
 	} else {
 		args = append(args, "-nic", "none")
 	}
+	if v.NUMA2 {
+		args = append(args, NUMA2Args(v.SMP, v.Mem)...)
+	}
 	if v.QMPSock != "" {
 		args = append(args, "-qmp", "unix:"+v.QMPSock+",server=on,wait=off")
 	}
@@ -115,6 +121,33 @@ func (v *VM) Args() []string {
 		args = append(args, shareArgs(v.CtlDir, guest.CtlTag, "", true)...)
 	}
 	return args
+}
+
+// NUMA2Args are the QEMU arguments of rxevm -numa2: two NUMA nodes of
+// half the memory each, node 0 holding vCPU 0 and the last vCPU, node 1
+// the others (1-2 of 4), so that the last two vCPUs (the CPU rule without
+// NUMA) straddle the nodes; and a virtio-net NIC behind a PCI expander
+// bridge (pxb) of node 1, whose ACPI _PXM gives the NIC's PCI function
+// numa_node 1 in the guest. Linux numbers nodes in the order it meets
+// them in the SRAT, vCPU 0's first: node 0 must hold vCPU 0 for QEMU's
+// numbers to be the guest's. The NIC's backend is a hub port with nothing
+// else on the hub: rxe2's loopback never leaves the guest.
+func NUMA2Args(smp, mem int) []string {
+	node0 := ",cpus=0"
+	if smp > 2 {
+		node0 += fmt.Sprintf(",cpus=%d", smp-1)
+	}
+	node1 := fmt.Sprintf(",cpus=1-%d", max(smp-2, 1))
+	m1 := mem / 2
+	return []string{
+		"-object", fmt.Sprintf("memory-backend-ram,id=numa-mem0,size=%dM", mem-m1),
+		"-object", fmt.Sprintf("memory-backend-ram,id=numa-mem1,size=%dM", m1),
+		"-numa", "node,nodeid=0" + node0 + ",memdev=numa-mem0",
+		"-numa", "node,nodeid=1" + node1 + ",memdev=numa-mem1",
+		"-device", "pxb,id=numa-pxb1,bus_nr=32,numa_node=1,bus=pci.0",
+		"-netdev", "hubport,id=numa-nic,hubid=31",
+		"-device", "virtio-net-pci,netdev=numa-nic,bus=numa-pxb1,addr=0x4,mac=52:54:00:78:00:01",
+	}
 }
 
 // poweroffGrace bounds the wait for QEMU to exit once the guest reported
