@@ -96,6 +96,7 @@ func parseFlags(args []string, stderr io.Writer) (*perftestcmp.Config, error) {
 	fs.StringVar(&c.PeerBin, "peer", "", "run our responder as a process of its own, this `rdmapeer` binary pinned to the responder's CPU (as perftest's server is), instead of a thread of the benchmark's process")
 	fs.BoolVar(&c.Sched, "sched", false, "read both sides' scheduler statistics (migrations/preemptions) from /proc every 100 ms and show them per round; the reads perturb the runs they watch, so leave it off for figures")
 	fs.BoolVar(&c.Strict, "strict", false, "exit with status 1 when a target is missed, 4 when one is undecided")
+	fs.IntVar(&c.WorkIters, "work-iters", perftestcmp.DefaultWorkIters, "under rxevm -insns, after the rounds, run each side for `N` and 2N operations to count its instructions per operation (user and kernel, the verdict where time is emulation; docs/comparing.md); 0: no work runs")
 	fs.IntVar(&c.Retries, "retries", 2, "run ib_write_lat again up to `N` times when it could not estimate the CPU frequency (inf/nan figures)")
 	fs.Usage = func() {
 		fmt.Fprintf(stderr, "usage: rdmacompare -bench BINARY [flags]\n\n"+
@@ -121,6 +122,9 @@ func parseFlags(args []string, stderr io.Writer) (*perftestcmp.Config, error) {
 	}
 	if c.Iters < 2 {
 		return nil, fmt.Errorf("-iters %d: want at least 2 (perftest's samples are gaps between iterations)", c.Iters)
+	}
+	if c.WorkIters < 0 {
+		return nil, fmt.Errorf("-work-iters %d: want 0 (no work runs) or more", c.WorkIters)
 	}
 	if c.Rounds < 1 {
 		return nil, fmt.Errorf("-rounds %d: want at least 1", c.Rounds)

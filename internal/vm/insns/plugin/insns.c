@@ -9,6 +9,8 @@
  * emits, so on hardware and without the plugin they cost one NOP each:
  *   42 open   a window on this vCPU (they nest)
  *   43 close  a window on this vCPU
+ *   44 close-all  every vCPU's windows (after a program that opened
+ *             windows ended, whichever threads it closed them on)
  *   45 try    a poll of a wait begins: this vCPU's user instructions are
  *             held apart from here, and a try that follows drops them
  *   46 got    the wait's last poll succeeded: the held ones count
@@ -66,7 +68,7 @@ void qemu_plugin_register_vcpu_insn_exec_cb(struct qemu_plugin_insn *, qemu_plug
 
 __attribute__((visibility("default"))) int qemu_plugin_version = 1;
 
-enum { OPEN = 0x42, CLOSE = 0x43, TRY = 0x45, GOT = 0x46, RESET = 0x47, REPORT = 0x48 };
+enum { OPEN = 0x42, CLOSE = 0x43, CLOSEALL = 0x44, TRY = 0x45, GOT = 0x46, RESET = 0x47, REPORT = 0x48 };
 
 #define MAXCPU 64
 
@@ -312,6 +314,15 @@ static void on_marker(unsigned v, void *u) {
 		c->held = 0;
 		drop_held(v);
 		break;
+	case CLOSEALL:
+		for (int i = 0; i < MAXCPU; i++) {
+			cpus[i].depth = 0;
+			cpus[i].trying = 0;
+			cpus[i].held = 0;
+			drop_held(i);
+		}
+		__atomic_store_n(&open_windows, 0, __ATOMIC_RELAXED);
+		break;
 	case TRY:
 		c->trying = 1;
 		c->held = 0;
@@ -351,7 +362,7 @@ static int marker(const struct qemu_plugin_insn *in) {
 	    b[4] != 0x4d || b[5] != 0x44 || b[6] != 0x52)
 		return 0;
 	switch (b[3]) {
-	case OPEN: case CLOSE: case TRY: case GOT: case RESET: case REPORT:
+	case OPEN: case CLOSE: case CLOSEALL: case TRY: case GOT: case RESET: case REPORT:
 		return b[3];
 	}
 	return 0;
