@@ -55,6 +55,14 @@ type Config struct {
 	// WorkIters is the shorter run's operations in the work runs (the
 	// longer runs twice as many); 0: no work runs.
 	WorkIters int
+	// WorkBench is our benchmark binary built without markers
+	// (-DRB_NO_MARKERS), measured by the method as perftest is: the
+	// check of the method against our markers. Empty: no check.
+	WorkBench string
+	// WorkTolerance fails the comparison (exit status 3) when the method's
+	// figure of ours is further than this fraction from our markers' (user
+	// or kernel); 0: not judged.
+	WorkTolerance float64
 
 	notes         []string          // what was left out, for the report
 	extraEnv      []string          // more environment for both sides' programs (the work runs')
@@ -253,6 +261,9 @@ rounds:
 	}
 	for _, w := range works {
 		if w.Err != nil {
+			failed++
+		} else if err := w.checkWithin(c.WorkTolerance); err != nil {
+			logf("work %s size %d: %v", w.Tool.name, w.Size, err)
 			failed++
 		}
 	}

@@ -4,10 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"os"
+	"path/filepath"
 	"slices"
 
 	"github.com/rdmabench/rdmabench/internal/perftest"
+	"github.com/rdmabench/rdmabench/internal/spec"
 	"github.com/rdmabench/rdmabench/internal/work"
 )
 
@@ -35,8 +38,9 @@ type WorkResult struct {
 	Markers    work.PerOp
 	HasMarkers bool
 	// Ours and Perftest are each side's by the method (two runs, the
-	// preload library).
+	// preload library); ours only with Config.WorkBench (HasOurs).
 	Ours, Perftest work.PerOp
+	HasOurs        bool
 	Err            error // why a figure is missing
 }
 
@@ -57,17 +61,18 @@ func (c *Config) workCanRun() error {
 
 // measureWork runs tool t at size for the method, both sides, and returns
 // their work per operation.
-func measureWork(ctx context.Context, c *Config, t *Tool, size int, save func(string, []byte)) (ours, pt work.PerOp, err error) {
+func measureWork(ctx context.Context, c *Config, t *Tool, size int, save func(string, []byte)) (ours, pt work.PerOp, hasOurs bool, err error) {
 	pre, err := work.PreloadPath()
 	if err != nil {
-		return ours, pt, err
+		return ours, pt, false, err
 	}
 	counter, err := work.Open()
 	if err != nil {
-		return ours, pt, err
+		return ours, pt, false, err
 	}
 	defer counter.Close()
 	n := []int{c.WorkIters, 2 * c.WorkIters}
+	tag := fmt.Sprintf("work-%ssize%d", t.tag(), size)
 	run := func(side string, once func(c *Config) error) (work.PerOp, error) {
 		var counts [2]work.Counts
 		for i, iters := range n {
@@ -76,15 +81,25 @@ func measureWork(ctx context.Context, c *Config, t *Tool, size int, save func(st
 			// The preload marks the programs' polls; RXEVM_INSNS empty
 			// keeps our benchmark from resetting the counter itself.
 			wc.extraEnv = []string{"LD_PRELOAD=" + pre, work.EnvPlugin + "="}
+			if t.op == spec.Write {
+				// Both sides spin on a buffer byte between a send
+				// completion and the next post.
+				wc.extraEnv = append(wc.extraEnv, work.EnvPreloadSpin+"="+work.PreloadSpinAfterCompletion)
+			}
 			var err error
 			counts[i], err = work.MeasureProgram(counter, func() error { return once(&wc) })
 			if err != nil {
 				return work.PerOp{}, fmt.Errorf("%s, %d operations: %w", side, iters, err)
 			}
+			// The plugin's counts per guest address, for a look at where
+			// the work went (the processes are gone: no symbols).
+			if raw, err := os.ReadFile(filepath.Join(filepath.Dir(os.Getenv(work.EnvPlugin)), work.ProfileFile)); err == nil {
+				save(fmt.Sprintf("%s-n%d-%s-profile.txt", tag, iters, side), raw)
+			}
+			save(fmt.Sprintf("%s-n%d-%s-counts.txt", tag, iters, side), fmt.Appendf(nil, "%+v\n", counts[i]))
 		}
 		return work.Between(counts[0], counts[1], uint64(n[0]), uint64(n[1]))
 	}
-	tag := fmt.Sprintf("work-%ssize%d", t.tag(), size)
 	pt, err = run("perftest", func(wc *Config) error {
 		for try := 1; ; try++ {
 			wc.Port = freePort(c.Port)
@@ -97,10 +112,11 @@ func measureWork(ctx context.Context, c *Config, t *Tool, size int, save func(st
 			return err
 		}
 	})
-	if err != nil {
-		return ours, pt, err
+	if err != nil || c.WorkBench == "" {
+		return ours, pt, false, err
 	}
 	ours, err = run("ours", func(wc *Config) error {
+		wc.Bench = c.WorkBench
 		dir, cleanup, err := wc.samplesDir(fmt.Sprintf("%s-n%d-ours-samples", tag, wc.Iters))
 		if err != nil {
 			return err
@@ -110,7 +126,7 @@ func measureWork(ctx context.Context, c *Config, t *Tool, size int, save func(st
 		save(fmt.Sprintf("%s-n%d-bench.txt", tag, wc.Iters), r.out)
 		return err
 	})
-	return ours, pt, err
+	return ours, pt, err == nil, err
 }
 
 // markerWork returns ours from the markers: the median over the runs that
@@ -177,12 +193,12 @@ func (c *Config) runWork(ctx context.Context, samples []Sample, bench map[string
 		}
 		w := WorkResult{Tool: t, Size: smp.Size}
 		w.Markers, w.HasMarkers = markerWork(bench[key])
-		w.Ours, w.Perftest, w.Err = measureWork(ctx, c, t, smp.Size, save)
+		w.Ours, w.Perftest, w.HasOurs, w.Err = measureWork(ctx, c, t, smp.Size, save)
 		if w.Err != nil {
 			logf("work %s size %d: %v", t.name, smp.Size, w.Err)
 		} else {
 			logf("work %s size %d: user perftest %.1f ours %.1f (markers %.1f) | kernel perftest %.0f ours %.0f (markers %.0f) insns/op",
-				t.name, smp.Size, w.Perftest.User, w.Ours.User, w.Markers.User, w.Perftest.Kernel, w.Ours.Kernel, w.Markers.Kernel)
+				t.name, smp.Size, w.Perftest.User, w.oursUser(), w.Markers.User, w.Perftest.Kernel, w.oursKernel(), w.Markers.Kernel)
 		}
 		out = append(out, w)
 		if ctx.Err() != nil {
@@ -197,6 +213,49 @@ func (c *Config) tool(name string) *Tool {
 	for _, t := range c.Tools {
 		if t.name == name {
 			return t
+		}
+	}
+	return nil
+}
+
+// oursUser and oursKernel are ours by the method where it ran, else by
+// the markers (NaN with neither): the figure the ratio takes.
+func (w WorkResult) oursUser() float64 {
+	switch {
+	case w.HasOurs:
+		return w.Ours.User
+	case w.HasMarkers:
+		return w.Markers.User
+	}
+	return math.NaN()
+}
+
+func (w WorkResult) oursKernel() float64 {
+	switch {
+	case w.HasOurs:
+		return w.Ours.Kernel
+	case w.HasMarkers:
+		return w.Markers.Kernel
+	}
+	return math.NaN()
+}
+
+// ErrWorkCheck means the method's figure of ours is further from our
+// markers' than the tolerance.
+var ErrWorkCheck = errors.New("the work method disagrees with our markers")
+
+// checkWithin returns ErrWorkCheck when both of ours' figures are there
+// and user or kernel differ by more than tol (a fraction; 0: no check).
+func (w WorkResult) checkWithin(tol float64) error {
+	if tol <= 0 || !w.HasOurs || !w.HasMarkers {
+		return nil
+	}
+	for _, p := range []struct {
+		name            string
+		method, markers float64
+	}{{"user", w.Ours.User, w.Markers.User}, {"kernel", w.Ours.Kernel, w.Markers.Kernel}} {
+		if p.markers <= 0 || math.Abs(p.method/p.markers-1) > tol {
+			return fmt.Errorf("%w: %s %.1f by the method, %.1f by the markers (tolerance %g%%)", ErrWorkCheck, p.name, p.method, p.markers, 100*tol)
 		}
 	}
 	return nil

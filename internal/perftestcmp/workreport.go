@@ -24,7 +24,8 @@ func PrintWork(w io.Writer, works []WorkResult, why error, iters int) error {
 	p.Printf("\nwork: guest instructions per operation (a round trip, or a one-sided operation), rxevm -insns; the verdict where time is emulation\n")
 	p.Printf("both sides by one method: each program ran for %d and %d operations under rxevm's preload library (its polls that found nothing left out,\n", iters, 2*iters)
 	p.Printf("as our loops leave theirs; ib_write_lat's spin on its buffer too), work = difference of the two runs / %d; docs/comparing.md\n", iters)
-	p.Printf("ratio = ours/perftest; markers = ours from our loops' own markers (the rounds' runs); check = method/markers - 1\n")
+	p.Printf("ratio = ours/perftest (ours by the method, else by the markers); markers = ours from our loops' own markers (the rounds' runs);\n")
+	p.Printf("check = ours by the method (a build without markers, -work-bench) / by the markers - 1\n")
 	p.Printf("  %-10s %5s | %-9s %9s %9s %7s %9s %7s | %-9s %9s %9s %7s %9s %7s\n",
 		"tool", "size", "user", "perftest", "ours", "ratio", "markers", "check", "kernel", "perftest", "ours", "ratio", "markers", "check")
 	for _, r := range works {
@@ -32,11 +33,11 @@ func PrintWork(w io.Writer, works []WorkResult, why error, iters int) error {
 			p.Printf("  %-10s %5d | error: %v\n", r.Tool.name, r.Size, r.Err)
 			continue
 		}
-		p.Printf("  %-10s %5d | %-9s %9.1f %9.1f %7s %9s %7s | %-9s %9.0f %9.0f %7s %9s %7s\n", r.Tool.name, r.Size,
-			"", r.Perftest.User, r.Ours.User, workRatio(r.Ours.User, r.Perftest.User),
-			markerFigure(r.HasMarkers, r.Markers.User, "%.1f"), check(r.HasMarkers, r.Ours.User, r.Markers.User),
-			"", r.Perftest.Kernel, r.Ours.Kernel, workRatio(r.Ours.Kernel, r.Perftest.Kernel),
-			markerFigure(r.HasMarkers, r.Markers.Kernel, "%.0f"), check(r.HasMarkers, r.Ours.Kernel, r.Markers.Kernel))
+		p.Printf("  %-10s %5d | %-9s %9.1f %9s %7s %9s %7s | %-9s %9.0f %9s %7s %9s %7s\n", r.Tool.name, r.Size,
+			"", r.Perftest.User, markerFigure(r.HasOurs, r.Ours.User, "%.1f"), workRatio(r.oursUser(), r.Perftest.User),
+			markerFigure(r.HasMarkers, r.Markers.User, "%.1f"), check(r.HasOurs && r.HasMarkers, r.Ours.User, r.Markers.User),
+			"", r.Perftest.Kernel, markerFigure(r.HasOurs, r.Ours.Kernel, "%.0f"), workRatio(r.oursKernel(), r.Perftest.Kernel),
+			markerFigure(r.HasMarkers, r.Markers.Kernel, "%.0f"), check(r.HasOurs && r.HasMarkers, r.Ours.Kernel, r.Markers.Kernel))
 	}
 	for _, r := range works {
 		if r.Err != nil {
@@ -44,7 +45,7 @@ func PrintWork(w io.Writer, works []WorkResult, why error, iters int) error {
 			continue
 		}
 		p.Printf("verdict work %s size %d: ours costs %s perftest's user instructions and %s its kernel instructions per operation\n",
-			r.Tool.name, r.Size, workRatio(r.Ours.User, r.Perftest.User), workRatio(r.Ours.Kernel, r.Perftest.Kernel))
+			r.Tool.name, r.Size, workRatio(r.oursUser(), r.Perftest.User), workRatio(r.oursKernel(), r.Perftest.Kernel))
 	}
 	return p.Err
 }
@@ -58,6 +59,7 @@ func workRatio(ours, pt float64) string {
 	return fmt.Sprintf("%.3fx", ours/pt)
 }
 
+// markerFigure formats v when there is one, else "-".
 func markerFigure(ok bool, v float64, format string) string {
 	if !ok {
 		return "-"

@@ -20,6 +20,15 @@ import (
 // (internal/vm/insns.PreloadFile).
 const PreloadFile = "preload.so"
 
+// EnvPreloadSpin, set to PreloadSpinAfterCompletion in a program's
+// environment, tells the preload library that the program spins in its
+// own code between a completion and its next post (an RDMA WRITE
+// ping-pong, on a buffer byte): that stretch is left out too.
+const (
+	EnvPreloadSpin             = "RXEVM_PRELOAD_SPIN"
+	PreloadSpinAfterCompletion = "after-completion"
+)
+
 // PreloadPath returns the path of the LD_PRELOAD library rxevm -insns
 // shares, or an error matching ErrUnavailable that says why there is none.
 func PreloadPath() (string, error) {
