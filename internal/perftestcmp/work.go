@@ -96,7 +96,9 @@ func measureWork(ctx context.Context, c *Config, t *Tool, size int, save func(st
 			if raw, err := os.ReadFile(filepath.Join(filepath.Dir(os.Getenv(work.EnvPlugin)), work.ProfileFile)); err == nil {
 				save(fmt.Sprintf("%s-n%d-%s-profile.txt", tag, iters, side), raw)
 			}
-			save(fmt.Sprintf("%s-n%d-%s-counts.txt", tag, iters, side), fmt.Appendf(nil, "%+v\n", counts[i]))
+			if raw, err := os.ReadFile(os.Getenv(work.EnvPlugin)); err == nil {
+				save(fmt.Sprintf("%s-n%d-%s-counts.txt", tag, iters, side), raw)
+			}
 		}
 		return work.Between(counts[0], counts[1], uint64(n[0]), uint64(n[1]))
 	}
