@@ -128,6 +128,9 @@ func parseFlags(args []string, stderr io.Writer) (*perftestcmp.Config, error) {
 	if c.WorkIters < 0 {
 		return nil, fmt.Errorf("-work-iters %d: want 0 (no work runs) or more", c.WorkIters)
 	}
+	if c.WorkTolerance < 0 {
+		return nil, fmt.Errorf("-work-tolerance %g: want a fraction such as 0.05, or 0 for no check", c.WorkTolerance)
+	}
 	if c.Rounds < 1 {
 		return nil, fmt.Errorf("-rounds %d: want at least 1", c.Rounds)
 	}
