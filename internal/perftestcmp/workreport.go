@@ -23,7 +23,7 @@ func PrintWork(w io.Writer, works []WorkResult, why error, iters int) error {
 	}
 	p.Printf("\nwork: guest instructions per operation (a round trip, or a one-sided operation), rxevm -insns; the verdict where time is emulation\n")
 	p.Printf("both sides by one method: each program ran for %d and %d operations under rxevm's preload library (its polls that found nothing left out,\n", iters, 2*iters)
-	p.Printf("as our loops leave theirs; ib_write_lat's spin on its buffer too), work = difference of the two runs / %d; docs/comparing.md\n", iters)
+	p.Printf("as our loops leave theirs; a WRITE ping-pong's spin on its buffer too), work = difference of the two runs / %d; docs/comparing.md\n", iters)
 	p.Printf("ratio = ours/perftest (ours by the method, else by the markers); markers = ours from our loops' own markers (the rounds' runs);\n")
 	p.Printf("check = ours by the method (a build without markers, -work-bench) / by the markers - 1\n")
 	p.Printf("  %-10s %5s | %-9s %9s %9s %7s %9s %7s | %-9s %9s %9s %7s %9s %7s\n",
