@@ -183,13 +183,18 @@ bench: build $(OUT)
 # in one VM boot: the table in $(OUT)/compare.txt, every raw output under
 # $(OUT)/compare/. COMPAREFLAGS: extra rdmacompare flags (-rounds, -sizes,
 # -iters, -strict; -peer $(CURDIR)/bin/rdmapeer runs our responder as a
-# process of its own, as perftest's server is).
+# process of its own, as perftest's server is). COMPAREVMFLAGS: rxevm's
+# flags for it; -insns adds the work runs (docs/comparing.md), empty
+# leaves them out.
 COMPAREFLAGS ?=
+COMPAREVMFLAGS ?= -insns
 compare: build $(OUT)
 	$(GO) test -c -o bin/rdmabench.test .
 	$(GO) build -o bin/rdmacompare ./cmd/rdmacompare
 	$(GO) build -o bin/rdmapeer ./cmd/rdmapeer
-	set -o pipefail; $(RXEVM) $(VMFLAGS) -out $(OUT)/compare -include bin/rdmabench.test -include bin/rdmapeer bin/rdmacompare -bench $(CURDIR)/bin/rdmabench.test $(COMPAREFLAGS) | tee $(OUT)/compare.txt
+	CGO_CFLAGS="$$($(GO) env CGO_CFLAGS) -DRB_NO_MARKERS" $(GO) test -c -o bin/rdmabench-nomarkers.test .
+	set -o pipefail; $(RXEVM) $(VMFLAGS) $(COMPAREVMFLAGS) -out $(OUT)/compare -include bin/rdmabench.test -include bin/rdmabench-nomarkers.test -include bin/rdmapeer \
+		bin/rdmacompare -bench $(CURDIR)/bin/rdmabench.test -work-bench $(CURDIR)/bin/rdmabench-nomarkers.test $(COMPAREFLAGS) | tee $(OUT)/compare.txt
 
 clean:
 	rm -rf bin $(OUT)

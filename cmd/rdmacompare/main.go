@@ -96,6 +96,9 @@ func parseFlags(args []string, stderr io.Writer) (*perftestcmp.Config, error) {
 	fs.StringVar(&c.PeerBin, "peer", "", "run our responder as a process of its own, this `rdmapeer` binary pinned to the responder's CPU (as perftest's server is), instead of a thread of the benchmark's process")
 	fs.BoolVar(&c.Sched, "sched", false, "read both sides' scheduler statistics (migrations/preemptions) from /proc every 100 ms and show them per round; the reads perturb the runs they watch, so leave it off for figures")
 	fs.BoolVar(&c.Strict, "strict", false, "exit with status 1 when a target is missed, 4 when one is undecided")
+	fs.IntVar(&c.WorkIters, "work-iters", perftestcmp.DefaultWorkIters, "under rxevm -insns, after the rounds, run each side for `N` and 2N operations to count its instructions per operation (user and kernel, the verdict where time is emulation; docs/comparing.md); 0: no work runs")
+	fs.StringVar(&c.WorkBench, "work-bench", "", "the rdmabench test `binary` built without markers (CGO_CFLAGS=-DRB_NO_MARKERS; make compare builds it): the work runs measure it as they measure perftest, to check the method against our markers")
+	fs.Float64Var(&c.WorkTolerance, "work-tolerance", 0, "fail (exit status 3) when the method's work figure of ours (-work-bench) differs from our markers' by more than this `fraction`, user or kernel (0.02: 2%); 0: not judged")
 	fs.IntVar(&c.Retries, "retries", 2, "run ib_write_lat again up to `N` times when it could not estimate the CPU frequency (inf/nan figures)")
 	fs.Usage = func() {
 		fmt.Fprintf(stderr, "usage: rdmacompare -bench BINARY [flags]\n\n"+
@@ -121,6 +124,12 @@ func parseFlags(args []string, stderr io.Writer) (*perftestcmp.Config, error) {
 	}
 	if c.Iters < 2 {
 		return nil, fmt.Errorf("-iters %d: want at least 2 (perftest's samples are gaps between iterations)", c.Iters)
+	}
+	if c.WorkIters < 0 {
+		return nil, fmt.Errorf("-work-iters %d: want 0 (no work runs) or more", c.WorkIters)
+	}
+	if c.WorkTolerance < 0 {
+		return nil, fmt.Errorf("-work-tolerance %g: want a fraction such as 0.05, or 0 for no check", c.WorkTolerance)
 	}
 	if c.Rounds < 1 {
 		return nil, fmt.Errorf("-rounds %d: want at least 1", c.Rounds)

@@ -28,8 +28,9 @@ import (
 // count and configuration lines. Its figures are computed from its raw
 // samples (samples.go), not read from its result line.
 type BenchResult struct {
-	Iters  int
-	Config map[string]string // the configuration lines before it
+	Iters   int
+	Config  map[string]string  // the configuration lines before it
+	Metrics map[string]float64 // its result line's values by unit as written (user-insns/op)
 }
 
 // ParseBench reads the output of a benchmark binary and returns the result
@@ -48,7 +49,14 @@ func ParseBench(r io.Reader, fileName string, t *Tool, size int) (*BenchResult, 
 		if found != nil {
 			return fmt.Errorf("%s: more than one result for %s (run with -test.count=1)", fileName, name)
 		}
-		found = &BenchResult{Iters: rec.Iters, Config: map[string]string{}}
+		found = &BenchResult{Iters: rec.Iters, Config: map[string]string{}, Metrics: map[string]float64{}}
+		for _, v := range rec.Values {
+			if v.OrigUnit != "" {
+				found.Metrics[v.OrigUnit] = v.OrigValue
+			} else {
+				found.Metrics[v.Unit] = v.Value
+			}
+		}
 		for _, c := range rec.Config {
 			if c.File {
 				found.Config[c.Key] = string(c.Value)
@@ -146,6 +154,7 @@ func runBench(ctx context.Context, c *Config, t *Tool, size int, samplesDir stri
 		env.VarCPUs+"="+c.cpusEnv(),
 	)
 	cmd.Env = append(cmd.Env, t.env...)
+	cmd.Env = append(cmd.Env, c.extraEnv...)
 	if c.peer != nil {
 		cmd.Env = append(cmd.Env, env.VarPeer+"="+c.peer.addr)
 	}

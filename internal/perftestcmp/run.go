@@ -52,7 +52,20 @@ type Config struct {
 	PeerBin      string        // rdmapeer: our responder in a process of its own; empty: loopback in one process
 	Sched        bool          // read both sides' scheduler statistics during the runs (it perturbs them)
 
+	// WorkIters is the shorter run's operations in the work runs (the
+	// longer runs twice as many); 0: no work runs.
+	WorkIters int
+	// WorkBench is our benchmark binary built without markers
+	// (-DRB_NO_MARKERS), measured by the method as perftest is: the
+	// check of the method against our markers. Empty: no check.
+	WorkBench string
+	// WorkTolerance fails the comparison (exit status 3) when the method's
+	// figure of ours is further than this fraction from our markers' (user
+	// or kernel); 0: not judged.
+	WorkTolerance float64
+
 	notes         []string          // what was left out, for the report
+	extraEnv      []string          // more environment for both sides' programs (the work runs')
 	perftestPaths map[string]string // program -> path, resolved from PATH
 	peer          *peerProc         // with PeerBin, while Run runs
 }
@@ -120,6 +133,8 @@ func Run(ctx context.Context, c *Config, stdout, stderr io.Writer) int {
 		port   = c.Port
 		mtu    int // the path MTU our side reported, once it has
 		tooBig = map[string]bool{}
+		// ours' results per tool and size, for the markers' work figure
+		benchResults = map[string][]*BenchResult{}
 	)
 	if c.peer != nil {
 		h.Notes = append(h.Notes, fmt.Sprintf("ours ran as two processes, as perftest does: the benchmark's initiator on CPU %d and rdmapeer's responder on CPU %d (-peer)", c.CPUs[0], c.CPUs[1]))
@@ -190,6 +205,8 @@ rounds:
 							smp.Ours, err = figuresOf(r.rtts, c.Warmup, t.halved)
 						}
 						if err == nil {
+							key := fmt.Sprintf("%s/%d", t.name, size)
+							benchResults[key] = append(benchResults[key], r.result)
 							if v, perr := strconv.Atoi(r.result.Config["rdma-mtu"]); perr == nil && mtu == 0 {
 								mtu = v
 							}
@@ -227,11 +244,28 @@ rounds:
 		}
 	}
 
+	works, whyNoWork := c.runWork(ctx, samples, benchResults, save, logf)
+	if ctx.Err() != nil {
+		logf("interrupted")
+		return abtest.ExitFailed
+	}
 	sums := Summarize(samples, c.Tools, c.Sizes, DefaultTargets, defaultJudge)
 	var table bytes.Buffer
 	if err := Print(&table, h, sums); err != nil {
 		logf("%v", err)
 		return abtest.ExitFailed
+	}
+	if err := PrintWork(&table, works, whyNoWork, c.WorkIters); err != nil {
+		logf("%v", err)
+		return abtest.ExitFailed
+	}
+	for _, w := range works {
+		if w.Err != nil {
+			failed++
+		} else if err := w.checkWithin(c.WorkTolerance); err != nil {
+			logf("work %s size %d: %v", w.Tool.name, w.Size, err)
+			failed++
+		}
 	}
 	save("compare.txt", table.Bytes())
 	if _, err := stdout.Write(table.Bytes()); err != nil {

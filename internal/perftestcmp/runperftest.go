@@ -65,6 +65,7 @@ func runPerftest(ctx context.Context, c *Config, t *Tool, size, port int) (perft
 	var srvOut, srvErr bytes.Buffer
 	srv := exec.CommandContext(ctx, c.perftestPaths[t.perftest], run.args...)
 	srv.Stdout, srv.Stderr = &srvOut, &srvErr
+	srv.Env = c.childEnv()
 	srv.WaitDelay = 5 * time.Second
 	if err := startPinned(srv, c.perftestCPU(1)); err != nil {
 		return fail("starting the %s server: %w", writeLat, err)
@@ -91,6 +92,7 @@ func runPerftest(ctx context.Context, c *Config, t *Tool, size, port int) (perft
 	var cliOut, cliErr bytes.Buffer
 	cli := exec.CommandContext(ctx, c.perftestPaths[t.perftest], append(run.args, c.ServerAddr)...)
 	cli.Stdout, cli.Stderr = &cliOut, &cliErr
+	cli.Env = c.childEnv()
 	cli.WaitDelay = 5 * time.Second
 	cliRunErr := startPinned(cli, c.perftestCPU(0))
 	if cliRunErr == nil {

@@ -115,6 +115,13 @@ func prepare(ctx context.Context, c *Config, tmp string, stderr io.Writer, logf 
 			return nil, err
 		}
 		p.plugin = insns.QemuArgs(so, p.insnsDir)
+		pre, err := insns.BuildPreload(ctx, filepath.Join(p.cacheDir, debcache.PluginDir), logf)
+		if err != nil {
+			return nil, err
+		}
+		if err := linkOrCopy(pre, filepath.Join(p.insnsDir, insns.PreloadFile)); err != nil {
+			return nil, err
+		}
 	}
 	lock.Close()
 

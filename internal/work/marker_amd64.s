@@ -12,3 +12,8 @@ TEXT ·markReset(SB), NOSPLIT, $0-0
 TEXT ·markReport(SB), NOSPLIT, $0-0
 	BYTE $0x0f; BYTE $0x1f; BYTE $0x80; BYTE $0x48; BYTE $0x4d; BYTE $0x44; BYTE $0x52
 	RET
+
+// func markCloseAll()
+TEXT ·markCloseAll(SB), NOSPLIT, $0-0
+	BYTE $0x0f; BYTE $0x1f; BYTE $0x80; BYTE $0x44; BYTE $0x4d; BYTE $0x44; BYTE $0x52
+	RET

@@ -23,6 +23,14 @@ import (
 //go:embed plugin/insns.c
 var source []byte
 
+//go:embed preload/preload.c
+var preloadSource []byte
+
+// PreloadFile is the LD_PRELOAD library (preload/preload.c) rxevm puts
+// beside the counts in the shared directory: a program without markers
+// (perftest) steers the counter through it (internal/work.PreloadPath).
+const PreloadFile = "preload.so"
+
 // CountsFile is the file the plugin writes in the shared directory (the
 // guest reads it as guest.InsnsFile).
 const CountsFile = "counts"
@@ -43,6 +51,18 @@ func CC() string {
 // compiling it into dir (rxevm's cache, debcache.PluginDir) unless a build
 // of the same source with the same compiler is there already.
 func Build(ctx context.Context, dir string, logf func(string, ...any)) (string, error) {
+	return build(ctx, dir, "insns", source, logf)
+}
+
+// BuildPreload returns the path of the LD_PRELOAD library built from the
+// embedded preload/preload.c, as Build builds the plugin. The guest is
+// Debian bookworm, as rxevm's host must be: the host's cc builds for it.
+func BuildPreload(ctx context.Context, dir string, logf func(string, ...any)) (string, error) {
+	return build(ctx, dir, "preload", preloadSource, logf)
+}
+
+// build compiles source into dir/NAME-HASH.so unless it is there.
+func build(ctx context.Context, dir, name string, source []byte, logf func(string, ...any)) (string, error) {
 	cc, err := exec.LookPath(CC())
 	if err != nil {
 		return "", fmt.Errorf("-insns builds a QEMU plugin with a C compiler, and %s is not found: apt-get install gcc (or set CC)", CC())
@@ -57,7 +77,7 @@ func Build(ctx context.Context, dir string, logf func(string, ...any)) (string, 
 	h.Write([]byte(cc))
 	h.Write(version)
 	fmt.Fprint(h, args)
-	so := filepath.Join(dir, "insns-"+hex.EncodeToString(h.Sum(nil))[:16]+".so")
+	so := filepath.Join(dir, name+"-"+hex.EncodeToString(h.Sum(nil))[:16]+".so")
 	if _, err := os.Stat(so); err == nil {
 		return so, nil
 	}
@@ -69,21 +89,21 @@ func Build(ctx context.Context, dir string, logf func(string, ...any)) (string, 
 		return "", err
 	}
 	defer os.RemoveAll(tmp)
-	src := filepath.Join(tmp, "insns.c")
+	src := filepath.Join(tmp, name+".c")
 	if err := os.WriteFile(src, source, 0o644); err != nil {
 		return "", err
 	}
-	out := filepath.Join(tmp, "insns.so")
+	out := filepath.Join(tmp, name+".so")
 	cmd := exec.CommandContext(ctx, cc, append(args, "-o", out, src)...)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	if err := cmd.Run(); err != nil {
-		return "", fmt.Errorf("building the instruction counter (%s %s): %w: %s", cc, src, err, bytes.TrimSpace(stderr.Bytes()))
+		return "", fmt.Errorf("building the instruction counter's %s (%s %s): %w: %s", name, cc, src, err, bytes.TrimSpace(stderr.Bytes()))
 	}
 	if err := os.Rename(out, so); err != nil {
 		return "", err
 	}
-	logf("built the instruction counter %s", so)
+	logf("built the instruction counter's %s %s", name, so)
 	return so, nil
 }
 

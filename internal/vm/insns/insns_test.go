@@ -2,6 +2,7 @@ package insns
 
 import (
 	"context"
+	"debug/elf"
 	"os"
 	"path/filepath"
 	"slices"
@@ -62,5 +63,42 @@ func TestQemuArgs(t *testing.T) {
 		",profile=" + filepath.Join("/tmp/a,,b", ProfileFile)}
 	if !slices.Equal(got, want) {
 		t.Errorf("QemuArgs: %q, want %q (commas doubled)", got, want)
+	}
+}
+
+// BuildPreload compiles the LD_PRELOAD library; it exports the two
+// libibverbs functions it wraps and needs nothing of libibverbs itself.
+func TestBuildPreload(t *testing.T) {
+	if os.Getenv("RDMABENCH_VM") == "1" {
+		t.Skip("skipping in the VM: builds the library with the host's C compiler, which the guest lacks; runs on the host")
+	}
+	so, err := BuildPreload(context.Background(), t.TempDir(), func(string, ...any) {})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := elf.Open(so)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	syms, err := f.DynamicSymbols()
+	if err != nil {
+		t.Fatal(err)
+	}
+	exported := map[string]bool{}
+	for _, s := range syms {
+		if s.Section != elf.SHN_UNDEF {
+			exported[s.Name] = true
+		} else if strings.HasPrefix(s.Name, "ibv_") {
+			t.Errorf("%s needs %s from libibverbs", so, s.Name)
+		}
+	}
+	for _, want := range []string{"ibv_open_device", "ibv_close_device"} {
+		if !exported[want] {
+			t.Errorf("%s does not export %s", so, want)
+		}
+	}
+	if filepath.Base(so) == filepath.Base(PreloadFile) {
+		t.Errorf("the cached build %s is not named by its hash", so)
 	}
 }

@@ -9,9 +9,14 @@
  * emits, so on hardware and without the plugin they cost one NOP each:
  *   42 open   a window on this vCPU (they nest)
  *   43 close  a window on this vCPU
+ *   44 close-all  every vCPU's windows (after a program that opened
+ *             windows ended, whichever threads it closed them on)
  *   45 try    a poll of a wait begins: this vCPU's user instructions are
  *             held apart from here, and a try that follows drops them
  *   46 got    the wait's last poll succeeded: the held ones count
+ *   49 pause  this vCPU's user instructions count not at all, held or
+ *             not, until
+ *   4a resume (the preload library's own instructions: ../preload)
  *   47 reset  zero every count
  *   48 report write the counts to out=FILE (the guest reads them back
  *             through a 9p share: plugin API 1 cannot write guest memory),
@@ -66,7 +71,8 @@ void qemu_plugin_register_vcpu_insn_exec_cb(struct qemu_plugin_insn *, qemu_plug
 
 __attribute__((visibility("default"))) int qemu_plugin_version = 1;
 
-enum { OPEN = 0x42, CLOSE = 0x43, TRY = 0x45, GOT = 0x46, RESET = 0x47, REPORT = 0x48 };
+enum { OPEN = 0x42, CLOSE = 0x43, CLOSEALL = 0x44, TRY = 0x45, GOT = 0x46, RESET = 0x47, REPORT = 0x48,
+	PAUSE = 0x49, RESUME = 0x4a };
 
 #define MAXCPU 64
 
@@ -84,7 +90,8 @@ struct vcpu {
 	uint64_t held;  /* user instructions of the current poll (try) */
 	int depth;      /* windows open on this vCPU */
 	int trying;     /* between try and got */
-	char pad[64 - 5 * sizeof(uint64_t) - 2 * sizeof(int)];
+	int paused;     /* between pause and resume */
+	char pad[64 - 5 * sizeof(uint64_t) - 3 * sizeof(int)];
 };
 
 static struct vcpu cpus[MAXCPU];
@@ -194,7 +201,7 @@ static inline void count(unsigned v, struct part *p) {
 			c->kother += n;
 			tally(p, P_KOTHER);
 		}
-	} else if (c->depth > 0) {
+	} else if (c->depth > 0 && !c->paused) {
 		if (c->trying) {
 			c->held += n;
 			hold(v, p);
@@ -309,8 +316,19 @@ static void on_marker(unsigned v, void *u) {
 			__atomic_sub_fetch(&open_windows, 1, __ATOMIC_RELAXED);
 		}
 		c->trying = 0;
+		c->paused = 0;
 		c->held = 0;
 		drop_held(v);
+		break;
+	case CLOSEALL:
+		for (int i = 0; i < MAXCPU; i++) {
+			cpus[i].depth = 0;
+			cpus[i].trying = 0;
+			cpus[i].paused = 0;
+			cpus[i].held = 0;
+			drop_held(i);
+		}
+		__atomic_store_n(&open_windows, 0, __ATOMIC_RELAXED);
 		break;
 	case TRY:
 		c->trying = 1;
@@ -324,6 +342,12 @@ static void on_marker(unsigned v, void *u) {
 		}
 		c->trying = 0;
 		c->held = 0;
+		break;
+	case PAUSE:
+		c->paused = 1;
+		break;
+	case RESUME:
+		c->paused = 0;
 		break;
 	case RESET:
 		for (int i = 0; i < MAXCPU; i++) {
@@ -351,7 +375,7 @@ static int marker(const struct qemu_plugin_insn *in) {
 	    b[4] != 0x4d || b[5] != 0x44 || b[6] != 0x52)
 		return 0;
 	switch (b[3]) {
-	case OPEN: case CLOSE: case TRY: case GOT: case RESET: case REPORT:
+	case OPEN: case CLOSE: case CLOSEALL: case TRY: case GOT: case RESET: case REPORT: case PAUSE: case RESUME:
 		return b[3];
 	}
 	return 0;

@@ -1,0 +1,264 @@
+package perftestcmp
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"slices"
+
+	"github.com/rdmabench/rdmabench/internal/perftest"
+	"github.com/rdmabench/rdmabench/internal/spec"
+	"github.com/rdmabench/rdmabench/internal/work"
+)
+
+// Work per operation, the verdict where time is emulation (docs/comparing.md):
+// under rxevm -insns each tool and size also runs, after the rounds, the
+// work runs: perftest's pair, then our benchmark, each for WorkIters and
+// for twice as many operations, with rxevm's LD_PRELOAD library
+// (work.PreloadPath), which marks their polls as our loops' markers do.
+// Each side's work per operation is the difference of its two runs over
+// the difference of their operations (work.Between): what a program does
+// once cancels. Ours is measured both ways, so each comparison shows how
+// far the method is from our markers' figure (from the rounds' runs).
+
+// DefaultWorkIters is the shorter work run's operations: the difference
+// of 2000 operations divides what does not cancel (a timer tick, about
+// 10,000 kernel instructions) down to a few per operation.
+const DefaultWorkIters = 2000
+
+// A WorkResult is one tool and size's work per operation.
+type WorkResult struct {
+	Tool *Tool
+	Size int
+	// Markers is ours from our loops' markers (the rounds' runs, median);
+	// HasMarkers says whether those runs reported it.
+	Markers    work.PerOp
+	HasMarkers bool
+	// Ours and Perftest are each side's by the method (two runs, the
+	// preload library); ours only with Config.WorkBench (HasOurs).
+	Ours, Perftest work.PerOp
+	HasOurs        bool
+	Err            error // why a figure is missing
+}
+
+// workCanRun says why the work runs cannot run here, or nil.
+func (c *Config) workCanRun() error {
+	if c.WorkIters == 0 {
+		return errors.New("-work-iters 0")
+	}
+	if !c.PinPerftest {
+		return errors.New("-pin=false: the counter's windows are per vCPU, so each program's threads must stay on one")
+	}
+	if os.Getenv(work.EnvPlugin) == "" {
+		return fmt.Errorf("%w: not in rxevm -insns ($%s is not set; make compare runs it so)", work.ErrUnavailable, work.EnvPlugin)
+	}
+	_, err := work.PreloadPath()
+	return err
+}
+
+// measureWork runs tool t at size for the method, both sides, and returns
+// their work per operation.
+func measureWork(ctx context.Context, c *Config, t *Tool, size int, save func(string, []byte)) (ours, pt work.PerOp, hasOurs bool, err error) {
+	pre, err := work.PreloadPath()
+	if err != nil {
+		return ours, pt, false, err
+	}
+	counter, err := work.Open()
+	if err != nil {
+		return ours, pt, false, err
+	}
+	defer counter.Close()
+	n := []int{c.WorkIters, 2 * c.WorkIters}
+	tag := fmt.Sprintf("work-%ssize%d", t.tag(), size)
+	run := func(side string, once func(c *Config) error) (work.PerOp, error) {
+		var counts [2]work.Counts
+		for i, iters := range n {
+			wc := *c
+			wc.Iters = iters
+			// The preload marks the programs' polls; RXEVM_INSNS empty
+			// keeps our benchmark from resetting the counter itself.
+			wc.extraEnv = []string{"LD_PRELOAD=" + pre, work.EnvPlugin + "="}
+			if t.op == spec.Write {
+				// Both sides spin on a buffer byte between a send
+				// completion and the next post.
+				wc.extraEnv = append(wc.extraEnv, work.EnvPreloadSpin+"="+work.PreloadSpinAfterCompletion)
+			}
+			var err error
+			counts[i], err = work.MeasureProgram(counter, func() error { return once(&wc) })
+			if err != nil {
+				return work.PerOp{}, fmt.Errorf("%s, %d operations: %w", side, iters, err)
+			}
+			// The plugin's counts per guest address, for a look at where
+			// the work went (the processes are gone: no symbols).
+			if raw, err := os.ReadFile(filepath.Join(filepath.Dir(os.Getenv(work.EnvPlugin)), work.ProfileFile)); err == nil {
+				save(fmt.Sprintf("%s-n%d-%s-profile.txt", tag, iters, side), raw)
+			}
+			if raw, err := os.ReadFile(os.Getenv(work.EnvPlugin)); err == nil {
+				save(fmt.Sprintf("%s-n%d-%s-counts.txt", tag, iters, side), raw)
+			}
+		}
+		return work.Between(counts[0], counts[1], uint64(n[0]), uint64(n[1]))
+	}
+	pt, err = run("perftest", func(wc *Config) error {
+		for try := 1; ; try++ {
+			wc.Port = freePort(c.Port)
+			_, raw, err := runPerftest(ctx, wc, t, size, wc.Port)
+			save(fmt.Sprintf("%s-n%d-perftest-client.txt", tag, wc.Iters), raw.client)
+			save(fmt.Sprintf("%s-n%d-perftest-server.txt", tag, wc.Iters), raw.server)
+			if errors.Is(err, perftest.ErrNoClock) && try <= c.Retries && ctx.Err() == nil {
+				continue
+			}
+			return err
+		}
+	})
+	if err != nil || c.WorkBench == "" {
+		return ours, pt, false, err
+	}
+	ours, err = run("ours", func(wc *Config) error {
+		wc.Bench = c.WorkBench
+		dir, cleanup, err := wc.samplesDir(fmt.Sprintf("%s-n%d-ours-samples", tag, wc.Iters))
+		if err != nil {
+			return err
+		}
+		defer cleanup()
+		r, err := runBench(ctx, wc, t, size, dir)
+		save(fmt.Sprintf("%s-n%d-bench.txt", tag, wc.Iters), r.out)
+		return err
+	})
+	return ours, pt, err == nil, err
+}
+
+// markerWork returns ours from the markers: the median over the runs that
+// reported both metrics.
+func markerWork(results []*BenchResult) (work.PerOp, bool) {
+	var user, kernel []float64
+	for _, r := range results {
+		u, okU := r.Metrics[work.UnitUser]
+		k, okK := r.Metrics[work.UnitKernel]
+		if okU && okK {
+			user = append(user, u)
+			kernel = append(kernel, k)
+		}
+	}
+	if len(user) == 0 {
+		return work.PerOp{}, false
+	}
+	return work.PerOp{User: medianOf(user), Kernel: medianOf(kernel)}, true
+}
+
+// medianOf returns the median of v (not empty), the mean of the middle
+// two for an even count.
+func medianOf(v []float64) float64 {
+	s := slices.Clone(v)
+	slices.Sort(s)
+	m := len(s) / 2
+	if len(s)%2 == 1 {
+		return s[m]
+	}
+	return (s[m-1] + s[m]) / 2
+}
+
+// childEnv is the environment of perftest's programs: this process's,
+// with extraEnv after it (the later of two settings wins); nil, which
+// inherits it, when there is none.
+func (c *Config) childEnv() []string {
+	if len(c.extraEnv) == 0 {
+		return nil
+	}
+	return append(os.Environ(), c.extraEnv...)
+}
+
+// runWork runs the work runs of every tool and size the rounds measured
+// (once each) and returns their results, or why there are none.
+func (c *Config) runWork(ctx context.Context, samples []Sample, bench map[string][]*BenchResult,
+	save func(string, []byte), logf func(string, ...any)) ([]WorkResult, error) {
+	if err := c.workCanRun(); err != nil {
+		if c.WorkIters > 0 {
+			logf("no work figures: %v", err)
+		}
+		return nil, err
+	}
+	var out []WorkResult
+	seen := map[string]bool{}
+	for _, smp := range samples {
+		key := fmt.Sprintf("%s/%d", smp.Tool, smp.Size)
+		if seen[key] {
+			continue
+		}
+		seen[key] = true
+		t := c.tool(smp.Tool)
+		if t == nil {
+			continue
+		}
+		w := WorkResult{Tool: t, Size: smp.Size}
+		w.Markers, w.HasMarkers = markerWork(bench[key])
+		w.Ours, w.Perftest, w.HasOurs, w.Err = measureWork(ctx, c, t, smp.Size, save)
+		if w.Err != nil {
+			logf("work %s size %d: %v", t.name, smp.Size, w.Err)
+		} else {
+			logf("work %s size %d: user perftest %.1f ours %.1f (markers %.1f) | kernel perftest %.0f ours %.0f (markers %.0f) insns/op",
+				t.name, smp.Size, w.Perftest.User, w.oursUser(), w.Markers.User, w.Perftest.Kernel, w.oursKernel(), w.Markers.Kernel)
+		}
+		out = append(out, w)
+		if ctx.Err() != nil {
+			break
+		}
+	}
+	return out, nil
+}
+
+// tool returns the configured tool named name, or nil.
+func (c *Config) tool(name string) *Tool {
+	for _, t := range c.Tools {
+		if t.name == name {
+			return t
+		}
+	}
+	return nil
+}
+
+// oursUser and oursKernel are ours by the method where it ran, else by
+// the markers (NaN with neither): the figure the ratio takes.
+func (w WorkResult) oursUser() float64 {
+	switch {
+	case w.HasOurs:
+		return w.Ours.User
+	case w.HasMarkers:
+		return w.Markers.User
+	}
+	return math.NaN()
+}
+
+func (w WorkResult) oursKernel() float64 {
+	switch {
+	case w.HasOurs:
+		return w.Ours.Kernel
+	case w.HasMarkers:
+		return w.Markers.Kernel
+	}
+	return math.NaN()
+}
+
+// ErrWorkCheck means the method's figure of ours is further from our
+// markers' than the tolerance.
+var ErrWorkCheck = errors.New("the work method disagrees with our markers")
+
+// checkWithin returns ErrWorkCheck when both of ours' figures are there
+// and user or kernel differ by more than tol (a fraction; 0: no check).
+func (w WorkResult) checkWithin(tol float64) error {
+	if tol <= 0 || !w.HasOurs || !w.HasMarkers {
+		return nil
+	}
+	for _, p := range []struct {
+		name            string
+		method, markers float64
+	}{{"user", w.Ours.User, w.Markers.User}, {"kernel", w.Ours.Kernel, w.Markers.Kernel}} {
+		if p.markers <= 0 || math.Abs(p.method/p.markers-1) > tol {
+			return fmt.Errorf("%w: %s %.1f by the method, %.1f by the markers (tolerance %g%%)", ErrWorkCheck, p.name, p.method, p.markers, 100*tol)
+		}
+	}
+	return nil
+}
