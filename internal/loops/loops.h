@@ -129,8 +129,11 @@ static inline int64_t rb_gap(const rb_loop *l, int64_t t) {
 	if (l->gap_ns <= 0)
 		return t;
 	int64_t end = t + l->gap_ns, now;
+	RB_MARK_TRY(); // the gap is a wait: the counter drops its spin's user work
 	while ((now = rb_now()) < end)
 		;
+	RB_MARK_TRY(); // drop what the spin held, then count on
+	RB_MARK_GOT();
 	return now;
 }
 
