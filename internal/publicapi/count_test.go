@@ -107,11 +107,11 @@ func f() {}
 var apiBudget = map[string]int{
 	".":         0, // the benchmarks live in test files
 	"artifacts": 42,
-	"env":       118,
-	"latency":   55,
-	"rdmalat":   121,
-	"testenv":   9,
-	"verbs":     312,
+	"env":       150,
+	"latency":   57,
+	"rdmalat":   131,
+	"testenv":   11,
+	"verbs":     333,
 }
 
 // testPublicAPISize counts the module's exported identifiers (go test -v
