@@ -173,8 +173,9 @@ func Retest(nodes []string, pairs []Pair, perRound int) (*Plan, error) {
 	}
 	p := &Plan{Pattern: "retest", Nodes: slices.Clone(nodes)}
 	var busy []map[string]bool
+	index := p.nodeIndex()
 	for _, pair := range pairs {
-		if err := p.checkPair(pair); err != nil {
+		if err := p.checkPair(pair, index); err != nil {
 			return nil, fmt.Errorf("retest: %w", err)
 		}
 		r := 0
@@ -193,9 +194,20 @@ func Retest(nodes []string, pairs []Pair, perRound int) (*Plan, error) {
 	return p, nil
 }
 
-func (p *Plan) checkPair(pair Pair) error {
+// nodeIndex maps each node of the plan to its place in Nodes.
+func (p *Plan) nodeIndex() map[string]int {
+	index := make(map[string]int, len(p.Nodes))
+	for i, n := range p.Nodes {
+		index[n] = i
+	}
+	return index
+}
+
+// checkPair checks that pair is two different nodes of the plan (index is
+// p.nodeIndex(): a plan of 1000 nodes has half a million pairs).
+func (p *Plan) checkPair(pair Pair, index map[string]int) error {
 	for _, n := range []string{pair.Src, pair.Dst} {
-		if !slices.Contains(p.Nodes, n) {
+		if _, ok := index[n]; !ok {
 			return fmt.Errorf("pair %s %s: node %s is not in the allocation (%s)", pair.Src, pair.Dst, n, strings.Join(p.Nodes, ","))
 		}
 	}
@@ -219,7 +231,8 @@ func ParsePlan(r io.Reader, name string, nodes []string) (*Plan, error) {
 	}
 	p := &Plan{Pattern: "file", Nodes: slices.Clone(nodes)}
 	byRound := map[int][]Pair{}
-	busy := map[int]map[string]int{}
+	busy := map[[2]int]int{} // by round and node index: the line of its pair there
+	index := p.nodeIndex()
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 0, 64<<10), maxPlanLine)
 	line := 1
@@ -234,17 +247,17 @@ func ParsePlan(r io.Reader, name string, nodes []string) (*Plan, error) {
 			return nil, fmt.Errorf("%s:%d: %q: want \"<round> <node1> <node2>\" with a round from 1 (example: 1 n1 n2)", name, line, text)
 		}
 		pair := Pair{f[1], f[2]}
-		if err := p.checkPair(pair); err != nil {
+		if err := p.checkPair(pair, index); err != nil {
 			return nil, fmt.Errorf("%s:%d: %w", name, line, err)
 		}
-		if busy[round] == nil {
-			busy[round] = map[string]int{}
-		}
-		for _, n := range []string{pair.Src, pair.Dst} {
-			if prev, ok := busy[round][n]; ok {
-				return nil, fmt.Errorf("%s:%d: node %s is already in round %d (line %d): a node can be in one pair per round", name, line, n, round, prev)
+		// The plan's own copies of the names: the line can go.
+		src, dst := index[pair.Src], index[pair.Dst]
+		pair = Pair{p.Nodes[src], p.Nodes[dst]}
+		for _, n := range []int{src, dst} {
+			if prev, ok := busy[[2]int{round, n}]; ok {
+				return nil, fmt.Errorf("%s:%d: node %s is already in round %d (line %d): a node can be in one pair per round", name, line, p.Nodes[n], round, prev)
 			}
-			busy[round][n] = line
+			busy[[2]int{round, n}] = line
 		}
 		byRound[round] = append(byRound[round], pair)
 	}

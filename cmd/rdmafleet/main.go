@@ -76,6 +76,8 @@ func dispatch(ctx context.Context, args []string, getenv func(string) string, en
 		return runPlan(ctx, args[1:], getenv, stdout, stderr)
 	case "report":
 		return runReport(ctx, args[1:], stdout, stderr)
+	case "synth": // a synthetic job directory, for measuring the report
+		return runSynth(ctx, args[1:], stdout, stderr)
 	case "-h", "-help", "--help", "help":
 		fmt.Fprint(stdout, usage)
 		return 0

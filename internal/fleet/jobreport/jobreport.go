@@ -65,47 +65,22 @@ func collect(ctx context.Context, dir string, o Options) (*collected, error) {
 		return nil, err
 	}
 	c := &collected{plan: plan, results: fleet.NewResults()}
-	failed := map[int]string{}
-	for _, s := range plan.Steps() {
-		if err := ctx.Err(); err != nil {
-			return nil, err
-		}
-		f, err := jobdir.Open(ctx, jobdir.ResultPath(dir, s))
-		if err == nil {
-			err = c.results.ReadPair(f, jobdir.ResultPath(dir, s), s.Src, s.Dst)
-			f.Close()
-			if ctx.Err() != nil {
-				return nil, ctx.Err()
-			}
-			if err != nil {
-				failed[s.Index] = "bad result file: " + cut(oneLine(err.Error()))
-			}
-			continue
-		}
-		if !errors.Is(err, os.ErrNotExist) {
-			failed[s.Index] = "unreadable result file: " + cut(oneLine(err.Error()))
-			continue
-		}
-		why, err := jobdir.ReadFailed(ctx, jobdir.FailedPath(dir, s))
-		switch {
-		case err == nil:
-			failed[s.Index] = why
-		case errors.Is(err, os.ErrNotExist):
-			failed[s.Index] = "no result and no failure file (still running, or the job was stopped)"
-		default:
-			failed[s.Index] = "bad failure file: " + cut(oneLine(err.Error()))
-		}
+	steps := plan.Steps()
+	failed, err := readPairs(ctx, dir, steps, c.results)
+	if err != nil {
+		return nil, err
 	}
 	c.bench = o.Bench
 	if c.bench == "" && len(c.results.Benches) > 0 {
 		c.bench = c.results.Benches[0]
 	}
-	for _, s := range plan.Steps() {
+	c.measures = make([]fleet.Measure, 0, len(steps))
+	for _, s := range steps {
 		m := fleet.Measure{Pair: s.Pair, Round: s.Round}
 		if why, ok := failed[s.Index]; ok {
 			m.Failed = why
-		} else if sum, ok := c.results.Summary(c.bench, o.Metric, s.Src, s.Dst); ok {
-			m.Value = sum.Center
+		} else if cell, ok := c.results.Cell(c.bench, o.Metric, s.Src, s.Dst); ok {
+			m.Value = cell.Center
 		} else {
 			m.Failed = fmt.Sprintf("no %s result for %s in %s", o.Metric, c.bench, jobdir.ResultPath(dir, s))
 		}

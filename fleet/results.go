@@ -1,0 +1,272 @@
+package fleet
+
+import (
+	"fmt"
+	"io"
+	"math"
+	"slices"
+)
+
+// Confidence is the level of the intervals in the matrix, benchstat's.
+const Confidence = 0.95
+
+// Results are the pair results of a fleet run, as read from benchfmt
+// files whose benchmark names carry /src=NODE/dst=NODE.
+//
+// A pair's values are kept only until they are summarised: when Settle
+// is called for the pair, or when a query (Cell, Centers, WriteMatrix)
+// needs them. Then each cell keeps its median and its interval's printed
+// form, and more results of that pair are refused (ErrSettled): read
+// every file of a pair before asking for its cells.
+type Results struct {
+	Config  []string // the first file's configuration lines, "key: value"
+	Benches []string // benchmark names without src, dst and GOMAXPROCS, in order of appearance
+	Units   []string // tidied units (sec/op, p50-sec, ...), in order of appearance
+
+	configRead bool
+	nodeID     map[string]int32
+	nodes      []string         // by id
+	slots      map[uint64]int32 // pair (src id << 32 | dst id) -> slot
+	pairOf     []uint64         // slot -> pair
+	settled    []bool           // by slot
+	tableOf    map[[2]int]int   // (bench index, unit index) -> tables index
+	tables     []*table
+	tails      *tails
+	pending    map[int32][]pendingValue // by slot: read and not summarised yet
+	spare      [][]pendingValue
+	scratch    []float64
+	parser     *PairParser // for Read and ReadPair
+}
+
+// table holds one matrix (one benchmark and unit): by slot, each cell's
+// median and the index of its range in tails (0: no cell).
+type table struct {
+	bench, unit int
+	center      []float64
+	tail        []uint16
+}
+
+type pendingValue struct {
+	table int
+	v     float64
+}
+
+// ErrSettled reports results of a pair whose cells are already summarised.
+var ErrSettled = fmt.Errorf("pair already summarised")
+
+// NewResults returns an empty set of results.
+func NewResults() *Results {
+	return &Results{
+		nodeID:  map[string]int32{},
+		slots:   map[uint64]int32{},
+		tableOf: map[[2]int]int{},
+		tails:   newTails(),
+		pending: map[int32][]pendingValue{},
+		parser:  NewPairParser(),
+	}
+}
+
+func (r *Results) node(name string) int32 {
+	if id, ok := r.nodeID[name]; ok {
+		return id
+	}
+	id := int32(len(r.nodes))
+	r.nodeID[name] = id
+	r.nodes = append(r.nodes, name)
+	return id
+}
+
+// slot returns the pair's slot, adding it when add is set (-1 otherwise).
+func (r *Results) slot(src, dst string, add bool) int32 {
+	if !add {
+		s, ok1 := r.nodeID[src]
+		d, ok2 := r.nodeID[dst]
+		if i, ok := r.slots[uint64(s)<<32|uint64(uint32(d))]; ok && ok1 && ok2 {
+			return i
+		}
+		return -1
+	}
+	key := uint64(r.node(src))<<32 | uint64(uint32(r.node(dst)))
+	if i, ok := r.slots[key]; ok {
+		return i
+	}
+	i := int32(len(r.pairOf))
+	r.slots[key] = i
+	r.pairOf = append(r.pairOf, key)
+	r.settled = append(r.settled, false)
+	return i
+}
+
+func (r *Results) tableFor(bench, unit string) int {
+	b := slices.Index(r.Benches, bench)
+	if b < 0 {
+		b = len(r.Benches)
+		r.Benches = append(r.Benches, bench)
+	}
+	u := slices.Index(r.Units, unit)
+	if u < 0 {
+		u = len(r.Units)
+		r.Units = append(r.Units, unit)
+	}
+	if t, ok := r.tableOf[[2]int{b, u}]; ok {
+		return t
+	}
+	r.tables = append(r.tables, &table{bench: b, unit: u})
+	r.tableOf[[2]int{b, u}] = len(r.tables) - 1
+	return len(r.tables) - 1
+}
+
+// Add adds a parsed pair file's results; they stay pending until the pair
+// is settled. It fails with ErrSettled, adding nothing, when the pair's
+// cells are already summarised.
+func (r *Results) Add(f *PairFile) error {
+	if len(f.values) == 0 {
+		return nil
+	}
+	for _, v := range f.values {
+		if i := r.slot(v.src, v.dst, false); i >= 0 && r.settled[i] {
+			return fmt.Errorf("%s: results of %s -> %s: %w (read every file of a pair before asking for its cells)", f.name, v.src, v.dst, ErrSettled)
+		}
+	}
+	if !r.configRead {
+		r.Config, r.configRead = f.config, true
+	}
+	last, lastSlot := [2]string{}, int32(-1)
+	for _, v := range f.values {
+		if lastSlot < 0 || v.src != last[0] || v.dst != last[1] {
+			last, lastSlot = [2]string{v.src, v.dst}, r.slot(v.src, v.dst, true)
+		}
+		p := r.pending[lastSlot]
+		if p == nil && len(r.spare) > 0 {
+			p, r.spare = r.spare[len(r.spare)-1], r.spare[:len(r.spare)-1]
+		}
+		r.pending[lastSlot] = append(p, pendingValue{r.tableFor(v.bench, v.unit), v.v})
+	}
+	return nil
+}
+
+// Read adds the results of one benchfmt file, of any pairs.
+func (r *Results) Read(rd io.Reader, fileName string) error {
+	var f PairFile
+	if err := r.parser.Parse(rd, fileName, "", "", !r.configRead, &f); err != nil {
+		return err
+	}
+	return r.Add(&f)
+}
+
+// ReadPair adds the results of one pair's file, all or nothing: it adds
+// none of them, and returns why, when the file does not parse or holds a
+// result of any pair other than src to dst (a file copied or misnamed must
+// not rewrite another pair's cell).
+func (r *Results) ReadPair(rd io.Reader, fileName, src, dst string) error {
+	var f PairFile
+	if err := r.parser.Parse(rd, fileName, src, dst, !r.configRead, &f); err != nil {
+		return err
+	}
+	return r.Add(&f)
+}
+
+// Settle summarises the pair's cells: its values are dropped, and later
+// results of the pair are refused.
+func (r *Results) Settle(src, dst string) {
+	if i := r.slot(src, dst, false); i >= 0 {
+		r.settle(i)
+	}
+}
+
+func (r *Results) settle(slot int32) {
+	p := r.pending[slot]
+	r.settled[slot] = true
+	if p == nil {
+		return
+	}
+	delete(r.pending, slot)
+	slices.SortFunc(p, func(a, b pendingValue) int { return a.table - b.table })
+	for start := 0; start < len(p); {
+		end := start + 1
+		for end < len(p) && p[end].table == p[start].table {
+			end++
+		}
+		r.scratch = r.scratch[:0]
+		for _, v := range p[start:end] {
+			r.scratch = append(r.scratch, v.v)
+		}
+		t := r.tables[p[start].table]
+		if n := len(r.pairOf); len(t.center) < n {
+			t.center = append(t.center, make([]float64, n-len(t.center))...)
+			t.tail = append(t.tail, make([]uint16, n-len(t.tail))...)
+		}
+		t.center[slot], t.tail[slot] = r.tails.summarise(r.scratch)
+		start = end
+	}
+	r.spare = append(r.spare, p[:0])
+}
+
+// settleAll summarises every pending pair.
+func (r *Results) settleAll() {
+	for slot := range r.pending {
+		r.settle(slot)
+	}
+}
+
+func (r *Results) table(bench, unit string) *table {
+	b, u := slices.Index(r.Benches, bench), slices.Index(r.Units, unit)
+	if t, ok := r.tableOf[[2]int{b, u}]; ok {
+		return r.tables[t]
+	}
+	return nil
+}
+
+// Cell returns the summary of one pair's results for a benchmark and
+// unit, and false when the pair has none.
+func (r *Results) Cell(bench, unit, src, dst string) (Cell, bool) {
+	r.settleAll()
+	t, slot := r.table(bench, unit), r.slot(src, dst, false)
+	if t == nil || slot < 0 || int(slot) >= len(t.tail) || t.tail[slot] == 0 {
+		return Cell{}, false
+	}
+	c := r.tails.list[t.tail[slot]]
+	c.Center = t.center[slot]
+	return c, true
+}
+
+// Centers returns the median of every cell of one matrix, by src and dst,
+// NaN where a pair has no result; rows and columns in the order of nodes.
+func (r *Results) Centers(bench, unit string, nodes []string) [][]float64 {
+	r.settleAll()
+	grid := make([][]float64, len(nodes))
+	for i := range grid {
+		grid[i] = make([]float64, len(nodes))
+		for j := range grid[i] {
+			grid[i][j] = math.NaN()
+		}
+	}
+	t := r.table(bench, unit)
+	if t == nil {
+		return grid
+	}
+	pos := r.positions(nodes)
+	for slot, key := range r.pairOf {
+		if slot >= len(t.tail) || t.tail[slot] == 0 {
+			continue
+		}
+		if i, j := pos[key>>32], pos[uint32(key)]; i >= 0 && j >= 0 {
+			grid[i][j] = t.center[slot]
+		}
+	}
+	return grid
+}
+
+// positions maps node ids to their place in nodes, -1 when absent.
+func (r *Results) positions(nodes []string) []int {
+	pos := make([]int, len(r.nodes))
+	for i := range pos {
+		pos[i] = -1
+	}
+	for i, n := range nodes {
+		if id, ok := r.nodeID[n]; ok && pos[id] < 0 {
+			pos[id] = i
+		}
+	}
+	return pos
+}
