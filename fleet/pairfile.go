@@ -66,20 +66,52 @@ func NewPairParser() *PairParser {
 // dst set, every result must be of that pair and there must be one; with
 // withConfig, f keeps the configuration lines of the first result.
 func (p *PairParser) Parse(rd io.Reader, fileName, src, dst string, withConfig bool, f *PairFile) error {
+	return p.parse(rd, fileName, src, dst, withConfig, maxFast, f)
+}
+
+// MaxRoundFast is the largest file of many pairs (a round's) that
+// ParseAll reads whole: 8,000 pairs of two sizes.
+const MaxRoundFast = 16 << 20
+
+// ParseAll reads a file of results of any pairs into f, all or nothing,
+// as Results.Read does.
+func (p *PairParser) ParseAll(rd io.Reader, fileName string, withConfig bool, f *PairFile) error {
+	return p.parse(rd, fileName, "", "", withConfig, MaxRoundFast, f)
+}
+
+func (p *PairParser) parse(rd io.Reader, fileName, src, dst string, withConfig bool, limit int, f *PairFile) error {
 	*f = PairFile{name: fileName, withConfig: withConfig, values: f.values[:0]}
 	if p.buf == nil {
 		p.buf = make([]byte, 0, 64<<10)
 	}
-	data, err := readUpTo(rd, p.buf[:0], maxFast+1)
-	p.buf = data[:0]
+	data, err := readUpTo(rd, p.buf[:0], limit+1)
+	if cap(data) <= maxFast {
+		p.buf = data[:0] // a round's buffer is not kept
+	}
 	if err != nil {
 		return fmt.Errorf("%s: %w", fileName, err)
 	}
-	if len(data) <= maxFast && p.fast(data, src, dst, withConfig, f) {
+	if len(data) <= limit && p.fast(data, src, dst, withConfig, f) {
 		return nil
 	}
 	*f = PairFile{name: fileName, withConfig: withConfig, values: f.values[:0]}
 	return p.slow(io.MultiReader(bytes.NewReader(data), rd), fileName, src, dst, withConfig, f)
+}
+
+// Pairs returns the pairs f holds results of, in order of appearance.
+func (f *PairFile) Pairs() []Pair {
+	var pairs []Pair
+	seen := map[Pair]bool{}
+	for i, v := range f.values {
+		if i > 0 && v.src == f.values[i-1].src && v.dst == f.values[i-1].dst {
+			continue
+		}
+		if p := (Pair{v.src, v.dst}); !seen[p] {
+			seen[p] = true
+			pairs = append(pairs, p)
+		}
+	}
+	return pairs
 }
 
 // readUpTo appends what rd holds to buf, at most limit bytes.

@@ -36,6 +36,8 @@ type Results struct {
 	spare      [][]pendingValue
 	scratch    []float64
 	parser     *PairParser // for Read and ReadPair
+	keys       []addKey    // Add's scratch
+	counts     []int       // settle's scratch, by table
 }
 
 // table holds one matrix (one benchmark and unit): by slot, each cell's
@@ -44,6 +46,11 @@ type table struct {
 	bench, unit int
 	center      []float64
 	tail        []uint16
+}
+
+type addKey struct {
+	bench, unit string
+	table       int
 }
 
 type pendingValue struct {
@@ -123,32 +130,50 @@ func (r *Results) Add(f *PairFile) error {
 	if len(f.values) == 0 {
 		return nil
 	}
-	for _, v := range f.values {
-		if i := r.slot(v.src, v.dst, false); i >= 0 && r.settled[i] {
+	for i, v := range f.values {
+		if i > 0 && v.src == f.values[i-1].src && v.dst == f.values[i-1].dst {
+			continue
+		}
+		if slot := r.slot(v.src, v.dst, false); slot >= 0 && r.settled[slot] {
 			return fmt.Errorf("%s: results of %s -> %s: %w (read every file of a pair before asking for its cells)", f.name, v.src, v.dst, ErrSettled)
 		}
 	}
-	if !r.configRead {
+	if !r.configRead && f.withConfig {
 		r.Config, r.configRead = f.config, true
 	}
-	last, lastSlot := [2]string{}, int32(-1)
-	for _, v := range f.values {
-		if lastSlot < 0 || v.src != last[0] || v.dst != last[1] {
-			last, lastSlot = [2]string{v.src, v.dst}, r.slot(v.src, v.dst, true)
+	// A file holds a few (benchmark, unit) keys, in a cycle: each found
+	// once, then by a short search from the last one.
+	keys := r.keys[:0]
+	k, slot := 0, int32(-1)
+	for i, v := range f.values {
+		if i == 0 || v.src != f.values[i-1].src || v.dst != f.values[i-1].dst {
+			slot = r.slot(v.src, v.dst, true)
 		}
-		p := r.pending[lastSlot]
+		found := false
+		for range keys {
+			if k = (k + 1) % len(keys); keys[k].bench == v.bench && keys[k].unit == v.unit {
+				found = true
+				break
+			}
+		}
+		if !found {
+			keys = append(keys, addKey{v.bench, v.unit, r.tableFor(v.bench, v.unit)})
+			k = len(keys) - 1
+		}
+		p := r.pending[slot]
 		if p == nil && len(r.spare) > 0 {
 			p, r.spare = r.spare[len(r.spare)-1], r.spare[:len(r.spare)-1]
 		}
-		r.pending[lastSlot] = append(p, pendingValue{r.tableFor(v.bench, v.unit), v.v})
+		r.pending[slot] = append(p, pendingValue{keys[k].table, v.v})
 	}
+	r.keys = keys[:0]
 	return nil
 }
 
 // Read adds the results of one benchfmt file, of any pairs.
 func (r *Results) Read(rd io.Reader, fileName string) error {
 	var f PairFile
-	if err := r.parser.Parse(rd, fileName, "", "", !r.configRead, &f); err != nil {
+	if err := r.parser.ParseAll(rd, fileName, !r.configRead, &f); err != nil {
 		return err
 	}
 	return r.Add(&f)
@@ -181,22 +206,36 @@ func (r *Results) settle(slot int32) {
 		return
 	}
 	delete(r.pending, slot)
-	slices.SortFunc(p, func(a, b pendingValue) int { return a.table - b.table })
-	for start := 0; start < len(p); {
-		end := start + 1
-		for end < len(p) && p[end].table == p[start].table {
-			end++
+	// The values grouped by table, by counting: a pair has a few tables
+	// and tens of values.
+	if len(r.counts) < len(r.tables)+1 {
+		r.counts = make([]int, len(r.tables)+1)
+	}
+	counts := r.counts[:len(r.tables)+1]
+	clear(counts)
+	for _, v := range p {
+		counts[v.table+1]++
+	}
+	for t := 1; t < len(counts); t++ {
+		counts[t] += counts[t-1]
+	}
+	r.scratch = slices.Grow(r.scratch[:0], len(p))[:len(p)]
+	for _, v := range p {
+		r.scratch[counts[v.table]] = v.v
+		counts[v.table]++
+	}
+	// counts[t] is now the end of table t's values.
+	start := 0
+	for ti, t := range r.tables {
+		end := counts[ti]
+		if end == start {
+			continue
 		}
-		r.scratch = r.scratch[:0]
-		for _, v := range p[start:end] {
-			r.scratch = append(r.scratch, v.v)
-		}
-		t := r.tables[p[start].table]
 		if n := len(r.pairOf); len(t.center) < n {
 			t.center = append(t.center, make([]float64, n-len(t.center))...)
 			t.tail = append(t.tail, make([]uint16, n-len(t.tail))...)
 		}
-		t.center[slot], t.tail[slot] = r.tails.summarise(r.scratch)
+		t.center[slot], t.tail[slot] = r.tails.summarise(r.scratch[start:end])
 		start = end
 	}
 	r.spare = append(r.spare, p[:0])

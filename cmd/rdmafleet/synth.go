@@ -19,6 +19,7 @@ func runSynth(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	dir := fs.String("dir", "", "the job `directory` to create (required)")
 	fs.IntVar(&o.Nodes, "nodes", o.Nodes, "how many nodes (all pairs: n(n-1)/2 pair files)")
 	fs.IntVar(&o.Count, "count", o.Count, "results per size in each pair file")
+	fs.BoolVar(&o.PairFilesOnly, "pairs-only", false, "no round files (a job of an older rdmafleet)")
 	if err := fs.Parse(args); err != nil {
 		return exitFlag(err)
 	}

@@ -24,6 +24,9 @@ type Options struct {
 	Nodes int // how many nodes: n0001, n0002, ...
 	Count int // results per size in each pair file (go test -count)
 	Seed  uint64
+	// PairFilesOnly leaves out the round files rdmafleet run writes after
+	// each round: a job of an older rdmafleet.
+	PairFilesOnly bool
 }
 
 // DefaultOptions are a 1000-node all-pairs job, 6 results per size.
@@ -38,8 +41,9 @@ const (
 	SlowBy   = 100e-6
 )
 
-// Write writes plan.txt and pairs/ into dir (created), with as many
-// writers as GOMAXPROCS. It stops when ctx is done.
+// Write writes plan.txt, pairs/ and rounds/ into dir (created), as
+// rdmafleet run leaves them, with as many writers as GOMAXPROCS. It stops
+// when ctx is done.
 func Write(ctx context.Context, dir string, o Options) (*fleet.Plan, error) {
 	if o.Nodes < 2 || o.Count < 1 {
 		return nil, fmt.Errorf("synthjob: %d nodes, count %d: want at least 2 nodes and 1 result", o.Nodes, o.Count)
@@ -90,6 +94,19 @@ func Write(ctx context.Context, dir string, o Options) (*fleet.Plan, error) {
 		if err != nil {
 			return nil, err
 		}
+	}
+	if o.PairFilesOnly {
+		return plan, nil
+	}
+	for start := 0; start < len(steps); {
+		end := start + 1
+		for end < len(steps) && steps[end].Round == steps[start].Round {
+			end++
+		}
+		if err := jobdir.WriteRound(ctx, dir, steps[start:end]); err != nil {
+			return nil, err
+		}
+		start = end
 	}
 	return plan, nil
 }
