@@ -98,7 +98,7 @@ FUZZ = ./internal/oob:FuzzDecode ./internal/oob:FuzzAcceptHandshake ./internal/t
 	./internal/work:FuzzParseReport ./internal/benchfile:FuzzRead ./internal/summary:FuzzRead \
 	./fleet:FuzzReadPair ./fleet:FuzzParsePlan ./fleet:FuzzReadPlan \
 	./internal/perftest:FuzzParseLatency ./hostinfo/tune:FuzzParseState \
-	./internal/abrun:FuzzReadVerdict
+	./internal/abrun:FuzzReadVerdict ./artifacts:FuzzReadHlog
 fuzz:
 	set -e; for t in $(FUZZ); do \
 		$(GO) test -run='^$$' -fuzz="^$${t#*:}$$" -fuzztime=$(FUZZTIME) -fuzzminimizetime=200x -parallel 1 "$${t%%:*}"; \
