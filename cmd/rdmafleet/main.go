@@ -30,7 +30,8 @@
 // `rdmafleet report -dir JOBDIR` writes the report files again.
 //
 // Exit status: 0 when the report is written (failed pairs and outliers are
-// in it), 2 for bad input (flags, node list, plan file), 1 otherwise. The
+// in it), 2 for bad input (flags, node list, plan file), 1 otherwise
+// (SIGINT or SIGTERM included: every subcommand stops on them). The
 // agent exits 0 when its pair is measured, recorded as failed, or when it
 // sits out the round; 2 for bad input; 1 when it cannot write to JOBDIR.
 package main
