@@ -68,15 +68,20 @@ func (r *Results) WriteMatrix(w io.Writer, nodes []string) error {
 	})
 	for bi := range r.Benches {
 		for ui, unit := range r.Units {
-			if benchunit.ClassOf(unit) != benchunit.Decimal || !strings.Contains(unit, "sec") {
+			if !MatrixUnit(unit) {
 				continue
 			}
-			if t, ok := r.tableOf[[2]int{bi, ui}]; ok {
+			if t, ok := r.tableOf[[2]int{bi, ui}]; ok && t >= 0 {
 				r.writeTable(b, r.tables[t], nodes, order, pos)
 			}
 		}
 	}
 	return b.Flush()
+}
+
+// MatrixUnit reports whether WriteMatrix writes a table of unit: a time.
+func MatrixUnit(unit string) bool {
+	return benchunit.ClassOf(unit) == benchunit.Decimal && strings.Contains(unit, "sec")
 }
 
 func (r *Results) writeTable(b *bufio.Writer, t *table, nodes []string, order []int32, pos []int) {

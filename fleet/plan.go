@@ -7,6 +7,7 @@
 package fleet
 
 import (
+	"math"
 	"bufio"
 	"errors"
 	"fmt"
@@ -231,7 +232,7 @@ func ParsePlan(r io.Reader, name string, nodes []string) (*Plan, error) {
 	}
 	p := &Plan{Pattern: "file", Nodes: slices.Clone(nodes)}
 	byRound := map[int][]Pair{}
-	busy := map[[2]int]int{} // by round and node index: the line of its pair there
+	busy := map[uint64]int32{} // by round << 32 | node index: the line of its pair there
 	index := p.nodeIndex()
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 0, 64<<10), maxPlanLine)
@@ -243,7 +244,7 @@ func ParsePlan(r io.Reader, name string, nodes []string) (*Plan, error) {
 		}
 		f := strings.Fields(text)
 		round, err := strconv.Atoi(f[0])
-		if len(f) != 3 || err != nil || round < 1 {
+		if len(f) != 3 || err != nil || round < 1 || round > math.MaxInt32 {
 			return nil, fmt.Errorf("%s:%d: %q: want \"<round> <node1> <node2>\" with a round from 1 (example: 1 n1 n2)", name, line, text)
 		}
 		pair := Pair{f[1], f[2]}
@@ -254,10 +255,11 @@ func ParsePlan(r io.Reader, name string, nodes []string) (*Plan, error) {
 		src, dst := index[pair.Src], index[pair.Dst]
 		pair = Pair{p.Nodes[src], p.Nodes[dst]}
 		for _, n := range []int{src, dst} {
-			if prev, ok := busy[[2]int{round, n}]; ok {
+			key := uint64(round)<<32 | uint64(n)
+			if prev, ok := busy[key]; ok {
 				return nil, fmt.Errorf("%s:%d: node %s is already in round %d (line %d): a node can be in one pair per round", name, line, p.Nodes[n], round, prev)
 			}
-			busy[[2]int{round, n}] = line
+			busy[key] = int32(line)
 		}
 		byRound[round] = append(byRound[round], pair)
 	}
@@ -305,6 +307,9 @@ func ReadPlan(r io.Reader, name string) (*Plan, error) {
 	for line := range strings.SplitSeq(string(data), "\n") {
 		if v, ok := strings.CutPrefix(line, "# nodes: "); ok {
 			nodes = strings.Fields(v)
+			for i, n := range nodes {
+				nodes[i] = strings.Clone(n) // not a view that keeps the whole file
+			}
 		}
 		if v, ok := strings.CutPrefix(line, "# pattern: "); ok {
 			pattern = strings.TrimSpace(v)

@@ -24,9 +24,12 @@ type Results struct {
 	Units   []string // tidied units (sec/op, p50-sec, ...), in order of appearance
 
 	configRead bool
+	keep       func(unit string) bool
 	nodeID     map[string]int32
 	nodes      []string         // by id
 	slots      map[uint64]int32 // pair (src id << 32 | dst id) -> slot
+	dense      []int32          // or, after Grow: by src id * denseN + dst id, -1 for none
+	denseN     int
 	pairOf     []uint64         // slot -> pair
 	settled    []bool           // by slot
 	tableOf    map[[2]int]int   // (bench index, unit index) -> tables index
@@ -62,8 +65,15 @@ type pendingValue struct {
 var ErrSettled = fmt.Errorf("pair already summarised")
 
 // NewResults returns an empty set of results.
-func NewResults() *Results {
+func NewResults() *Results { return NewResultsOf(nil) }
+
+// NewResultsOf returns an empty set of results that keeps the cells of
+// the units keep accepts (all, when keep is nil); the others are listed in
+// Units and dropped. A fleet report keeps the matrix's times and the
+// metric it judges: a 1000-node cell table is 5 MB.
+func NewResultsOf(keep func(unit string) bool) *Results {
 	return &Results{
+		keep:    keep,
 		nodeID:  map[string]int32{},
 		slots:   map[uint64]int32{},
 		tableOf: map[[2]int]int{},
@@ -72,6 +82,24 @@ func NewResults() *Results {
 		parser:  NewPairParser(),
 	}
 }
+
+// Grow makes room for the cells of n more pairs of at most nodes nodes.
+func (r *Results) Grow(n, nodes int) {
+	r.pairOf = slices.Grow(r.pairOf, n)
+	r.settled = slices.Grow(r.settled, n)
+	if len(r.slots) == 0 && len(r.dense) == 0 && nodes <= maxDense {
+		// A slot by src and dst id: 4 MB for 1000 nodes, where the map
+		// of half a million pairs took 19 MB.
+		r.dense = make([]int32, nodes*nodes)
+		r.denseN = nodes
+		for i := range r.dense {
+			r.dense[i] = -1
+		}
+	}
+}
+
+// maxDense is the most nodes whose slots Grow indexes by a square array.
+const maxDense = 4096
 
 func (r *Results) node(name string) int32 {
 	if id, ok := r.nodeID[name]; ok {
@@ -85,20 +113,38 @@ func (r *Results) node(name string) int32 {
 
 // slot returns the pair's slot, adding it when add is set (-1 otherwise).
 func (r *Results) slot(src, dst string, add bool) int32 {
-	if !add {
-		s, ok1 := r.nodeID[src]
-		d, ok2 := r.nodeID[dst]
-		if i, ok := r.slots[uint64(s)<<32|uint64(uint32(d))]; ok && ok1 && ok2 {
-			return i
+	var s, d int32
+	if add {
+		s, d = r.node(src), r.node(dst)
+	} else {
+		var ok1, ok2 bool
+		s, ok1 = r.nodeID[src]
+		d, ok2 = r.nodeID[dst]
+		if !ok1 || !ok2 {
+			return -1
 		}
-		return -1
 	}
-	key := uint64(r.node(src))<<32 | uint64(uint32(r.node(dst)))
+	key := uint64(s)<<32 | uint64(uint32(d))
+	if int(s) < r.denseN && int(d) < r.denseN {
+		at := &r.dense[int(s)*r.denseN+int(d)]
+		if *at < 0 && add {
+			*at = r.newSlot(key)
+		}
+		return *at
+	}
 	if i, ok := r.slots[key]; ok {
 		return i
 	}
-	i := int32(len(r.pairOf))
+	if !add {
+		return -1
+	}
+	i := r.newSlot(key)
 	r.slots[key] = i
+	return i
+}
+
+func (r *Results) newSlot(key uint64) int32 {
+	i := int32(len(r.pairOf))
 	r.pairOf = append(r.pairOf, key)
 	r.settled = append(r.settled, false)
 	return i
@@ -117,6 +163,10 @@ func (r *Results) tableFor(bench, unit string) int {
 	}
 	if t, ok := r.tableOf[[2]int{b, u}]; ok {
 		return t
+	}
+	if r.keep != nil && !r.keep(unit) {
+		r.tableOf[[2]int{b, u}] = -1
+		return -1
 	}
 	r.tables = append(r.tables, &table{bench: b, unit: u})
 	r.tableOf[[2]int{b, u}] = len(r.tables) - 1
@@ -159,6 +209,9 @@ func (r *Results) Add(f *PairFile) error {
 		if !found {
 			keys = append(keys, addKey{v.bench, v.unit, r.tableFor(v.bench, v.unit)})
 			k = len(keys) - 1
+		}
+		if keys[k].table < 0 {
+			continue // a unit not kept
 		}
 		p := r.pending[slot]
 		if p == nil && len(r.spare) > 0 {
@@ -232,6 +285,9 @@ func (r *Results) settle(slot int32) {
 			continue
 		}
 		if n := len(r.pairOf); len(t.center) < n {
+			// As many as Grow made room for, at once.
+			t.center = slices.Grow(t.center, cap(r.pairOf)-len(t.center))
+			t.tail = slices.Grow(t.tail, cap(r.pairOf)-len(t.tail))
 			t.center = append(t.center, make([]float64, n-len(t.center))...)
 			t.tail = append(t.tail, make([]uint16, n-len(t.tail))...)
 		}
@@ -250,7 +306,7 @@ func (r *Results) settleAll() {
 
 func (r *Results) table(bench, unit string) *table {
 	b, u := slices.Index(r.Benches, bench), slices.Index(r.Units, unit)
-	if t, ok := r.tableOf[[2]int{b, u}]; ok {
+	if t, ok := r.tableOf[[2]int{b, u}]; ok && t >= 0 {
 		return r.tables[t]
 	}
 	return nil

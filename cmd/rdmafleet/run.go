@@ -81,6 +81,7 @@ func runDriver(ctx context.Context, args []string, getenv func(string) string, s
 	if err := fs.Parse(args); err != nil {
 		return exitFlag(err)
 	}
+	limitMemory() // the report at the end
 	d.SrunArgs = strings.Fields(*srunArgs)
 	d.AgentArgs, d.Timeout = pairArgs(opts), opts.Timeout
 	d.Logf = func(format string, args ...any) {

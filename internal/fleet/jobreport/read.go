@@ -37,8 +37,9 @@ type roundOutcome struct {
 // absent (a job of an older rdmafleet) or unusable, from its own files. A
 // pair's cells are summarised once its last step is read, so that only a
 // batch's values are held at a time.
-func readPairs(ctx context.Context, dir string, steps []fleet.Step, r *fleet.Results) (map[int]string, error) {
-	last := lastOfPair(steps)
+func readPairs(ctx context.Context, dir string, plan *fleet.Plan, r *fleet.Results) (map[int]string, error) {
+	last := lastOfPair(plan)
+	r.Grow(len(last), len(plan.Nodes))
 	failed := map[int]string{}
 	workers := runtime.GOMAXPROCS(0)
 	parsers := make([]*fleet.PairParser, workers)
@@ -46,7 +47,8 @@ func readPairs(ctx context.Context, dir string, steps []fleet.Step, r *fleet.Res
 		parsers[i] = fleet.NewPairParser()
 	}
 	own := fleet.NewPairParser() // this goroutine's, while the readers use theirs
-	rounds := splitRounds(steps)
+	rounds := plan.Rounds
+	index := 0 // of the first step of rounds[0]
 	// Two sets of outcomes: the readers fill one while the other is added.
 	type work struct {
 		rounds [][]fleet.Step
@@ -70,10 +72,17 @@ func readPairs(ctx context.Context, dir string, steps []fleet.Step, r *fleet.Res
 		wg.Wait()
 	}
 	next := func(w *work) {
+		// Steps of a batch of rounds at a time, not the plan's half million.
 		w.rounds = w.rounds[:0]
 		for n := 0; len(rounds) > 0 && n < batch; rounds = rounds[1:] {
-			w.rounds = append(w.rounds, rounds[0])
-			n += len(rounds[0])
+			round := len(plan.Rounds) - len(rounds) + 1
+			steps := make([]fleet.Step, len(rounds[0]))
+			for i, pair := range rounds[0] {
+				steps[i] = fleet.Step{Pair: pair, Round: round, Index: index}
+				index++
+			}
+			w.rounds = append(w.rounds, steps)
+			n += len(steps)
 		}
 	}
 	cur := &sets[0]
@@ -202,14 +211,26 @@ func readStep(ctx context.Context, dir string, s fleet.Step, p *fleet.PairParser
 
 // lastOfPair tells, by step index, whether a step is its pair's last in
 // the plan (a plan file may measure a pair in more than one round).
-func lastOfPair(steps []fleet.Step) []bool {
-	last := make([]bool, len(steps))
-	seen := make(map[fleet.Pair]struct{}, len(steps))
-	for i := len(steps) - 1; i >= 0; i-- {
-		if _, ok := seen[steps[i].Pair]; !ok {
-			last[i] = true
-			seen[steps[i].Pair] = struct{}{}
+func lastOfPair(plan *fleet.Plan) []bool {
+	n := 0
+	for _, round := range plan.Rounds {
+		n += len(round)
+	}
+	last := make([]bool, n)
+	seen := make(map[fleet.Pair]struct{}, n)
+	for r := len(plan.Rounds) - 1; r >= 0; r-- {
+		for i := len(plan.Rounds[r]) - 1; i >= 0; i-- {
+			n--
+			if p := plan.Rounds[r][i]; !isIn(seen, p) {
+				last[n] = true
+				seen[p] = struct{}{}
+			}
 		}
 	}
 	return last
+}
+
+func isIn(set map[fleet.Pair]struct{}, p fleet.Pair) bool {
+	_, ok := set[p]
+	return ok
 }
