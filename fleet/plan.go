@@ -7,11 +7,11 @@
 package fleet
 
 import (
-	"math"
 	"bufio"
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"math/rand/v2"
 	"slices"
 	"strconv"

@@ -30,9 +30,9 @@ type Results struct {
 	slots      map[uint64]int32 // pair (src id << 32 | dst id) -> slot
 	dense      []int32          // or, after Grow: by src id * denseN + dst id, -1 for none
 	denseN     int
-	pairOf     []uint64         // slot -> pair
-	settled    []bool           // by slot
-	tableOf    map[[2]int]int   // (bench index, unit index) -> tables index
+	pairOf     []uint64       // slot -> pair
+	settled    []bool         // by slot
+	tableOf    map[[2]int]int // (bench index, unit index) -> tables index
 	tables     []*table
 	tails      *tails
 	pending    map[int32][]pendingValue // by slot: read and not summarised yet
