@@ -23,7 +23,7 @@ import (
 )
 
 var (
-	benchNodes = flag.Int("jobreport.nodes", 30, "BenchmarkCollect: nodes of the synthetic all-pairs job (1000: 499,500 pair files, ~1 GB and a minute to write)")
+	benchNodes = flag.Int("jobreport.nodes", 10, "BenchmarkCollect: nodes of the synthetic all-pairs job (1000: 499,500 pair files, ~1 GB and a minute to write)")
 	benchDir   = flag.String("jobreport.dir", "", "BenchmarkCollect: an existing job directory (rdmafleet synth -dir D) instead of a new one")
 )
 
