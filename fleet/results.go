@@ -195,9 +195,17 @@ func (r *Results) Add(f *PairFile) error {
 	// once, then by a short search from the last one.
 	keys := r.keys[:0]
 	k, slot := 0, int32(-1)
+	var p []pendingValue // slot's pending values, stored back when the pair changes
 	for i, v := range f.values {
 		if i == 0 || v.src != f.values[i-1].src || v.dst != f.values[i-1].dst {
+			if slot >= 0 {
+				r.pending[slot] = p
+			}
 			slot = r.slot(v.src, v.dst, true)
+			p = r.pending[slot]
+			if p == nil && len(r.spare) > 0 {
+				p, r.spare = r.spare[len(r.spare)-1], r.spare[:len(r.spare)-1]
+			}
 		}
 		found := false
 		for range keys {
@@ -213,11 +221,10 @@ func (r *Results) Add(f *PairFile) error {
 		if keys[k].table < 0 {
 			continue // a unit not kept
 		}
-		p := r.pending[slot]
-		if p == nil && len(r.spare) > 0 {
-			p, r.spare = r.spare[len(r.spare)-1], r.spare[:len(r.spare)-1]
-		}
-		r.pending[slot] = append(p, pendingValue{keys[k].table, v.v})
+		p = append(p, pendingValue{keys[k].table, v.v})
+	}
+	if slot >= 0 {
+		r.pending[slot] = p
 	}
 	r.keys = keys[:0]
 	return nil
