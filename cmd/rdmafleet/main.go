@@ -21,6 +21,8 @@
 //	pairs/roundNN-SRC-DST.failed  why a pair has no result
 //	raw/                     the benchmark's and rdmapeer's own output
 //	rounds.txt               how long each round took
+//	rounds/roundNN.txt       the round's pair files with results, one after
+//	                         the other: the report opens one file a round
 //	matrix.txt               per size and metric, rows src, columns dst
 //	outliers.txt             pairs above 2.1x the fastest or median + 6 MAD,
 //	                         failed pairs, and the nodes in most of them
