@@ -15,7 +15,7 @@ import (
 // rounds); the results are then added in plan order, so the report does
 // not depend on which reader was first, while the readers go on with the
 // next batch.
-const batch = 2048
+const batch = 1024
 
 // outcome is what one step's files hold.
 type outcome struct {
@@ -150,7 +150,15 @@ func splitRounds(steps []fleet.Step) [][]fleet.Step {
 // readRound reads one round: its round file when that holds results of
 // the round's pairs only, and the files of each pair it does not hold.
 func readRound(ctx context.Context, dir string, steps []fleet.Step, p *fleet.PairParser, withConfig bool, ro *roundOutcome, out []outcome) []outcome {
-	out = append(out[:0], make([]outcome, len(steps))...)
+	// The outcomes of an earlier batch, their values' arrays reused: a
+	// fresh batch of pair files is megabytes.
+	if cap(out) < len(steps) {
+		out = append(out[:cap(out)], make([]outcome, len(steps)-cap(out))...)
+	}
+	out = out[:len(steps)]
+	for j := range out {
+		out[j].failed, out[j].inRound = "", false
+	}
 	ro.ok = false
 	path := jobdir.RoundPath(dir, steps[0].Round)
 	if f, err := jobdir.Open(ctx, path); err == nil {
