@@ -113,7 +113,7 @@ FUZZ = ./internal/oob:FuzzDecode ./internal/oob:FuzzAcceptHandshake ./internal/t
 	./internal/work:FuzzParseReport ./internal/benchfile:FuzzRead ./internal/summary:FuzzRead \
 	./internal/fleet:FuzzReadPair ./internal/fleet:FuzzParsePlan ./internal/fleet:FuzzReadPlan \
 	./internal/perftest:FuzzParseLatency ./internal/tune:FuzzParseState \
-	./internal/abrun:FuzzReadVerdict
+	./internal/abrun:FuzzReadVerdict ./artifacts:FuzzReadHlog
 fuzz:
 	set -e; for t in $(FUZZ); do \
 		$(GO) test -run='^$$' -fuzz="^$${t#*:}$$" -fuzztime=$(FUZZTIME) -fuzzminimizetime=200x -parallel 1 "$${t%%:*}"; \

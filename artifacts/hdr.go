@@ -101,7 +101,9 @@ func ReadHlog(path string) ([]*hdrhistogram.Histogram, error) {
 		return nil, err
 	}
 	defer f.Close()
-	r := hdrhistogram.NewHistogramLogReader(bufio.NewReader(&lineCap{r: f, path: path}))
+	// Lines are bounded (MaxHlogLine) and each histogram's header checked
+	// before the log reader allocates its counts.
+	r := hdrhistogram.NewHistogramLogReader(bufio.NewReader(newHlogGuard(f, path)))
 	var hs []*hdrhistogram.Histogram
 	for {
 		h, err := r.NextIntervalHistogram()
@@ -118,30 +120,6 @@ func ReadHlog(path string) ([]*hdrhistogram.Histogram, error) {
 // maxHlogLine bounds a line of an HDR log: one interval's histogram,
 // compressed and base64-encoded, takes a few kilobytes.
 const maxHlogLine = 1 << 20
-
-// lineCap passes r through and fails a line longer than maxHlogLine: the
-// log reader holds a whole line, so /dev/zero or a file without newlines
-// would take the host's memory.
-type lineCap struct {
-	r    io.Reader
-	path string
-	line int // lines passed so far
-	n    int // the current line's length
-}
-
-func (c *lineCap) Read(p []byte) (int, error) {
-	n, err := c.r.Read(p)
-	for i, b := range p[:n] {
-		if b == '\n' {
-			c.line, c.n = c.line+1, 0
-			continue
-		}
-		if c.n++; c.n > maxHlogLine {
-			return i, fmt.Errorf("%s:%d: a line over %d bytes: not an HDR log", c.path, c.line+1, maxHlogLine)
-		}
-	}
-	return n, err
-}
 
 // writeHgrm writes h's percentile distribution in HdrHistogram's text form
 // (values in microseconds, 5 ticks per half distance) to dir/name.hgrm.

@@ -66,9 +66,11 @@ func (c *CapWriter) Note() string {
 		c.max, c.max+d, env.VarMaxSamples, c.max, env.VarMaxSamples)
 }
 
-// EachSample calls fn with every sample of r, a samples file as Write
-// writes it (or rdmalat's raw writer: decimals are truncated to whole
-// nanoseconds), in order, holding one line at a time. name is for errors.
+// EachSample calls fn with every sample of r, a samples file as
+// Write writes it (or rdmalat's raw writer: decimals are truncated to whole
+// nanoseconds), in order, holding one line at a time. name is for errors;
+// a line that is not a whole number of nanoseconds, 0 or more, ends the
+// read with its number.
 func EachSample(r io.Reader, name string, fn func(int64)) error {
 	const maxLine = 1 << 20
 	sc := bufio.NewScanner(r)
@@ -85,6 +87,9 @@ func EachSample(r io.Reader, name string, fn func(int64)) error {
 		v, err := parseInt(b)
 		if err != nil {
 			return fmt.Errorf("%s:%d: %q is not a sample in nanoseconds", name, line, sc.Bytes())
+		}
+		if v < 0 || b[0] == '-' {
+			return fmt.Errorf("%s:%d: %q: a negative sample; a latency is 0 ns or more (not a file of raw samples?)", name, line, sc.Bytes())
 		}
 		fn(v)
 	}

@@ -73,8 +73,15 @@ func TestEachSampleErrors(t *testing.T) {
 	err := EachSample(strings.NewReader("10\n\n 12.5 \nx1\n"), "f", func(int64) {})
 	assert.EqualError(t, err, `f:4: "x1" is not a sample in nanoseconds`)
 	var got []int64
-	require.NoError(t, EachSample(strings.NewReader("10\n-3\n12.5\n7"), "f", func(v int64) { got = append(got, v) }))
-	assert.Equal(t, []int64{10, -3, 12, 7}, got)
+	require.NoError(t, EachSample(strings.NewReader("10\n0\n12.5\n7"), "f", func(v int64) { got = append(got, v) }))
+	assert.Equal(t, []int64{10, 0, 12, 7}, got)
+	// A latency is never negative: refused with the line's number.
+	for _, neg := range []string{"-3", "-0.5", " -1 "} {
+		got = nil
+		err = EachSample(strings.NewReader("10\n"+neg+"\n12\n"), "f", func(v int64) { got = append(got, v) })
+		assert.EqualError(t, err, fmt.Sprintf("f:2: %q: a negative sample; a latency is 0 ns or more (not a file of raw samples?)", neg))
+		assert.Equal(t, []int64{10}, got, "nothing after the negative sample")
+	}
 	assert.Error(t, EachSample(strings.NewReader("1234567890123456789\n"), "f", func(int64) {}), "19 digits may overflow")
 	// A line over the bound is reported with its number.
 	err = EachSample(strings.NewReader("10\n11\n"+strings.Repeat("7", 1<<20+1)+"\n12\n"), "f", func(int64) {})

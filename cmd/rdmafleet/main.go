@@ -21,6 +21,8 @@
 //	pairs/roundNN-SRC-DST.failed  why a pair has no result
 //	raw/                     the benchmark's and rdmapeer's own output
 //	rounds.txt               how long each round took
+//	rounds/roundNN.txt       the round's pair files with results, one after
+//	                         the other: the report opens one file a round
 //	matrix.txt               per size and metric, rows src, columns dst
 //	outliers.txt             pairs above 2.1x the fastest or median + 6 MAD,
 //	                         failed pairs, and the nodes in most of them
@@ -32,7 +34,8 @@
 // Exit status: 0 when the report is written (failed pairs and outliers are
 // in it), 3 when it is written and cells are over the absolute limits of
 // -max (p99=20us: RDMABENCH_MAX's syntax), 2 for bad input (flags, node
-// list, plan file), 1 otherwise. The
+// list, plan file), 1 otherwise
+// (SIGINT or SIGTERM included: every subcommand stops on them). The
 // agent exits 0 when its pair is measured, recorded as failed, or when it
 // sits out the round; 2 for bad input; 1 when it cannot write to JOBDIR.
 package main
@@ -78,6 +81,8 @@ func dispatch(ctx context.Context, args []string, getenv func(string) string, en
 		return runPlan(ctx, args[1:], getenv, stdout, stderr)
 	case "report":
 		return runReport(ctx, args[1:], stdout, stderr)
+	case "synth": // a synthetic job directory, for measuring the report
+		return runSynth(ctx, args[1:], stdout, stderr)
 	case "-h", "-help", "--help", "help":
 		fmt.Fprint(stdout, usage)
 		return 0

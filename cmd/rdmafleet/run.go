@@ -51,6 +51,9 @@ func runPlan(ctx context.Context, args []string, getenv func(string) string, std
 	plan, err := pf.build(ctx, getenv)
 	if err != nil {
 		fmt.Fprintf(stderr, "rdmafleet plan: %v\n", err)
+		if ctx.Err() != nil {
+			return 1 // stopped by a signal: a failure, as for report and run, not bad input
+		}
 		return 2
 	}
 	if err := plan.Write(stdout); err != nil {
@@ -78,6 +81,7 @@ func runDriver(ctx context.Context, args []string, getenv func(string) string, s
 	if err := fs.Parse(args); err != nil {
 		return exitFlag(err)
 	}
+	limitMemory() // the report at the end
 	d.SrunArgs = strings.Fields(*srunArgs)
 	d.AgentArgs, d.Timeout = pairArgs(opts), opts.Timeout
 	d.Logf = func(format string, args ...any) {

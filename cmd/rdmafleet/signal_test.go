@@ -39,7 +39,7 @@ func TestPlanFIFO(t *testing.T) {
 }
 
 // TestSignalledReport: a signal (the context main cancels on SIGINT and
-// SIGTERM) ends rdmafleet report and plan.
+// SIGTERM) ends rdmafleet report and plan, with status 1.
 func TestSignalledReport(t *testing.T) {
 	dir := t.TempDir()
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "plan.txt"), []byte("# nodes: n1 n2\n# pattern: all-pairs\n1 n1 n2\n"), 0o644))
@@ -51,6 +51,12 @@ func TestSignalledReport(t *testing.T) {
 	plan := filepath.Join(t.TempDir(), "plan")
 	require.NoError(t, os.WriteFile(plan, []byte("1 n1 n2\n"), 0o644))
 	code, stderr = within(t, ctx, "plan", "-nodes", "n[1-2]", "-plan", plan)
-	assert.Equal(t, 2, code)
+	assert.Equal(t, 1, code, "a signal is a failure (1), not bad input (2)")
 	assert.Contains(t, stderr, "context canceled")
+	// The same plan, not signalled, is read; a bad one is bad input.
+	code, _ = within(t, t.Context(), "plan", "-nodes", "n[1-2]", "-plan", plan)
+	assert.Equal(t, 0, code)
+	require.NoError(t, os.WriteFile(plan, []byte("1 n1 n9\n"), 0o644))
+	code, _ = within(t, t.Context(), "plan", "-nodes", "n[1-2]", "-plan", plan)
+	assert.Equal(t, 2, code)
 }

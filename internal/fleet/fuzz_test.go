@@ -5,6 +5,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -78,8 +79,9 @@ func checkPlan(t *testing.T, p *Plan) {
 }
 
 // FuzzReadPair: a pair file, whatever it holds, adds results of its own
-// pair only, each a measurement, or nothing; the analysis of what it
-// added never prints NaN.
+// pair only, each a measurement, or nothing; the fast path reads what it
+// takes exactly as benchfmt does; the analysis of what it added never
+// prints NaN.
 func FuzzReadPair(f *testing.F) {
 	if b, err := os.ReadFile(filepath.FromSlash("jobreport/testdata/job/pairs/round01-n1-n4.txt")); err == nil {
 		f.Add(string(b)) // the VM has the package's testdata, not jobreport's
@@ -88,26 +90,26 @@ func FuzzReadPair(f *testing.F) {
 	f.Add("BenchmarkRDMAWrite/src=n2/dst=n3/size=2-4 5000 5260 ns/op 5260 p50-ns\n")
 	f.Add("BenchmarkRDMAWrite/src=n1/dst=n4/size=2-4 5000 NaN ns/op -1 p50-ns\n")
 	f.Add("BenchmarkRDMAWrite/size=2 1000 5 ns/op\n")
+	f.Add("key: v\nkey: w\nother:\nBenchmarkRDMAWrite/src=n1/dst=n4-4 7 0 ns/op 12.5 p50-ns 0.125 MB/s\n")
 	f.Fuzz(func(t *testing.T, in string) {
+		checkFastPath(t, in, "n1", "n4")
 		r := NewResults()
 		err := r.ReadPair(strings.NewReader(in), "pair.txt", "n1", "n4")
-		for k, vs := range r.values {
-			if err != nil {
-				t.Fatalf("a refused file added %v", k)
-			}
-			if k.src != "n1" || k.dst != "n4" {
-				t.Fatalf("a result of %s -> %s", k.src, k.dst)
-			}
-			for _, v := range vs {
-				if math.IsNaN(v) || math.IsInf(v, 0) || v < 0 {
-					t.Fatalf("value %g", v)
-				}
+		if err != nil && (len(r.pairOf) > 0 || len(r.Benches) > 0 || len(r.Units) > 0) {
+			t.Fatalf("a refused file added results: %v", err)
+		}
+		for _, key := range r.pairOf {
+			if src, dst := r.nodes[key>>32], r.nodes[uint32(key)]; src != "n1" || dst != "n4" {
+				t.Fatalf("a result of %s -> %s", src, dst)
 			}
 		}
 		for _, bench := range r.Benches {
 			for _, unit := range r.Units {
-				if s, ok := r.Summary(bench, unit, "n1", "n4"); ok {
-					a := Analyse([]Measure{{Pair: Pair{"n1", "n4"}, Round: 1, Value: s.Center}, m("n2", "n3", 10)}, DefaultThresholds)
+				if c, ok := r.Cell(bench, unit, "n1", "n4"); ok {
+					if math.IsNaN(c.Center) || math.IsInf(c.Center, 0) || c.Center < 0 {
+						t.Fatalf("median %g", c.Center)
+					}
+					a := Analyse([]Measure{{Pair: Pair{"n1", "n4"}, Round: 1, Value: c.Center}, m("n2", "n3", 10)}, DefaultThresholds)
 					var b strings.Builder
 					a.Format(&b)
 					if strings.Contains(b.String(), "NaN") {
@@ -121,4 +123,24 @@ func FuzzReadPair(f *testing.F) {
 			t.Fatal(err)
 		}
 	})
+}
+
+// checkFastPath fails t when the fast path takes a file and reads it
+// otherwise than benchfile's reader does.
+func checkFastPath(t *testing.T, in, src, dst string) {
+	t.Helper()
+	p := NewPairParser()
+	for _, withConfig := range []bool{false, true} {
+		var fast, slow PairFile
+		fast.withConfig, slow.withConfig = withConfig, withConfig
+		if !p.fast([]byte(in), src, dst, withConfig, &fast) {
+			continue
+		}
+		if err := p.slow(strings.NewReader(in), "pair.txt", src, dst, withConfig, &slow); err != nil {
+			t.Fatalf("the fast path took a file benchfmt refuses (%v):\n%q", err, in)
+		}
+		if !slices.Equal(fast.values, slow.values) || withConfig && !slices.Equal(fast.config, slow.config) {
+			t.Fatalf("fast path:\n%v\n%q\nbenchfmt:\n%v\n%q\ninput %q", fast.values, fast.config, slow.values, slow.config, in)
+		}
+	}
 }

@@ -4,121 +4,16 @@ import (
 	"bufio"
 	"fmt"
 	"io"
-	"math"
+
 	"slices"
+	"strconv"
 	"strings"
 	"unicode/utf8"
 
 	"golang.org/x/perf/benchfmt"
-	"golang.org/x/perf/benchmath"
+
 	"golang.org/x/perf/benchunit"
-
-	"github.com/rdmabench/rdmabench/internal/benchfile"
 )
-
-// Confidence is the level of the intervals in the matrix, benchstat's.
-const Confidence = 0.95
-
-// cellKey names one cell of one matrix.
-type cellKey struct {
-	bench, unit, src, dst string
-}
-
-// Results are the pair results of a fleet run, as read from benchfmt
-// files whose benchmark names carry /src=NODE/dst=NODE.
-type Results struct {
-	Config  []string // the first file's configuration lines, "key: value"
-	Benches []string // benchmark names without src, dst and GOMAXPROCS, in order of appearance
-	Units   []string // tidied units (sec/op, p50-sec, ...), in order of appearance
-	values  map[cellKey][]float64
-	names   map[string]string // node and benchmark names, held once
-}
-
-// NewResults returns an empty set of results.
-func NewResults() *Results {
-	return &Results{values: map[cellKey][]float64{}, names: map[string]string{}}
-}
-
-// intern returns the one copy of s this Results holds.
-func (r *Results) intern(s string) string {
-	if v, ok := r.names[s]; ok {
-		return v
-	}
-	r.names[s] = s
-	return s
-}
-
-// Read adds the results of one benchfmt file.
-func (r *Results) Read(rd io.Reader, fileName string) error {
-	first := r.Config == nil
-	_, err := benchfile.Read(rd, fileName, benchfile.Fail, func(rec *benchfmt.Result) error {
-		bench, src, dst, err := SplitPairName(rec.Name)
-		if err != nil {
-			f, line := rec.Pos()
-			return fmt.Errorf("%s:%d: %w", f, line, err)
-		}
-		bench, src, dst = r.intern(bench), r.intern(src), r.intern(dst)
-		if first {
-			for _, c := range rec.Config {
-				if c.File {
-					r.Config = append(r.Config, c.Key+": "+string(c.Value))
-				}
-			}
-			first = false
-		}
-		if !slices.Contains(r.Benches, bench) {
-			r.Benches = append(r.Benches, bench)
-		}
-		for _, v := range rec.Values {
-			if !slices.Contains(r.Units, v.Unit) {
-				r.Units = append(r.Units, v.Unit)
-			}
-			k := cellKey{bench, v.Unit, src, dst}
-			r.values[k] = append(r.values[k], v.Value)
-		}
-		return nil
-	})
-	return err
-}
-
-// ReadPair adds the results of one pair's file, all or nothing: it adds
-// none of them, and returns why, when the file does not parse or holds a
-// result of any pair other than src to dst (a file copied or misnamed must
-// not rewrite another pair's cell).
-func (r *Results) ReadPair(rd io.Reader, fileName, src, dst string) error {
-	one := NewResults()
-	if err := one.Read(rd, fileName); err != nil {
-		return err
-	}
-	n := 0
-	for k, vs := range one.values {
-		if k.src != src || k.dst != dst {
-			return fmt.Errorf("%s: holds results of %s -> %s, not of %s -> %s", fileName, k.src, k.dst, src, dst)
-		}
-		n += len(vs)
-	}
-	if n == 0 {
-		return fmt.Errorf("%s: no results", fileName)
-	}
-	if r.Config == nil {
-		r.Config = one.Config
-	}
-	for _, b := range one.Benches {
-		if !slices.Contains(r.Benches, b) {
-			r.Benches = append(r.Benches, b)
-		}
-	}
-	for _, u := range one.Units {
-		if !slices.Contains(r.Units, u) {
-			r.Units = append(r.Units, u)
-		}
-	}
-	for k, vs := range one.values {
-		k.bench, k.src, k.dst = r.intern(k.bench), r.intern(k.src), r.intern(k.dst)
-		r.values[k] = append(r.values[k], vs...)
-	}
-	return nil
-}
 
 // SplitPairName splits "RDMAWrite/src=a/dst=b/size=2-4" into the
 // benchmark without the pair and GOMAXPROCS ("RDMAWrite/size=2"), src and
@@ -143,33 +38,6 @@ func SplitPairName(name benchfmt.Name) (bench, src, dst string, err error) {
 	return string(base) + strings.Join(rest, ""), src, dst, nil
 }
 
-// Summary returns the median and confidence interval of a cell, and false
-// when the pair has no result for that benchmark and unit.
-func (r *Results) Summary(bench, unit, src, dst string) (benchmath.Summary, bool) {
-	vs := r.values[cellKey{bench, unit, src, dst}]
-	if len(vs) == 0 {
-		return benchmath.Summary{}, false
-	}
-	s := benchmath.NewSample(slices.Clone(vs), &benchmath.DefaultThresholds)
-	return benchmath.AssumeNothing.Summary(s, Confidence), true
-}
-
-// Centers returns the median of every cell of one matrix, by src and dst,
-// NaN where a pair has no result; rows and columns in the order of nodes.
-func (r *Results) Centers(bench, unit string, nodes []string) [][]float64 {
-	grid := make([][]float64, len(nodes))
-	for i, src := range nodes {
-		grid[i] = make([]float64, len(nodes))
-		for j, dst := range nodes {
-			grid[i][j] = math.NaN()
-			if s, ok := r.Summary(bench, unit, src, dst); ok {
-				grid[i][j] = s.Center
-			}
-		}
-	}
-	return grid
-}
-
 // WriteMatrix writes one table per benchmark and time unit: rows are the
 // nodes that ran the benchmark (src), columns the nodes that answered
 // (dst), each cell the median over the repetitions with its 95%
@@ -178,87 +46,112 @@ func (r *Results) Centers(bench, unit string, nodes []string) [][]float64 {
 // base" columns, which would compare every destination with the first.
 // Units other than times (B/op, allocs/op) are left out.
 func (r *Results) WriteMatrix(w io.Writer, nodes []string) error {
+	r.settleAll()
 	b := bufio.NewWriter(w)
 	for _, c := range r.Config {
 		fmt.Fprintln(b, c)
 	}
-	for _, bench := range r.Benches {
-		for _, unit := range r.Units {
-			if benchunit.ClassOf(unit) != benchunit.Decimal || !strings.Contains(unit, "sec") {
+	// The cells in row order: rows and columns in the order of nodes.
+	pos := r.positions(nodes)
+	var order []int32
+	for slot, key := range r.pairOf {
+		if pos[key>>32] >= 0 && pos[uint32(key)] >= 0 {
+			order = append(order, int32(slot))
+		}
+	}
+	slices.SortFunc(order, func(x, y int32) int {
+		kx, ky := r.pairOf[x], r.pairOf[y]
+		if d := pos[kx>>32] - pos[ky>>32]; d != 0 {
+			return d
+		}
+		return pos[uint32(kx)] - pos[uint32(ky)]
+	})
+	for bi := range r.Benches {
+		for ui, unit := range r.Units {
+			if !MatrixUnit(unit) {
 				continue
 			}
-			r.writeTable(b, bench, unit, nodes)
+			if t, ok := r.tableOf[[2]int{bi, ui}]; ok && t >= 0 {
+				r.writeTable(b, r.tables[t], nodes, order, pos)
+			}
 		}
 	}
 	return b.Flush()
 }
 
-func (r *Results) writeTable(b *bufio.Writer, bench, unit string, nodes []string) {
-	// Each cell's summary once, and rows and columns by index: a 1000-node
-	// matrix is 10^6 cells, and nothing here may cost more than a pass.
-	sums := make([][]benchmath.Summary, len(nodes))
+// MatrixUnit reports whether WriteMatrix writes a table of unit: a time.
+func MatrixUnit(unit string) bool {
+	return benchunit.ClassOf(unit) == benchunit.Decimal && strings.Contains(unit, "sec")
+}
+
+func (r *Results) writeTable(b *bufio.Writer, t *table, nodes []string, order []int32, pos []int) {
+	bench, unit := r.Benches[t.bench], r.Units[t.unit]
+	// One pass over the table's cells in row order, each formatted once
+	// into one buffer: a 1000-node matrix is 10^6 cells, and nothing here
+	// may cost more than a pass or hold more than the table's text.
 	hasRow := make([]bool, len(nodes))
 	hasCol := make([]bool, len(nodes))
 	var centers []float64
-	for i, src := range nodes {
-		for j, dst := range nodes {
-			if s, ok := r.Summary(bench, unit, src, dst); ok {
-				if sums[i] == nil {
-					sums[i] = make([]benchmath.Summary, len(nodes))
-				}
-				sums[i][j] = s
-				centers = append(centers, s.Center)
-				hasRow[i], hasCol[j] = true, true
-			}
+	var present []int32 // slots of order with a cell here
+	for _, slot := range order {
+		if int(slot) >= len(t.tail) || t.tail[slot] == 0 {
+			continue
 		}
+		key := r.pairOf[slot]
+		hasRow[pos[key>>32]], hasCol[pos[uint32(key)]] = true, true
+		centers = append(centers, t.center[slot])
+		present = append(present, slot)
 	}
-	var rows, cols []string
-	var rowIdx, colIdx []int
-	for i, n := range nodes {
-		if hasRow[i] {
-			rows, rowIdx = append(rows, n), append(rowIdx, i)
-		}
-		if hasCol[i] {
-			cols, colIdx = append(cols, n), append(colIdx, i)
-		}
-	}
-	if len(rows) == 0 {
+	if len(present) == 0 {
 		return
 	}
 	scaler := benchunit.CommonScale(centers, benchunit.Decimal)
 	var warnings []string
-	cells := make([][]string, len(rows))
-	for i := range rows {
-		cells[i] = make([]string, len(cols))
-		for j := range cols {
-			s := sums[rowIdx[i]][colIdx[j]]
-			if !hasCell(s) {
-				continue
-			}
-			cell := scaler.Format(s.Center) + " ± " + s.PctRangeString()
-			for _, wn := range s.Warnings {
-				msg := wn.Error()
-				k := slices.Index(warnings, msg)
-				if k < 0 {
+	notes := map[uint16]string{} // a range's footnote marks, once
+	text := make([]byte, 0, 16*len(present))
+	ends := make([]int, len(present))
+	widths := make([]int, len(nodes))
+	for k, slot := range present {
+		start := len(text)
+		text = strconv.AppendFloat(text, t.center[slot]/scaler.Factor, 'f', scaler.Prec, 64)
+		text = append(text, scaler.Prefix...)
+		ti := t.tail[slot]
+		tail := r.tails.list[ti]
+		text = append(text, " ± "...)
+		text = append(text, tail.Range...)
+		note, ok := notes[ti]
+		if !ok {
+			for _, msg := range tail.Warnings {
+				i := slices.Index(warnings, msg)
+				if i < 0 {
 					warnings = append(warnings, msg)
-					k = len(warnings) - 1
+					i = len(warnings) - 1
 				}
-				cell += " " + footnote(k)
+				note += " " + footnote(i)
 			}
-			cells[i][j] = cell
+			notes[ti] = note
+		}
+		text = append(text, note...)
+		ends[k] = len(text)
+		col := pos[uint32(r.pairOf[slot])]
+		widths[col] = max(widths[col], utf8.RuneCount(text[start:]))
+	}
+	var rows, cols []int
+	for i := range nodes {
+		if hasRow[i] {
+			rows = append(rows, i)
+		}
+		if hasCol[i] {
+			cols = append(cols, i)
 		}
 	}
 	// Column widths: the widest of the header and the cells.
 	rowW := utf8.RuneCountInString(bench)
-	for _, src := range rows {
-		rowW = max(rowW, utf8.RuneCountInString(src))
+	for _, i := range rows {
+		rowW = max(rowW, utf8.RuneCountInString(nodes[i]))
 	}
-	widths := make([]int, len(cols))
-	for j, dst := range cols {
-		widths[j] = max(utf8.RuneCountInString("dst="+dst), utf8.RuneCountInString(unit))
-		for i := range rows {
-			widths[j] = max(widths[j], utf8.RuneCountInString(cells[i][j]))
-		}
+	for _, j := range cols {
+		widths[j] = max(widths[j], utf8.RuneCountInString("dst="+nodes[j]), utf8.RuneCountInString(unit))
 	}
 	// A string wider than its column (a node name longer than every cell)
 	// is written whole: the widths below make room for it, and padding
@@ -278,18 +171,34 @@ func (r *Results) writeTable(b *bufio.Writer, bench, unit string, nodes []string
 	fmt.Fprintf(b, "\n")
 	hdr := make([]string, len(cols))
 	units := make([]string, len(cols))
-	for j, dst := range cols {
-		hdr[j] = center("dst="+dst, widths[j])
-		units[j] = center(unit, widths[j])
-		widths[j] = max(widths[j], utf8.RuneCountInString(hdr[j]))
-		hdr[j], units[j] = pad(hdr[j], widths[j]), pad(center(unit, widths[j]), widths[j])
+	for k, j := range cols {
+		hdr[k] = center("dst="+nodes[j], widths[j])
+		widths[j] = max(widths[j], utf8.RuneCountInString(hdr[k]))
+		hdr[k], units[k] = pad(hdr[k], widths[j]), pad(center(unit, widths[j]), widths[j])
 	}
 	line(bench, hdr, "│")
 	line("src", units, "│")
-	for i, src := range rows {
-		b.WriteString(pad(src, rowW))
-		for j := range cols {
-			b.WriteString("   " + pad(cells[i][j], widths[j]))
+	k := 0 // the next cell of present, in row order
+	for _, i := range rows {
+		b.WriteString(pad(nodes[i], rowW))
+		for _, j := range cols {
+			w := widths[j]
+			if k < len(present) {
+				if key := r.pairOf[present[k]]; pos[key>>32] == i && pos[uint32(key)] == j {
+					start := 0
+					if k > 0 {
+						start = ends[k-1]
+					}
+					cell := text[start:ends[k]]
+					b.WriteString("   ")
+					b.Write(cell)
+					w -= utf8.RuneCount(cell)
+					k++
+					writeSpaces(b, w)
+					continue
+				}
+			}
+			writeSpaces(b, w+3)
 		}
 		b.WriteString("\n")
 	}
@@ -298,11 +207,13 @@ func (r *Results) writeTable(b *bufio.Writer, bench, unit string, nodes []string
 	}
 }
 
-// hasCell reports whether s is a cell's summary, not the zero of a pair
-// without results (a summary has at least one sample, so a finite center
-// and an interval around it).
-func hasCell(s benchmath.Summary) bool {
-	return s.Lo != 0 || s.Hi != 0 || s.Center != 0 || s.Confidence != 0
+func writeSpaces(b *bufio.Writer, n int) {
+	const spaces = "                                                                "
+	for n > 0 {
+		k := min(n, len(spaces))
+		b.WriteString(spaces[:k])
+		n -= k
+	}
 }
 
 func footnote(k int) string {

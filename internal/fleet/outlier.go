@@ -65,9 +65,12 @@ type Analysis struct {
 // with one.
 func Analyse(measures []Measure, th Thresholds) Analysis {
 	a := Analysis{Thresholds: th}
-	measures = slices.Clone(measures)
+	cloned := false // a fleet of 1000 nodes has half a million measures: copied only to fail one
 	for i, m := range measures {
 		if m.Failed == "" && (math.IsNaN(m.Value) || math.IsInf(m.Value, 0) || m.Value < 0) {
+			if !cloned {
+				measures, cloned = slices.Clone(measures), true
+			}
 			measures[i].Failed = "its figure is no latency (not finite, or negative)"
 		}
 	}

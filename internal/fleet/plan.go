@@ -11,6 +11,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"math/rand/v2"
 	"slices"
 	"strconv"
@@ -173,8 +174,9 @@ func Retest(nodes []string, pairs []Pair, perRound int) (*Plan, error) {
 	}
 	p := &Plan{Pattern: "retest", Nodes: slices.Clone(nodes)}
 	var busy []map[string]bool
+	index := p.nodeIndex()
 	for _, pair := range pairs {
-		if err := p.checkPair(pair); err != nil {
+		if err := p.checkPair(pair, index); err != nil {
 			return nil, fmt.Errorf("retest: %w", err)
 		}
 		r := 0
@@ -193,9 +195,20 @@ func Retest(nodes []string, pairs []Pair, perRound int) (*Plan, error) {
 	return p, nil
 }
 
-func (p *Plan) checkPair(pair Pair) error {
+// nodeIndex maps each node of the plan to its place in Nodes.
+func (p *Plan) nodeIndex() map[string]int {
+	index := make(map[string]int, len(p.Nodes))
+	for i, n := range p.Nodes {
+		index[n] = i
+	}
+	return index
+}
+
+// checkPair checks that pair is two different nodes of the plan (index is
+// p.nodeIndex(): a plan of 1000 nodes has half a million pairs).
+func (p *Plan) checkPair(pair Pair, index map[string]int) error {
 	for _, n := range []string{pair.Src, pair.Dst} {
-		if !slices.Contains(p.Nodes, n) {
+		if _, ok := index[n]; !ok {
 			return fmt.Errorf("pair %s %s: node %s is not in the allocation (%s)", pair.Src, pair.Dst, n, strings.Join(p.Nodes, ","))
 		}
 	}
@@ -219,7 +232,8 @@ func ParsePlan(r io.Reader, name string, nodes []string) (*Plan, error) {
 	}
 	p := &Plan{Pattern: "file", Nodes: slices.Clone(nodes)}
 	byRound := map[int][]Pair{}
-	busy := map[int]map[string]int{}
+	busy := map[uint64]int32{} // by round << 32 | node index: the line of its pair there
+	index := p.nodeIndex()
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 0, 64<<10), maxPlanLine)
 	line := 1
@@ -230,21 +244,22 @@ func ParsePlan(r io.Reader, name string, nodes []string) (*Plan, error) {
 		}
 		f := strings.Fields(text)
 		round, err := strconv.Atoi(f[0])
-		if len(f) != 3 || err != nil || round < 1 {
+		if len(f) != 3 || err != nil || round < 1 || round > math.MaxInt32 {
 			return nil, fmt.Errorf("%s:%d: %q: want \"<round> <node1> <node2>\" with a round from 1 (example: 1 n1 n2)", name, line, text)
 		}
 		pair := Pair{f[1], f[2]}
-		if err := p.checkPair(pair); err != nil {
+		if err := p.checkPair(pair, index); err != nil {
 			return nil, fmt.Errorf("%s:%d: %w", name, line, err)
 		}
-		if busy[round] == nil {
-			busy[round] = map[string]int{}
-		}
-		for _, n := range []string{pair.Src, pair.Dst} {
-			if prev, ok := busy[round][n]; ok {
-				return nil, fmt.Errorf("%s:%d: node %s is already in round %d (line %d): a node can be in one pair per round", name, line, n, round, prev)
+		// The plan's own copies of the names: the line can go.
+		src, dst := index[pair.Src], index[pair.Dst]
+		pair = Pair{p.Nodes[src], p.Nodes[dst]}
+		for _, n := range []int{src, dst} {
+			key := uint64(round)<<32 | uint64(n)
+			if prev, ok := busy[key]; ok {
+				return nil, fmt.Errorf("%s:%d: node %s is already in round %d (line %d): a node can be in one pair per round", name, line, p.Nodes[n], round, prev)
 			}
-			busy[round][n] = line
+			busy[key] = int32(line)
 		}
 		byRound[round] = append(byRound[round], pair)
 	}
@@ -292,6 +307,9 @@ func ReadPlan(r io.Reader, name string) (*Plan, error) {
 	for line := range strings.SplitSeq(string(data), "\n") {
 		if v, ok := strings.CutPrefix(line, "# nodes: "); ok {
 			nodes = strings.Fields(v)
+			for i, n := range nodes {
+				nodes[i] = strings.Clone(n) // not a view that keeps the whole file
+			}
 		}
 		if v, ok := strings.CutPrefix(line, "# pattern: "); ok {
 			pattern = strings.TrimSpace(v)

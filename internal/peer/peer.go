@@ -107,7 +107,7 @@ type Stats struct {
 	Sessions int   // sessions (and connections without any) that ended
 	Failed   int   // of which ended with an error
 	Refused  int   // connections refused: busy, over a limit, not allowed, not a client, a wrong token, or silent
-	Active   int   // session slots taken now (a connection holds one from its handshake to its close)
+	Active   int   // session slots taken now (a connection holds one from its first Params to its last answer)
 	Pending  int   // connections now in their handshake or being refused
 	Memory   int64 // bytes registered now
 }
@@ -349,14 +349,27 @@ func (s *Server) handle(nc net.Conn, ip netip.Addr) {
 
 // serve runs the session of c, admitted as adm, from its first request.
 func (s *Server) serve(c *oob.Conn, adm admission, first oob.Message) {
+	// What it held goes back before the connection's last message (the
+	// error that ends it), so that a client that reads it and asks again
+	// at once finds the slot and its count free; and in the same critical
+	// section that stops counting it: a client that sees Active drop must
+	// find it free. The connection stays in conns until it is closed, for
+	// Shutdown.
+	released := false
+	release := func() {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		if !released {
+			released = true
+			s.releaseLocked(adm)
+			s.stats.Active--
+		}
+	}
 	defer func() {
+		release()
 		c.Close()
-		// What it held goes back in the same critical section that stops
-		// counting it: a client that sees Active drop must find it free.
 		s.mu.Lock()
 		delete(s.conns, c)
-		s.releaseLocked(adm)
-		s.stats.Active--
 		s.mu.Unlock()
 	}()
 	c.Timeout = s.cfg.Timeout
@@ -366,6 +379,7 @@ func (s *Server) serve(c *oob.Conn, adm admission, first oob.Message) {
 	cfg.Report = s.report
 	cfg.Others = func() int { return s.Stats().Active - 1 }
 	cfg.Done = s.done
+	cfg.Last = release
 	_ = s.serveConn(c, cfg, first) // reported, session by session, through report
 }
 

@@ -254,13 +254,13 @@ func holdIdle(t *testing.T, srv *peer.Server, addr string, n int) []net.Conn {
 
 // TestPeerIdleConnsHoldNoSlot: 20 connections that never send a Hello
 // take no session slot: with 4 slots, a client is still served, and so
-// are 4 more that said Hello. They all come from 127.0.0.1, so the limit
-// per client is raised to the slots: a session's slot and its client's
-// count go back just after the client reads its last answer, so with
-// the default limit of 2 a fast next ask could be refused as busy, which
-// is not what this test is about.
+// are 4 more that said Hello, one after the other. They all come from
+// 127.0.0.1 and the limit per client is 1: a session's slot and its
+// client's count go back before its last answer, so the next ask, sent as
+// soon as that answer is read, is never refused as busy (it was, under
+// load, when they went back after it).
 func TestPeerIdleConnsHoldNoSlot(t *testing.T) {
-	srv, addr, _ := start(t, peer.Config{MaxSessions: 4, MaxPerClient: 4, HandshakeTimeout: time.Minute, MaxPendingPerClient: 64})
+	srv, addr, _ := start(t, peer.Config{MaxSessions: 4, MaxPerClient: 1, HandshakeTimeout: time.Minute, MaxPendingPerClient: 64})
 	holdIdle(t, srv, addr, 20)
 	assert.Zero(t, srv.Stats().Active)
 	var cs []*oob.Conn

@@ -48,6 +48,12 @@ type ServeConfig struct {
 	// register; it returns what gives them back, or an error for the
 	// client (matching oob.ErrBusy when other sessions hold the memory).
 	Reserve func(bytes int) (release func(), err error)
+	// Last, if not nil, is called once before serve sends the error that
+	// ends the connection (its answering loop has stopped), or as serve
+	// returns when it sends none: the server frees the session's slot
+	// there, so that a client that reads the error and asks again at once
+	// is not told the peer is busy.
+	Last func()
 	// Report, if not nil, is called once for each session when it ends,
 	// and once for a connection that ends before its first Params.
 	Report func(SessionReport)
@@ -118,6 +124,7 @@ func serve(conn *oob.Conn, cfg ServeConfig, first oob.Message) error {
 				err = s.run(m)
 			default:
 				err = fmt.Errorf("%w: expected Params or Run from %s, got %v", oob.ErrProtocol, s.client, m.Type())
+				s.finish()
 				_ = conn.SendErr(err) // best effort: we end the connection
 			}
 			if err == nil {
@@ -126,6 +133,7 @@ func serve(conn *oob.Conn, cfg ServeConfig, first oob.Message) error {
 		} else if err == io.EOF {
 			err = nil
 		}
+		s.finish()
 		if s.active || sessions == 0 {
 			s.end(err)
 		}
@@ -145,11 +153,23 @@ type servedSession struct {
 	release func()
 	resp    responder.Loop
 	seq     uint32
+	last    bool // cfg.Last was called
+}
+
+// finish calls cfg.Last, once: before the connection's last message.
+// The device and memory go back in end, after it: a listener of the
+// endpoint may still be open here, and the answering loop has stopped.
+func (s *servedSession) finish() {
+	if !s.last && s.cfg.Last != nil {
+		s.last = true
+		s.cfg.Last()
+	}
 }
 
 // fail sends err to the client with code, prefixed with this side's name,
-// and returns it.
+// and returns it; the error ends the connection.
 func (s *servedSession) fail(code oob.Code, err error) error {
+	s.finish()                                                                      // the error ends the connection: free its slot first
 	_ = s.conn.SendError(code, fmt.Sprintf("rdmapeer (%s): %v", s.cfg.Device, err)) // best effort: the session ends anyway
 	return err
 }

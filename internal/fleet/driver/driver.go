@@ -149,10 +149,12 @@ func (d *Driver) runRound(ctx context.Context, dir string, plan *fleet.Plan, r i
 	elapsed := time.Since(start)
 
 	ok, failed := 0, 0
+	var steps []fleet.Step
 	for _, s := range plan.Steps() {
 		if s.Round != r {
 			continue
 		}
+		steps = append(steps, s)
 		if _, err := os.Stat(jobdir.ResultPath(dir, s)); err == nil {
 			ok++
 			continue
@@ -168,6 +170,11 @@ func (d *Driver) runRound(ctx context.Context, dir string, plan *fleet.Plan, r i
 		if err := jobdir.RecordFailed(dir, s, "no result from either agent: "+why); err != nil {
 			return "", err
 		}
+	}
+	// One file of the round's results, so that the report opens one file
+	// a round; it reads the pair files when this one is missing.
+	if err := jobdir.WriteRound(ctx, dir, steps); err != nil {
+		d.Logf("round %d: no round file (the report reads the pair files): %v", r, err)
 	}
 	name := plan.Pattern
 	if plan.Pattern != "retest" {

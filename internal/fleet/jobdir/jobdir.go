@@ -121,3 +121,49 @@ func CutReason(r string) string {
 	}
 	return fmt.Sprintf("%s... (cut: over %d bytes)", r[:cut], MaxReason)
 }
+
+// RoundResultsDir holds one results file per round (RoundPath).
+const RoundResultsDir = "rounds"
+
+// RoundPath is round r's results file: the pair files of the round that
+// hold results, one after the other, so that a report opens one file a
+// round rather than one a pair (499,500 pairs for 1000 nodes).
+func RoundPath(dir string, r int) string {
+	return filepath.Join(dir, RoundResultsDir, fmt.Sprintf("round%02d.txt", r))
+}
+
+// maxPairFile bounds a pair file copied into its round's file.
+const maxPairFile = 1 << 20
+
+// WriteRound writes the round file of steps (one round's) from their pair
+// files, atomically: each pair file that reads as that pair's results,
+// whole; the others are left out (the report reads them, and says why,
+// from their own files).
+func WriteRound(ctx context.Context, dir string, steps []fleet.Step) error {
+	if len(steps) == 0 {
+		return nil
+	}
+	var all bytes.Buffer
+	var f fleet.PairFile
+	p := fleet.NewPairParser()
+	for _, s := range steps {
+		data, err := ReadFile(ctx, ResultPath(dir, s), maxPairFile)
+		if err != nil {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+			continue
+		}
+		if p.Parse(bytes.NewReader(data), ResultPath(dir, s), s.Src, s.Dst, false, &f) != nil {
+			continue
+		}
+		all.Write(data)
+		if len(data) > 0 && data[len(data)-1] != '\n' {
+			all.WriteByte('\n')
+		}
+	}
+	if err := os.MkdirAll(filepath.Join(dir, RoundResultsDir), 0o755); err != nil {
+		return err
+	}
+	return WriteAtomic(RoundPath(dir, steps[0].Round), all.Bytes())
+}

@@ -17,7 +17,7 @@ func TestReportMismatchedPairFile(t *testing.T) {
 	dir := copyDir(t, "testdata/job")
 	before, err := collect(t.Context(), dir, DefaultOptions)
 	require.NoError(t, err)
-	cell, ok := before.results.Summary("RDMAWrite/size=2", "p50-sec", "n2", "n3")
+	cell, ok := before.results.Cell("RDMAWrite/size=2", "p50-sec", "n2", "n3")
 	require.True(t, ok)
 
 	rogue := "pkg: github.com/rdmabench/rdmabench\n" + strings.Repeat(
@@ -30,7 +30,7 @@ func TestReportMismatchedPairFile(t *testing.T) {
 	assert.NotContains(t, stdout.String(), "n2 n3 5.26us")
 	after, err := collect(t.Context(), dir, DefaultOptions)
 	require.NoError(t, err)
-	got, ok := after.results.Summary("RDMAWrite/size=2", "p50-sec", "n2", "n3")
+	got, ok := after.results.Cell("RDMAWrite/size=2", "p50-sec", "n2", "n3")
 	require.True(t, ok)
 	assert.Equal(t, cell, got, "the n2 -> n3 cell is untouched")
 	assert.NotContains(t, readJobFile(t, dir, "matrix.txt"), "5.26")

@@ -66,52 +66,35 @@ func collect(ctx context.Context, dir string, o Options) (*collected, error) {
 	if err != nil {
 		return nil, err
 	}
-	c := &collected{plan: plan, results: fleet.NewResults()}
-	failed := map[int]string{}
-	for _, s := range plan.Steps() {
-		if err := ctx.Err(); err != nil {
-			return nil, err
-		}
-		f, err := jobdir.Open(ctx, jobdir.ResultPath(dir, s))
-		if err == nil {
-			err = c.results.ReadPair(f, jobdir.ResultPath(dir, s), s.Src, s.Dst)
-			f.Close()
-			if ctx.Err() != nil {
-				return nil, ctx.Err()
-			}
-			if err != nil {
-				failed[s.Index] = "bad result file: " + cut(oneLine(err.Error()))
-			}
-			continue
-		}
-		if !errors.Is(err, os.ErrNotExist) {
-			failed[s.Index] = "unreadable result file: " + cut(oneLine(err.Error()))
-			continue
-		}
-		why, err := jobdir.ReadFailed(ctx, jobdir.FailedPath(dir, s))
-		switch {
-		case err == nil:
-			failed[s.Index] = why
-		case errors.Is(err, os.ErrNotExist):
-			failed[s.Index] = "no result and no failure file (still running, or the job was stopped)"
-		default:
-			failed[s.Index] = "bad failure file: " + cut(oneLine(err.Error()))
-		}
+	// The cells of the matrix's times and of the judged metric only.
+	keep := func(unit string) bool { return fleet.MatrixUnit(unit) || unit == o.Metric }
+	c := &collected{plan: plan, results: fleet.NewResultsOf(keep)}
+	failed, err := readPairs(ctx, dir, plan, c.results)
+	if err != nil {
+		return nil, err
 	}
 	c.bench = o.Bench
 	if c.bench == "" && len(c.results.Benches) > 0 {
 		c.bench = c.results.Benches[0]
 	}
-	for _, s := range plan.Steps() {
-		m := fleet.Measure{Pair: s.Pair, Round: s.Round}
-		if why, ok := failed[s.Index]; ok {
-			m.Failed = why
-		} else if sum, ok := c.results.Summary(c.bench, o.Metric, s.Src, s.Dst); ok {
-			m.Value = sum.Center
-		} else {
-			m.Failed = fmt.Sprintf("no %s result for %s in %s", o.Metric, c.bench, jobdir.ResultPath(dir, s))
+	n := 0
+	for _, round := range plan.Rounds {
+		n += len(round)
+	}
+	c.measures = make([]fleet.Measure, 0, n)
+	for r, round := range plan.Rounds {
+		for _, pair := range round {
+			s := fleet.Step{Pair: pair, Round: r + 1, Index: len(c.measures)}
+			m := fleet.Measure{Pair: s.Pair, Round: s.Round}
+			if why, ok := failed[s.Index]; ok {
+				m.Failed = why
+			} else if cell, ok := c.results.Cell(c.bench, o.Metric, s.Src, s.Dst); ok {
+				m.Value = cell.Center
+			} else {
+				m.Failed = fmt.Sprintf("no %s result for %s in %s", o.Metric, c.bench, jobdir.ResultPath(dir, s))
+			}
+			c.measures = append(c.measures, m)
 		}
-		c.measures = append(c.measures, m)
 	}
 	return c, nil
 }
@@ -142,6 +125,10 @@ func Write(ctx context.Context, dir string, o Options, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
+	// The verdict first: then the half million measures of a 1000-node job
+	// can go before the matrix and the heat map are drawn.
+	a := fleet.Analyse(c.measures, o.Thresholds)
+	c.measures = nil
 	err = atomicfile.Write(filepath.Join(dir, "matrix.txt"), 0o644, func(m io.Writer) error {
 		fmt.Fprintf(m, "# rdmafleet: the median of each pair's results ± its 95%% confidence interval, as\n")
 		fmt.Fprintf(m, "# benchstat -filter /size:S -row /src -col /dst pairs/*.txt prints them; rows run the benchmark.\n")
@@ -151,7 +138,6 @@ func Write(ctx context.Context, dir string, o Options, stdout io.Writer) error {
 		return err
 	}
 
-	a := fleet.Analyse(c.measures, o.Thresholds)
 	var b strings.Builder
 	fmt.Fprintf(&b, "judged on: %s %s, %d nodes, plan %s\n", c.bench, o.Metric, len(c.plan.Nodes), c.plan.Pattern)
 	a.Format(&b)

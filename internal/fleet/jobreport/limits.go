@@ -38,12 +38,12 @@ func checkLimits(c *collected, limits []latency.Limit) (over []overCell, judged 
 	for _, s := range c.plan.Steps() {
 		for _, bench := range c.results.Benches {
 			for _, l := range limits {
-				if _, ran := c.results.Summary(bench, "sec/op", s.Src, s.Dst); !ran {
+				if _, ran := c.results.Cell(bench, "sec/op", s.Src, s.Dst); !ran {
 					continue // a failed pair, or one without this benchmark
 				}
 				judged++
 				scale, unit := benchunit.Tidy(1, l.Unit())
-				sum, ok := c.results.Summary(bench, unit, s.Src, s.Dst)
+				sum, ok := c.results.Cell(bench, unit, s.Src, s.Dst)
 				switch ns := sum.Center / scale; {
 				case !ok: // as latency.CheckLimits: nothing shows it within
 					over = append(over, overCell{s.Round, s.Src, s.Dst, bench, l, -1})
