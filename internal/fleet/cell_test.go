@@ -47,7 +47,7 @@ func TestSummariseIsBenchmath(t *testing.T) {
 // TestFastPathIsBenchfmt: the agents' pair files go through the fast
 // path (not benchfmt's reader), and it reads them as benchfmt does.
 func TestFastPathIsBenchfmt(t *testing.T) {
-	files, err := filepath.Glob(filepath.FromSlash("../internal/fleet/jobreport/testdata/job/pairs/*.txt"))
+	files, err := filepath.Glob(filepath.FromSlash("jobreport/testdata/job/pairs/*.txt"))
 	require.NoError(t, err)
 	require.NotEmpty(t, files)
 	p := NewPairParser()
