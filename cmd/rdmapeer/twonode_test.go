@@ -203,14 +203,19 @@ func TestPeerManySessions(t *testing.T) {
 		}
 		return p.Close()
 	}
-	settle := func() {
-		for deadline := time.Now().Add(10 * time.Second); srv.Stats().Active > 0 && time.Now().Before(deadline); {
-			time.Sleep(5 * time.Millisecond)
+	// settle waits for n sessions to have ended: reported, which is after
+	// their objects are closed (a session's slot, and Active, are given
+	// back earlier, before its last reply).
+	settle := func(n int) {
+		for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
+			if st := srv.Stats(); st.Active == 0 && st.Sessions >= n {
+				return
+			}
 		}
 	}
 
 	require.NoError(t, session()) // warm: whatever is opened once per process
-	settle()
+	settle(1)
 	objects, fds := verbs.OpenObjects(), openFDs(t)
 	start := time.Now()
 	for i := range 200 {
@@ -226,10 +231,10 @@ func TestPeerManySessions(t *testing.T) {
 		}
 		wg.Wait()
 		require.NoError(t, errors.Join(errs...), "round %d", round)
-		settle()
+		settle(201 + 4*(round+1))
 	}
 	concurrent := time.Since(start)
-	settle()
+	settle(221)
 	st := srv.Stats()
 	assert.Zero(t, st.Active)
 	assert.Zero(t, st.Memory, "registered memory given back")
