@@ -46,8 +46,10 @@ func TestSummariseIsBenchmath(t *testing.T) {
 
 // TestFastPathIsBenchfmt: the agents' pair files go through the fast
 // path (not benchfmt's reader), and it reads them as benchfmt does.
+// testdata/pairs is a copy of jobreport's recorded job's pair files: the
+// VM has the package's own testdata only.
 func TestFastPathIsBenchfmt(t *testing.T) {
-	files, err := filepath.Glob(filepath.FromSlash("jobreport/testdata/job/pairs/*.txt"))
+	files, err := filepath.Glob(filepath.FromSlash("testdata/pairs/*.txt"))
 	require.NoError(t, err)
 	require.NotEmpty(t, files)
 	p := NewPairParser()
