@@ -83,6 +83,12 @@ func interfaceAddrs(name string) []netip.Addr {
 	if err != nil {
 		return nil
 	}
+	return ipAddrs(as)
+}
+
+// ipAddrs returns the IP addresses of as (net's interface addresses),
+// IPv4-mapped ones unmapped.
+func ipAddrs(as []net.Addr) []netip.Addr {
 	var out []netip.Addr
 	for _, a := range as {
 		if n, ok := a.(*net.IPNet); ok {

@@ -76,15 +76,7 @@ func hostAddrs() []netip.Addr {
 	if err != nil {
 		return nil
 	}
-	var out []netip.Addr
-	for _, a := range as {
-		if n, ok := a.(*net.IPNet); ok {
-			if ip, ok := netip.AddrFromSlice(n.IP); ok {
-				out = append(out, ip.Unmap())
-			}
-		}
-	}
-	return out
+	return ipAddrs(as)
 }
 
 // isIWARP reports whether qp's device is an iWARP one.
