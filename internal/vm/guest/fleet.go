@@ -42,10 +42,7 @@ func FleetInitScript(mods []string, slurm bool) string {
 IP=/usr/bin/ip # iproute2: busybox's sh would run its own ip applet for "ip"
 hostname node$K
 $IP link set lo up || fail "lo up"
-n=0
-until [ -e /sys/class/net/eth0 ]; do
-	n=$((n+1)); [ $n -gt 100 ] && fail "no eth0"; sleep 0.1
-done
+wait_for /sys/class/net/eth0 "no eth0"
 $IP addr add ` + fleetNet + `.$K/24 dev eth0 || fail "addr eth0"
 $IP link set eth0 up || fail "eth0 up"
 if [ -n "$RXEVM_NETEM" ]; then
@@ -53,10 +50,7 @@ if [ -n "$RXEVM_NETEM" ]; then
 	echo "rxevm-guest: netem on eth0: $RXEVM_NETEM"
 fi
 rdma link add rxe0 type rxe netdev eth0 || fail "rdma link add rxe0"
-n=0
-until grep -q ACTIVE /sys/class/infiniband/rxe0/ports/1/state 2>/dev/null; do
-	n=$((n+1)); [ $n -gt 100 ] && fail "rxe0 port not ACTIVE"; sleep 0.1
-done
+wait_active rxe0
 
 mkdir -p ` + OutDir + ` ` + ctlDir + `
 mount -t 9p -o trans=virtio,version=9p2000.L ` + CtlTag + ` ` + ctlDir + ` || fail "mount 9p ` + CtlTag + `"

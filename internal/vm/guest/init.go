@@ -37,9 +37,32 @@ chmod 1777 /tmp
 
 stty -F /dev/ttyS1 raw -echo 115200 || fail "stty ttyS1"
 `)
-	b.WriteString("for m in" + joinLines(mods) + "; do\n\tinsmod $m || fail \"insmod $m\"\ndone\n")
+	b.WriteString(shellHelpers)
+	b.WriteString("insmods" + joinLines(mods) + "\n")
 	return b.String()
 }
+
+// shellHelpers are the functions every /init and the scripts it sources
+// use: insmods loads modules in order, wait_for waits for a path (a NIC)
+// and wait_active for RDMA ports, each for at most 10 s.
+const shellHelpers = `insmods() {
+	for m; do insmod "$m" || fail "insmod $m"; done
+}
+wait_for() {
+	n=0
+	until [ -e "$1" ]; do
+		n=$((n+1)); [ $n -gt 100 ] && fail "$2"; sleep 0.1
+	done
+}
+wait_active() {
+	for d; do
+		n=0
+		until grep -q ACTIVE /sys/class/infiniband/$d/ports/1/state 2>/dev/null; do
+			n=$((n+1)); [ $n -gt 100 ] && fail "$d port not ACTIVE"; sleep 0.1
+		done
+	done
+}
+`
 
 // poweroff ends the guest: busybox's poweroff, and the kernel's own if that
 // fails.
@@ -69,34 +92,36 @@ func InitScript(rdmaMods, ninepMods, nicMods []string) string {
 `, []string{RunEnvPath}, "", rdmaMods) + `
 # Two RoCE devices on the two ends of a veth pair. Both addresses are local
 # to one namespace, so rxe1 -> rxe0 traffic needs policy routing to leave
-# through veth1 (and accept_local to be taken in on veth0).
+# through veth1 (and accept_local to be taken in on veth0): veth_pair A B
+# NET TA TB puts NET.1 on A and NET.2 on B, with routing tables TA (to
+# NET.2 out of A) and TB (to NET.1 out of B).
 IP=/usr/bin/ip # iproute2: busybox's sh would run its own ip applet for "ip"
+veth_pair() {
+	$IP link add $1 type veth peer name $2 || fail "veth $1"
+	$IP addr add $3.1/24 dev $1 || fail "addr $1"
+	$IP addr add $3.2/24 dev $2 || fail "addr $2"
+	for i in $1 $2; do
+		echo 1 >/proc/sys/net/ipv4/conf/$i/accept_local
+		echo 0 >/proc/sys/net/ipv4/conf/$i/rp_filter
+	done
+	$IP link set $1 up || fail "$1 up"
+	$IP link set $2 up || fail "$2 up"
+	$IP rule add pref 1 iif lo from $3.2 to $3.1 lookup $5 || fail "rule $5"
+	$IP rule add pref 1 iif lo from $3.1 to $3.2 lookup $4 || fail "rule $4"
+	$IP route add $3.1 dev $2 src $3.2 table $5 || fail "route $5"
+	$IP route add $3.2 dev $1 src $3.1 table $4 || fail "route $4"
+}
 $IP link set lo up || fail "lo up"
-$IP link add veth0 type veth peer name veth1 || fail "veth"
-$IP addr add 192.168.77.1/24 dev veth0 || fail "addr veth0"
-$IP addr add 192.168.77.2/24 dev veth1 || fail "addr veth1"
-for i in all default veth0 veth1; do
+for i in all default; do
 	echo 1 >/proc/sys/net/ipv4/conf/$i/accept_local
 	echo 0 >/proc/sys/net/ipv4/conf/$i/rp_filter
 done
-$IP link set veth0 up || fail "veth0 up"
-$IP link set veth1 up || fail "veth1 up"
-$IP rule add pref 1 iif lo from 192.168.77.2 to 192.168.77.1 lookup 101 || fail "rule 101"
-$IP rule add pref 1 iif lo from 192.168.77.1 to 192.168.77.2 lookup 100 || fail "rule 100"
+veth_pair veth0 veth1 192.168.77 100 101
 $IP rule add pref 2 lookup local || fail "rule local"
 $IP rule del pref 0 lookup local || fail "rule del local"
-$IP route add 192.168.77.1 dev veth1 src 192.168.77.2 table 101 || fail "route 101"
-$IP route add 192.168.77.2 dev veth0 src 192.168.77.1 table 100 || fail "route 100"
 rdma link add rxe0 type rxe netdev veth0 || fail "rdma link add rxe0"
 rdma link add rxe1 type rxe netdev veth1 || fail "rdma link add rxe1"
-for d in rxe0 rxe1; do
-	n=0
-	until grep -q ACTIVE /sys/class/infiniband/$d/ports/1/state 2>/dev/null; do
-		n=$((n+1))
-		[ $n -gt 100 ] && fail "$d port not ACTIVE"
-		sleep 0.1
-	done
-done
+wait_active rxe0 rxe1
 
 # Soft-iWARP (rxevm -siw): its layer brings the modules and this script.
 if [ -f ` + SIWScriptPath + ` ]; then
@@ -105,9 +130,7 @@ fi
 
 mkdir -p ` + OutDir + `
 if [ "$RXEVM_9P" = 1 ] || [ "$RXEVM_COUNTS" = 1 ] || [ "$RXEVM_NUMA2" = 1 ]; then
-	for m in` + joinLines(ninepMods) + `; do
-		insmod $m || fail "insmod $m"
-	done
+	insmods` + joinLines(ninepMods) + `
 fi
 if [ "$RXEVM_9P" = 1 ]; then
 	mount -t 9p -o trans=virtio,version=9p2000.L,msize=524288 ` + OutTag + ` ` + OutDir + ` || fail "mount 9p ` + OutTag + `"
@@ -121,24 +144,12 @@ fi
 # rxevm -numa2: rxe2 on eth0, a virtio-net behind a PCI expander bridge of
 # NUMA node 1 (its numa_node in sysfs), for the NIC-local placement tests.
 if [ "$RXEVM_NUMA2" = 1 ]; then
-	for m in` + joinLines(nicMods) + `; do
-		insmod $m || fail "insmod $m"
-	done
-	n=0
-	until [ -e /sys/class/net/eth0 ]; do
-		n=$((n+1))
-		[ $n -gt 100 ] && fail "no eth0: the virtio-net of -numa2"
-		sleep 0.1
-	done
+	insmods` + joinLines(nicMods) + `
+	wait_for /sys/class/net/eth0 "no eth0: the virtio-net of -numa2"
 	$IP addr add 192.168.78.1/24 dev eth0 || fail "addr eth0"
 	$IP link set eth0 up || fail "eth0 up"
 	rdma link add rxe2 type rxe netdev eth0 || fail "rdma link add rxe2"
-	n=0
-	until grep -q ACTIVE /sys/class/infiniband/rxe2/ports/1/state 2>/dev/null; do
-		n=$((n+1))
-		[ $n -gt 100 ] && fail "rxe2 port not ACTIVE"
-		sleep 0.1
-	done
+	wait_active rxe2
 fi
 
 echo "` + ReadyLine + `"
@@ -152,32 +163,11 @@ echo "` + ReadyLine + `"
 // veth1: rdma_cm binds an address to the first device whose GID table
 // matches it, which there would be rxe0 and rxe1.
 func SIWScript(mods []string) string {
-	return "# Generated by rdmabench's cmd/rxevm (-siw).\nfor m in" + joinLines(mods) + `; do
-	insmod $m || fail "insmod $m"
-done
-$IP link add veth2 type veth peer name veth3 || fail "veth2"
-$IP addr add 192.168.78.1/24 dev veth2 || fail "addr veth2"
-$IP addr add 192.168.78.2/24 dev veth3 || fail "addr veth3"
-for i in veth2 veth3; do
-	echo 1 >/proc/sys/net/ipv4/conf/$i/accept_local
-	echo 0 >/proc/sys/net/ipv4/conf/$i/rp_filter
-done
-$IP link set veth2 up || fail "veth2 up"
-$IP link set veth3 up || fail "veth3 up"
-$IP rule add pref 1 iif lo from 192.168.78.2 to 192.168.78.1 lookup 103 || fail "rule 103"
-$IP rule add pref 1 iif lo from 192.168.78.1 to 192.168.78.2 lookup 102 || fail "rule 102"
-$IP route add 192.168.78.1 dev veth3 src 192.168.78.2 table 103 || fail "route 103"
-$IP route add 192.168.78.2 dev veth2 src 192.168.78.1 table 102 || fail "route 102"
+	return "# Generated by rdmabench's cmd/rxevm (-siw).\ninsmods" + joinLines(mods) + `
+veth_pair veth2 veth3 192.168.78 102 103
 rdma link add siw0 type siw netdev veth2 || fail "rdma link add siw0"
 rdma link add siw1 type siw netdev veth3 || fail "rdma link add siw1"
-for d in siw0 siw1; do
-	n=0
-	until grep -q ACTIVE /sys/class/infiniband/$d/ports/1/state 2>/dev/null; do
-		n=$((n+1))
-		[ $n -gt 100 ] && fail "$d port not ACTIVE"
-		sleep 0.1
-	done
-done
+wait_active siw0 siw1
 `
 }
 

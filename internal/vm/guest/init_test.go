@@ -78,7 +78,10 @@ func TestInitScript(t *testing.T) {
 		"$IP rule del pref 0 lookup local",
 		"mount -t 9p -o trans=virtio",
 		`if [ "$RXEVM_9P" = 1 ] || [ "$RXEVM_COUNTS" = 1 ] || [ "$RXEVM_NUMA2" = 1 ]; then`, // virtio_pci for -numa2's NIC
-		"if [ \"$RXEVM_NUMA2\" = 1 ]; then\n\tfor m in \\\n\t/usr/lib/modules/k/virtio_net.ko; do",
+		"if [ \"$RXEVM_NUMA2\" = 1 ]; then\n\tinsmods \\\n\t/usr/lib/modules/k/virtio_net.ko\n",
+		"insmods \\\n\t/usr/lib/modules/k/a.ko",
+		"veth_pair veth0 veth1 192.168.77 100 101",
+		"wait_active rxe0 rxe1",
 		"rdma link add rxe2 type rxe netdev eth0",
 		`\036RXEVM-EXIT-%s: %d\n`,
 		"poweroff -f",
@@ -124,8 +127,8 @@ func TestSIWScript(t *testing.T) {
 		"/usr/lib/modules/k/libcrc32c.ko \\\n\t/usr/lib/modules/k/updates/siw.ko",
 		"rdma link add siw0 type siw netdev veth2",
 		"rdma link add siw1 type siw netdev veth3",
-		"$IP addr add 192.168.78.1/24 dev veth2",
-		"$IP route add 192.168.78.1 dev veth3 src 192.168.78.2 table 103",
+		"veth_pair veth2 veth3 192.168.78 102 103",
+		"wait_active siw0 siw1",
 	} {
 		if !strings.Contains(s, want) {
 			t.Errorf("siw script lacks %q", want)

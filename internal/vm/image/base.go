@@ -105,6 +105,9 @@ func lastBase(cacheDir string) (*Base, error) {
 func cacheKey(pkgs []debcache.Package, busybox string) (string, error) {
 	h := sha256.New()
 	fmt.Fprintln(h, cacheFormat)
+	// The base's /init is written from this template: a change to it is a
+	// new guest without a bump of cacheFormat.
+	fmt.Fprintln(h, guest.InitScript(nil, nil, nil))
 	for _, p := range pkgs {
 		fmt.Fprintf(h, "%s=%s\n", p.Name, p.Version)
 	}
