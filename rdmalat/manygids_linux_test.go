@@ -2,9 +2,6 @@ package rdmalat_test
 
 import (
 	"fmt"
-	"net"
-	"os/exec"
-	"strings"
 	"testing"
 	"time"
 
@@ -12,14 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/rdmabench/rdmabench/rdmalat"
-	"github.com/rdmabench/rdmabench/testenv"
 	"github.com/rdmabench/rdmabench/verbs"
-)
-
-// The guest's iproute2 (busybox's ip applet has no nodad) and rdma tool.
-const (
-	guestIP   = "/usr/bin/ip"
-	guestRDMA = "/usr/bin/rdma"
 )
 
 // manyGIDs builds, in the VM, the GID table of issue 39: an rxe device on
@@ -31,65 +21,27 @@ const (
 // rxe1 are not touched.
 func manyGIDs(t *testing.T) (dev string, v4Index, v6Index int) {
 	t.Helper()
-	c := testenv.MustHaveRDMA(t)
-	if !c.InVM {
-		t.Skip("skipping: adds a network device and an rxe device; runs in the soft-RoCE VM only (make test-vm)")
-	}
+	g := inGuest(t, "adds a network device and an rxe device")
 	const (
 		ifA, ifB = "rbgid0", "rbgid1"
-		v4       = "192.168.78.1"
+		v4, v6   = "192.168.78.1", "fd00:78::1"
 	)
 	dev = "rxegid"
-	sh := func(name string, args ...string) {
-		t.Helper()
-		out, err := exec.Command(name, args...).CombinedOutput()
-		require.NoError(t, err, "%s %s: %s", name, strings.Join(args, " "), out)
-	}
-	sh(guestIP, "link", "add", ifA, "type", "veth", "peer", "name", ifB)
-	t.Cleanup(func() {
-		// Deleting one end removes both, with their addresses and GIDs.
-		if out, err := exec.Command(guestIP, "link", "del", ifA).CombinedOutput(); err != nil {
-			t.Errorf("ip link del %s: %v: %s", ifA, err, out)
-		}
-	})
-	// No duplicate address detection: the link-local address and GID 0
-	// appear at once instead of after 1-3 s.
-	sh("/bin/sh", "-c", "echo 0 >/proc/sys/net/ipv6/conf/"+ifA+"/accept_dad")
-	sh(guestIP, "link", "set", ifA, "up")
-	sh(guestIP, "link", "set", ifB, "up")
-	sh(guestRDMA, "link", "add", dev, "type", "rxe", "netdev", ifA)
-	t.Cleanup(func() {
-		if out, err := exec.Command(guestRDMA, "link", "delete", dev).CombinedOutput(); err != nil {
-			t.Errorf("rdma link delete %s: %v: %s", dev, err, out)
-		}
-	})
+	g.veth(ifA, ifB)
+	g.noDAD(ifA)
+	g.up(ifA, ifB)
+	g.rxe(dev, ifA)
 	for i := 1; i <= 10; i++ {
-		sh(guestIP, "-6", "addr", "add", fmt.Sprintf("fd00:78::%x/64", i), "dev", ifA, "nodad")
+		g.run(guestIP, "-6", "addr", "add", fmt.Sprintf("fd00:78::%x/64", i), "dev", ifA, "nodad")
 	}
-	sh(guestIP, "addr", "add", v4+"/24", "dev", ifA)
+	g.run(guestIP, "addr", "add", v4+"/24", "dev", ifA)
 
-	ctx, err := verbs.Open(dev)
-	require.NoError(t, err)
-	defer func() { require.NoError(t, ctx.Close()) }()
 	v4Index, v6Index = -1, -1
-	var gids []verbs.GID
-	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
-		pa, err := ctx.QueryPort(1)
-		require.NoError(t, err)
-		if gids, err = ctx.GIDs(1, 0); err != nil {
-			require.NoError(t, err)
-		}
-		for _, g := range gids {
-			switch {
-			case net.IP(g.Raw[:]).Equal(net.ParseIP(v4)) && g.Type == verbs.GIDTypeRoCEv2:
-				v4Index = g.Index
-			case net.IP(g.Raw[:]).Equal(net.ParseIP("fd00:78::1")) && g.Type == verbs.GIDTypeRoCEv2:
-				v6Index = g.Index
-			}
-		}
-		if v4Index >= 0 && v6Index >= 0 && pa.State == verbs.PortActive {
-			break
-		}
+	gids := g.waitGIDs(dev, func(gids []verbs.GID) bool {
+		return !roceV2GID(gids, v4).IsZero() && !roceV2GID(gids, v6).IsZero()
+	})
+	if gv4, gv6 := roceV2GID(gids, v4), roceV2GID(gids, v6); !gv4.IsZero() && !gv6.IsZero() {
+		v4Index, v6Index = gv4.Index, gv6.Index
 	}
 	require.True(t, v4Index >= 0 && v6Index >= 0, "GIDs of %s never showed %s and fd00:78::1: %v", dev, v4, gids)
 	t.Logf("%s GID table: %v (IPv4 at %d)", dev, gids, v4Index)
