@@ -205,7 +205,7 @@ func (s *servedSession) finish() {
 // fail sends err to the client with code, prefixed with this side's name,
 // and returns it; the error ends the connection.
 func (s *servedSession) fail(code oob.Code, err error) error {
-	s.finish()                                                                      // the error ends the connection: free its slot first
+	s.finish()                                                                  // the error ends the connection: free its slot first
 	_ = s.conn.SendError(code, fmt.Sprintf("rdmapeer (%s): %v", s.device, err)) // best effort: the session ends anyway
 	return err
 }
