@@ -222,6 +222,7 @@ func (s *servedSession) open(p oob.Params) error {
 	}
 	rail, err := s.cfg.rail(p.Device)
 	if err != nil {
+		s.rep.Device = p.Device // the log line names the device asked for
 		return s.fail(oob.CodeParams, err)
 	}
 	s.device, s.rep.Device = rail.Device, rail.Device
