@@ -66,7 +66,8 @@ type Config struct {
 	Rails      []string // RDMABENCH_DEVICE's list, or {"all"}; nil: one device (RailDevices)
 	Port       int      // 0: the device's first active port
 	GIDIndex   int      // 0 or GIDBest: the best GID; GIDIndex0: index 0 (see GIDSetting)
-	PeerDevice string   // loopback responder's device; "": Device
+	PeerDevice string   // the responder's device (loopback), or rdmapeer's (two-node); "": Device, or the peer's first; with rails, the first rail's
+	PeerRails  []string // with rails, RDMABENCH_PEER_DEVICE's list: rail i meets PeerRails[i] (RailPeer)
 	Peer       string   // host:port of an rdmapeer; "": loopback
 	PeerToken  string   // the secret rdmapeer -token asks for; never printed
 	Require    bool     // an absent device fails instead of skipping
@@ -122,7 +123,9 @@ func LoadFrom(getenv func(string) string) (Config, error) {
 	if err != nil {
 		return c, err
 	}
-	c.PeerDevice = strings.TrimSpace(getenv(VarPeerDevice))
+	if c.PeerDevice, c.PeerRails, err = parsePeerDevices(getenv(VarPeerDevice), c.Rails); err != nil {
+		return c, err
+	}
 	c.SamplesDir = getenv(VarSamplesDir)
 	c.PeerToken = getenv(VarPeerToken)
 	if c.InVM, err = parseBool(getenv, VarVM); err != nil {
@@ -215,11 +218,6 @@ func LoadFrom(getenv func(string) string) (Config, error) {
 	}
 	if c.Load > 0 && c.Peer != "" {
 		return c, fmt.Errorf("%s with %s: the load stream runs in loopback mode only (its two queue pairs are in this process); unset one of them", VarLoad, VarPeer)
-	}
-	if c.Peer != "" && len(c.Rails) > 0 {
-		// rdmapeer answers on the one device it opened: the rails would
-		// all meet the peer's one NIC, not rail with rail.
-		return c, fmt.Errorf("%s=%s with %s: rdmapeer answers on one device, so two-node rails are not paired yet; run one benchmark per rail, each against an rdmapeer -device DEV -listen :PORT of its own", VarDevice, strings.Join(c.Rails, ","), VarPeer)
 	}
 	return c, nil
 }

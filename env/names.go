@@ -63,10 +63,10 @@ type variable struct {
 // variables lists every RDMABENCH_ variable, in the order
 // docs/variables.md documents them.
 var variables = []variable{
-	{VarDevice, "the first device with an active port", `RDMA device to use, e.g. mlx5_0 or rxe0; several, one per rail, as a list such as "mlx5_0,mlx5_1" or "all" (every device with an active port): the benchmarks then measure each rail in turn, named in a /rail=DEV level of their names (one device: names as before), and the tests take the first.`},
+	{VarDevice, "the first device with an active port", `RDMA device to use, e.g. mlx5_0 or rxe0; several, one per rail, as a list such as "mlx5_0,mlx5_1" or "all" (every device with an active port): the benchmarks then measure each rail in turn, named in a /rail=DEV level of their names (one device: names as before), and the tests take the first. In two-node mode each rail meets rdmapeer's device of the same name (rdmapeer -device serves several), or RDMABENCH_PEER_DEVICE's.`},
 	{VarPort, "the device's first active port", "port number on that device."},
 	{VarGIDIndex, "the best GID of the whole table, chosen like perftest: IPv4 first, then not link-local, then RoCE v2", "GID table index (RoCE)."},
-	{VarPeerDevice, "the same device", "loopback only: the device of the responding endpoint. Naming a second device makes traffic cross the wire (in the VM, rxe1 -> rxe0 crosses a veth)."},
+	{VarPeerDevice, "loopback: the same device; two-node: rdmapeer's first, or with rails the device of the same name", "the device of the other side. Loopback: the responding endpoint's; naming a second device makes traffic cross the wire (in the VM, rxe1 -> rxe0 crosses a veth). Two-node: one of the devices rdmapeer serves (rdmapeer -device mlx5_0,mlx5_1), which refuses any other, listing its own. With rails, a list of one per rail in the same order: rail i meets device i (RDMABENCH_DEVICE=mlx5_0,mlx5_1 RDMABENCH_PEER_DEVICE=mlx5_1,mlx5_0 crosses them)."},
 	{VarPeer, "loopback: both endpoints in this process", "host:port of an rdmapeer (cmd/rdmapeer), or a bare host for port 18515: two-node mode."},
 	{VarPeerToken, "none", "the shared secret of an rdmapeer started with -token: the client answers the peer's challenge with it; it is never sent or printed."},
 	{VarRequire, "0", "1: a missing or unusable device fails tests instead of skipping them. Set in the VM and in CI."},

@@ -12,6 +12,12 @@ import (
 // rail in turn, named in a /rail=DEV level of their names; with one device
 // names stay as they were. Config.Device is the first rail, so that what
 // takes one device (the tests, rdmainfo) takes that one.
+//
+// Each rail meets a device of the other side: in loopback mode itself, in
+// two-node mode rdmapeer's device of the same name (nodes alike name their
+// NICs alike), or RDMABENCH_PEER_DEVICE's, one per rail in the same order
+// (rail i with the peer's device i). rdmapeer serves several devices
+// (-device mlx5_0,mlx5_1 or all) and each rail's session names its own.
 
 // railsAll is RDMABENCH_DEVICE's value for every active device.
 const railsAll = "all"
@@ -38,6 +44,51 @@ func parseDevices(v string) (first string, rails []string, err error) {
 		rails = append(rails, d)
 	}
 	return rails[0], rails, nil
+}
+
+// parsePeerDevices reads RDMABENCH_PEER_DEVICE: one device, or with
+// rails a list of one per rail. It returns the first and, with rails, the
+// list (rails is RDMABENCH_DEVICE's, parsed).
+func parsePeerDevices(v string, rails []string) (first string, peers []string, err error) {
+	v = strings.TrimSpace(v)
+	if v == "" {
+		return "", nil, nil
+	}
+	if len(rails) == 0 {
+		if strings.Contains(v, ",") {
+			return "", nil, fmt.Errorf("%s=%q: a list pairs rails, and %s names one device; name one peer device, or the rails in %s (e.g. %s=mlx5_0,mlx5_1 %s=mlx5_2,mlx5_3)", VarPeerDevice, v, VarDevice, VarDevice, VarDevice, VarPeerDevice)
+		}
+		return v, nil, nil
+	}
+	for _, d := range strings.Split(v, ",") {
+		d = strings.TrimSpace(d)
+		if d == "" || strings.ContainsAny(d, " /\x00") || d == railsAll {
+			return "", nil, fmt.Errorf("%s=%q: %q is not a device name; write one device per rail of %s, separated by commas, e.g. %s=mlx5_0,mlx5_1", VarPeerDevice, v, d, VarDevice, VarPeerDevice)
+		}
+		peers = append(peers, d)
+	}
+	if rails[0] != railsAll && len(peers) != len(rails) {
+		return "", nil, fmt.Errorf("%s=%s names %d devices for the %d rails of %s=%s: name one per rail, in the same order (rail i meets the peer's device i), or unset it", VarPeerDevice, v, len(peers), len(rails), VarDevice, strings.Join(rails, ","))
+	}
+	return peers[0], peers, nil
+}
+
+// RailPeer returns the device that rail (one of RailDevices, rails)
+// meets: RDMABENCH_PEER_DEVICE's for it when set; else in two-node mode
+// the peer's device of the same name, in loopback mode "" (itself).
+func (c Config) RailPeer(rails []string, rail string) (string, error) {
+	i := slices.Index(rails, rail)
+	switch {
+	case i < 0:
+		return "", fmt.Errorf("%s: %s is not one of the rails %s", VarDevice, rail, strings.Join(rails, ","))
+	case len(c.PeerRails) == 0 && c.Peer != "":
+		return rail, nil
+	case len(c.PeerRails) == 0:
+		return "", nil
+	case len(c.PeerRails) != len(rails):
+		return "", fmt.Errorf("%s=%s names %d devices for the %d rails of %s=%s (%s): name one per rail, in the same order, or unset it", VarPeerDevice, strings.Join(c.PeerRails, ","), len(c.PeerRails), len(rails), VarDevice, strings.Join(c.Rails, ","), strings.Join(rails, ","))
+	}
+	return c.PeerRails[i], nil
 }
 
 // RailDevices returns the devices a run measures one after the other:

@@ -65,8 +65,64 @@ func TestRailDevices(t *testing.T) {
 	_, err = load("all").RailDevices(fakeProbe{names: []string{"mlx5_1"}})
 	assert.ErrorIs(t, err, ErrNoDevice)
 
-	_, err = LoadFrom(func(k string) string {
-		return map[string]string{VarDevice: "mlx5_0,mlx5_1", VarPeer: "node2"}[k]
-	})
-	assert.ErrorContains(t, err, "RDMABENCH_DEVICE=mlx5_0,mlx5_1 with RDMABENCH_PEER: rdmapeer answers on one device")
+}
+
+// TestRailPeer: each rail meets the peer's device of the same name in
+// two-node mode, itself in loopback mode, or RDMABENCH_PEER_DEVICE's
+// device i; a list that does not match the rails is refused with what to
+// type.
+func TestRailPeer(t *testing.T) {
+	load := func(kv ...string) (Config, error) {
+		m := map[string]string{}
+		for i := 0; i < len(kv); i += 2 {
+			m[kv[i]] = kv[i+1]
+		}
+		return LoadFrom(func(k string) string { return m[k] })
+	}
+	rails := []string{"mlx5_0", "mlx5_1"}
+	for _, tc := range []struct {
+		name      string
+		kv        []string
+		want      []string // each rail's peer device
+		loadErr   string
+		railError string
+	}{
+		{"two-node, same names", []string{VarDevice, "mlx5_0,mlx5_1", VarPeer, "node2"}, []string{"mlx5_0", "mlx5_1"}, "", ""},
+		{"loopback, itself", []string{VarDevice, "mlx5_0,mlx5_1"}, []string{"", ""}, "", ""},
+		{"two-node, crossed", []string{VarDevice, "mlx5_0,mlx5_1", VarPeer, "node2", VarPeerDevice, "mlx5_1, mlx5_0"}, []string{"mlx5_1", "mlx5_0"}, "", ""},
+		{"loopback, crossed", []string{VarDevice, "mlx5_0,mlx5_1", VarPeerDevice, "mlx5_1,mlx5_0"}, []string{"mlx5_1", "mlx5_0"}, "", ""},
+		{"all, one per active device", []string{VarDevice, "all", VarPeer, "node2", VarPeerDevice, "ib0,ib1"}, []string{"ib0", "ib1"}, "", ""},
+		{"all, too few", []string{VarDevice, "all", VarPeer, "node2", VarPeerDevice, "ib0"}, nil, "",
+			"RDMABENCH_PEER_DEVICE=ib0 names 1 devices for the 2 rails of RDMABENCH_DEVICE=all (mlx5_0,mlx5_1): name one per rail, in the same order, or unset it"},
+		{"too few", []string{VarDevice, "mlx5_0,mlx5_1", VarPeer, "node2", VarPeerDevice, "mlx5_3"}, nil,
+			"RDMABENCH_PEER_DEVICE=mlx5_3 names 1 devices for the 2 rails of RDMABENCH_DEVICE=mlx5_0,mlx5_1: name one per rail, in the same order (rail i meets the peer's device i), or unset it", ""},
+		{"a list without rails", []string{VarDevice, "mlx5_0", VarPeerDevice, "mlx5_0,mlx5_1"}, nil,
+			`RDMABENCH_PEER_DEVICE="mlx5_0,mlx5_1": a list pairs rails, and RDMABENCH_DEVICE names one device; name one peer device, or the rails in RDMABENCH_DEVICE (e.g. RDMABENCH_DEVICE=mlx5_0,mlx5_1 RDMABENCH_PEER_DEVICE=mlx5_2,mlx5_3)`, ""},
+		{"empty name", []string{VarDevice, "mlx5_0,mlx5_1", VarPeerDevice, "mlx5_0,"}, nil,
+			`RDMABENCH_PEER_DEVICE="mlx5_0,": "" is not a device name; write one device per rail of RDMABENCH_DEVICE, separated by commas, e.g. RDMABENCH_PEER_DEVICE=mlx5_0,mlx5_1`, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c, err := load(tc.kv...)
+			if tc.loadErr != "" {
+				assert.EqualError(t, err, tc.loadErr)
+				return
+			}
+			require.NoError(t, err)
+			var got []string
+			for _, r := range rails {
+				p, err := c.RailPeer(rails, r)
+				if tc.railError != "" {
+					assert.EqualError(t, err, tc.railError)
+					return
+				}
+				require.NoError(t, err)
+				got = append(got, p)
+			}
+			assert.Equal(t, tc.want, got)
+		})
+	}
+	c, err := load(VarDevice, "mlx5_0,mlx5_1", VarPeer, "node2")
+	require.NoError(t, err)
+	_, err = c.RailPeer(rails, "mlx5_7")
+	assert.EqualError(t, err, "RDMABENCH_DEVICE: mlx5_7 is not one of the rails mlx5_0,mlx5_1")
 }

@@ -21,6 +21,11 @@ type RemoteConfig struct {
 	// GIDIndex are this node's only: the peer uses its own (rdmapeer
 	// -device, -port, -gid-index).
 	Endpoint EndpointConfig
+	// PeerDevice names the peer's device for the session, one of those
+	// rdmapeer serves (rdmapeer -device mlx5_0,mlx5_1: a node's rails);
+	// "": its first. A peer that does not serve it refuses the session
+	// (ErrPeerParams), listing those it does.
+	PeerDevice string
 	// CPU pins the initiator's thread; the zero CPU leaves it unpinned.
 	// The peer pins its answering thread itself (rdmapeer -cpu).
 	CPU env.CPU
@@ -126,7 +131,7 @@ func dialPeerOnce(ctx context.Context, addr string, cfg RemoteConfig) (_ *Pair, 
 	if err = conn.SendParams(oob.Params{
 		Op: ecfg.Op, Transport: ecfg.Transport, Size: uint32(ecfg.MaxSize), MTU: uint32(max(ecfg.MTU, 0)),
 		Inline: int32(min(inline, 1<<31-1)), GIDIndex: -1, IdleTimeout: cfg.Timeout, Flags: wireFlags(ecfg),
-		QoS: ecfg.QoS,
+		QoS: ecfg.QoS, Device: cfg.PeerDevice,
 	}); err != nil {
 		resp.close()
 		return nil, err

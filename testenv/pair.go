@@ -52,7 +52,7 @@ func NewPair(c env.Config, op rdmalat.Op, maxSize int) (p *rdmalat.Pair, err err
 	if c.Peer != "" {
 		ctx, cancel := context.WithTimeout(context.Background(), 2*c.Timeout+5*time.Second)
 		defer cancel()
-		p, err := rdmalat.DialPeer(ctx, c.Peer, rdmalat.RemoteConfig{Endpoint: ecfg, CPU: cpus[0], Timeout: c.Timeout, Token: c.PeerToken})
+		p, err := rdmalat.DialPeer(ctx, c.Peer, rdmalat.RemoteConfig{Endpoint: ecfg, PeerDevice: c.PeerDevice, CPU: cpus[0], Timeout: c.Timeout, Token: c.PeerToken})
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", env.VarPeer, err) // DialPeer names the address
 		}
@@ -94,13 +94,20 @@ func MustRails(tb testing.TB) []string {
 	return rails
 }
 
-// MustPairOn is MustPair on rail dev (one of MustRails), which loops back
-// to itself in loopback mode; "" is MustPair's device.
+// MustPairOn is MustPair on rail dev (one of MustRails), which meets the
+// device env.Config.RailPeer pairs it with: in loopback mode itself (or
+// RDMABENCH_PEER_DEVICE's device for it), in two-node mode rdmapeer's
+// device of the same name (or RDMABENCH_PEER_DEVICE's); "" is MustPair's
+// device.
 func MustPairOn(tb testing.TB, dev string, op rdmalat.Op, maxSize int) (*rdmalat.Pair, env.Config) {
 	tb.Helper()
 	c := MustHaveRDMA(tb)
 	if dev != "" {
-		c.Device, c.PeerDevice = dev, ""
+		peer, err := c.RailPeer(MustRails(tb), dev)
+		if err != nil {
+			tb.Fatal(err) // a set variable is a promise
+		}
+		c.Device, c.PeerDevice = dev, peer
 	}
 	if err := c.Transport.Carries(op); err != nil {
 		tb.Skipf("%s=%v: %v", env.VarTransport, c.Transport, err)

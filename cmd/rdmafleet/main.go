@@ -18,12 +18,14 @@
 //
 //	plan.txt                 the plan, "<round> <src> <dst>" per line
 //	pairs/roundNN-SRC-DST.txt   benchfmt results, named .../src=SRC/dst=DST/size=S
+//	                         (-rails mlx5_0,mlx5_1: .../dst=DST/rail=DEV/size=S,
+//	                         src's rail DEV against dst's device DEV)
 //	pairs/roundNN-SRC-DST.failed  why a pair has no result
 //	raw/                     the benchmark's and rdmapeer's own output
 //	rounds.txt               how long each round took
 //	rounds/roundNN.txt       the round's pair files with results, one after
 //	                         the other: the report opens one file a round
-//	matrix.txt               per size and metric, rows src, columns dst
+//	matrix.txt               per size (and rail) and metric, rows src, columns dst
 //	outliers.txt             pairs above 2.1x the fastest or median + 6 MAD,
 //	                         failed pairs, and the nodes in most of them
 //	heatmap.png, heatmap.svg

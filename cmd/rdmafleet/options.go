@@ -21,6 +21,7 @@ func pairFlags(fs *flag.FlagSet, o *agent.Options, binDir string) {
 	fs.IntVar(&o.Count, "count", 6, "results per pair and size (-test.count); benchstat needs 6 for a 95% interval")
 	fs.IntVar(&o.PortBase, "port-base", 18600, "first TCP `port`: a pair's rdmapeer listens on port-base+2i, its agents talk on the next one")
 	fs.DurationVar(&o.Timeout, "timeout", 2*time.Minute, "deadline of one pair, from the start of the agents to the benchmark's end")
+	fs.StringVar(&o.Rails, "rails", "", "the `devices` of each node to measure rail by rail, e.g. mlx5_0,mlx5_1, or all (every active one): rdmapeer serves them all and each rail of the benchmark's node meets the peer's device of the same name; results are named /rail=DEV and the report has a matrix per rail (default: $RDMABENCH_DEVICE, one device or rails)")
 	fs.StringVar(&o.Hosts, "hosts", "", "`file` in /etc/hosts format giving the address of each node name (default: node names resolve)")
 }
 
@@ -32,6 +33,9 @@ func pairArgs(o agent.Options) []string {
 	}
 	if o.Hosts != "" {
 		a = append(a, "-hosts", o.Hosts)
+	}
+	if o.Rails != "" {
+		a = append(a, "-rails", o.Rails)
 	}
 	return a
 }

@@ -139,6 +139,8 @@ func TestRunBadInput(t *testing.T) {
 		{"no allocation", nil, "no node list: run inside a Slurm allocation"},
 		{"sample too big", []string{"-nodes", "n[1-4]", "-plan", "sample:9"}, "sample:9: want 1 to 3 rounds for 4 nodes"},
 		{"no srun", []string{"-nodes", "n[1-4]", "-srun", "/nonexistent/srun"}, "-srun /nonexistent/srun"},
+		{"bad rails", []string{"-nodes", "n[1-4]", "-rails", "mlx5_0,,mlx5_1"}, `-rails "mlx5_0,,mlx5_1": "" is not a device name; write the devices of a node separated by commas (-rails mlx5_0,mlx5_1), or all`},
+		{"rail twice", []string{"-nodes", "n[1-4]", "-rails", "mlx5_0,mlx5_0"}, `-rails "mlx5_0,mlx5_0": mlx5_0 is named twice; name each rail once`},
 		{"no benchmark", []string{"-nodes", "n[1-4]", "-bench", "/nonexistent/rdmabench.test"}, "-bench /nonexistent/rdmabench.test: no such file or directory (build it, or name it with -bench)"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -245,4 +247,29 @@ func TestReportCommandMax(t *testing.T) {
 	stderr.Reset()
 	assert.Equal(t, 2, runReport(t.Context(), []string{"-dir", dir, "-max", "p42=1us"}, &stdout, &stderr))
 	assert.Contains(t, stderr.String(), `-max="p42=1us": "p42" is not a statistic a run reports`)
+}
+
+// TestRunFleetRails: -rails fake0,fake1 over three fake nodes pairs rail
+// with rail: each dst's rdmapeer serves both devices, each src's
+// benchmark measures each rail against the peer's device of its name,
+// the results are named /rail=DEV (the fake's second rail 1 us slower),
+// and the matrix has one table per rail and size.
+func TestRunFleetRails(t *testing.T) {
+	dir, code, _ := fleetRun(t, 3, nil, "-rails", "fake0,fake1", "-retest=false")
+	require.Equal(t, 0, code)
+	res := readJobFile(t, dir, "pairs/round01-n2-n3.txt")
+	assert.Contains(t, res, "rdmabench-mode: fleet\nrdma-device: fake0,fake1\n", "the job's device line names the rails")
+	assert.Contains(t, res, "BenchmarkRDMAWrite/src=n2/dst=n3/rail=fake0/size=2-4 1000 10054 ns/op")
+	assert.Contains(t, res, "BenchmarkRDMAWrite/src=n2/dst=n3/rail=fake1/size=2-4 1000 11054 ns/op")
+	assert.Contains(t, readJobFile(t, dir, "raw/round01-n2-n3.peer.log"), "rdmapeer: stopped")
+
+	m := readJobFile(t, dir, "matrix.txt")
+	t.Logf("matrix.txt:\n%s", m)
+	for _, rail := range []string{"fake0", "fake1"} {
+		for _, size := range []string{"2", "4096"} {
+			assert.Contains(t, m, "RDMAWrite/rail="+rail+"/size="+size, "a table per rail and size")
+		}
+	}
+	assert.Contains(t, readJobFile(t, dir, "outliers.txt"), "judged on: RDMAWrite/rail=fake0/size=2 p50-sec", "the first rail unless -judge names another")
+
 }

@@ -8,7 +8,9 @@
 // session (operation, sizes, MTU, inline, timeout), so the two sides cannot
 // disagree. What belongs to this node comes from flags or from the same
 // variables the tests read: the device (-device, RDMABENCH_DEVICE; default
-// the first device with an active port), its port (-port, RDMABENCH_PORT)
+// the first device with an active port; several, -device mlx5_0,mlx5_1 or
+// all, serve a node's rails: each client session names one, and a client
+// naming none gets the first), its port (-port, RDMABENCH_PORT)
 // and GID (-gid-index, RDMABENCH_GID_INDEX; default the best, RoCE v2 over
 // IPv4 first), and the CPU its answering threads are pinned to (-cpu,
 // default the last CPU it may use).
@@ -51,7 +53,6 @@ import (
 	"github.com/rdmabench/rdmabench/env"
 	"github.com/rdmabench/rdmabench/internal/oob"
 	"github.com/rdmabench/rdmabench/internal/peer"
-	"github.com/rdmabench/rdmabench/rdmalat"
 	"github.com/rdmabench/rdmabench/verbs"
 )
 
@@ -62,7 +63,7 @@ func main() {
 // options is the command line.
 type options struct {
 	listen        string
-	device        string
+	devices       []string // -device: nil for the first active, {"all"}, or a list (rails)
 	port          int
 	gidIndex      int
 	cpus          []int // nil: not pinned
@@ -95,7 +96,11 @@ func parseFlags(args []string, getenv func(string) string, stderr io.Writer) (*o
 		fs.PrintDefaults()
 	}
 	fs.StringVar(&o.listen, "listen", ":"+strconv.Itoa(oob.DefaultPort), "`address` to listen on; the default is every address of this host")
-	fs.StringVar(&o.device, "device", cfg.Device, "RDMA `device` (default $RDMABENCH_DEVICE, else the first device with an active port)")
+	defDevice := cfg.Device
+	if len(cfg.Rails) > 0 {
+		defDevice = strings.Join(cfg.Rails, ",")
+	}
+	device := fs.String("device", defDevice, "RDMA `devices` to serve: one, several separated by commas (a node's rails: each client session names one, RDMABENCH_PEER_DEVICE; the first is the default), or all (every device with an active port) (default $RDMABENCH_DEVICE, else the first device with an active port)")
 	fs.IntVar(&o.port, "port", cfg.Port, "device `port` (default $RDMABENCH_PORT, else the first active port)")
 	fs.IntVar(&o.gidIndex, "gid-index", env.GIDIndexOf(cfg.GIDIndex), "GID table `index` (default $RDMABENCH_GID_INDEX, else the best: RoCE v2 over IPv4 first; -1: the best)")
 	cpu := fs.String("cpu", "", "`CPUs` to pin the answering threads to, e.g. 3 or 2,3 (concurrent sessions take them in turn), or none (default: the last CPU this process may use; on a host with several NUMA nodes, the last of the device's node: RDMABENCH_NUMA)")
@@ -171,6 +176,9 @@ func parseFlags(args []string, getenv func(string) string, stderr io.Writer) (*o
 		}
 		return nil, fmt.Errorf("%s is over -max-timeout %v, the longest RDMA loop timeout a client may ask for: give -timeout %v or less, or raise -max-timeout", from, o.maxTimeout, o.maxTimeout)
 	}
+	if o.devices, err = parseDevices(*device); err != nil {
+		return nil, err
+	}
 	if o.cpus, err = parseCPUs(*cpu); err != nil {
 		return nil, err
 	}
@@ -217,34 +225,24 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		fmt.Fprintln(stderr, "rdmapeer:", err)
 		return 2
 	}
-	if o.device == "" {
-		if o.device, err = env.FirstActive(verbs.Probe{}); err != nil {
-			logger.Printf("%v (name one with -device or RDMABENCH_DEVICE)", err)
-			return 1
-		}
-	}
-	// Open the device once now, so that a bad device, port or GID fails
-	// here rather than in the first client's session.
-	probe, err := rdmalat.NewEndpoint(rdmalat.EndpointConfig{Device: o.device, Port: o.port, GIDIndex: env.GIDSetting(o.gidIndex), MaxSize: 1, Inline: 0})
-	if err != nil {
-		logger.Printf("device %s: %v", o.device, err)
+	if o.devices, err = resolveDevices(o.devices, verbs.Probe{}); err != nil {
+		logger.Printf("%v", err)
 		return 1
 	}
-	dev := probe.Device()
-	probe.Close()
-	// NUMA (RDMABENCH_NUMA on this host): sessions' buffers on the
-	// device's node, and without -cpu the answering thread on its last
-	// CPU this process may use. One node: nothing changes.
-	place, err := env.Config{NUMA: o.numa}.Place(o.device)
+	// Each device opened once now; NUMA (RDMABENCH_NUMA on this host):
+	// each device's sessions' buffers on its node, and without -cpu the
+	// answering threads on the last CPU of the first device's node. One
+	// node: nothing changes.
+	place, served, err := openDevices(o, logger)
 	if err != nil {
 		logger.Printf("%v", err)
-		return 2
+		return 1
 	}
 	if o.cpuDefault && len(place.CPUs) > 0 {
 		o.cpus = place.CPUs[len(place.CPUs)-1:]
 	}
 	if n, ok := place.Node.ID(); ok {
-		logger.Printf("NUMA node %d (%s's): buffers there, answering on CPUs %s", n, o.device, env.FormatCPUList(o.cpus))
+		logger.Printf("NUMA node %d (%s's): answering on CPUs %s", n, o.devices[0], env.FormatCPUList(o.cpus))
 	}
 
 	ln, err := net.Listen("tcp", o.listen)
@@ -261,9 +259,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	if len(o.cpus) > 0 {
 		cpuDesc = "pinned to CPU " + strings.Trim(strings.Join(strings.Fields(fmt.Sprint(o.cpus)), ","), "[]")
 	}
-	logger.Printf("listening on %s%s; device %s port %d (fw %s, %s, MTU %d, GID index %d %s); answering threads %s; up to %d sessions, %d bytes per message, %d bytes registered",
-		ln.Addr(), where, dev.Name, dev.Port, dev.Firmware, dev.LinkLayer, dev.MTU, dev.GIDIndex, dev.GIDType,
-		cpuDesc, o.maxSessions, o.maxSize, o.maxMemory)
+	logger.Printf("listening on %s%s; devices %s (the first unless a client names another); answering threads %s; up to %d sessions, %d bytes per message, %d bytes registered",
+		ln.Addr(), where, strings.Join(o.devices, ","), cpuDesc, o.maxSessions, o.maxSize, o.maxMemory)
 
 	auth := "no token: any client that reaches this port is served (set RDMABENCH_PEER_TOKEN)"
 	if o.token != "" {
@@ -277,7 +274,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 
 	srv := peer.New(peer.Config{
 		Session: peer.ServeConfig{
-			Device: o.device, Port: o.port, GIDIndex: o.gidIndex, MemNode: place.Node,
+			Device: served.Device, Rails: served.Rails, Port: o.port, GIDIndex: o.gidIndex, MemNode: served.MemNode,
 			Limits: oob.Limits{
 				MaxSize: uint32(o.maxSize), MaxRoundTrips: o.maxRoundTrips, MaxIdleTimeout: o.maxTimeout,
 			},

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"errors"
 	"strings"
 	"testing"
 	"time"
@@ -28,7 +29,7 @@ func TestFlagsDefaults(t *testing.T) {
 	o, err := parseFlags(nil, getenv(), &stderr)
 	require.NoError(t, err)
 	assert.Equal(t, ":18515", o.listen)
-	assert.Equal(t, "", o.device, "empty: the first device with an active port")
+	assert.Nil(t, o.devices, "none: the first device with an active port")
 	assert.Equal(t, -1, o.gidIndex)
 	assert.Len(t, o.cpus, 1, "the last allowed CPU")
 	assert.Equal(t, 4, o.maxSessions)
@@ -62,7 +63,7 @@ func TestFlagsEnvAndFlags(t *testing.T) {
 	vars := getenv("RDMABENCH_DEVICE", "rxe1", "RDMABENCH_PORT", "2", "RDMABENCH_GID_INDEX", "3", "RDMABENCH_TIMEOUT", "2s")
 	o, err := parseFlags(nil, vars, &bytes.Buffer{})
 	require.NoError(t, err)
-	assert.Equal(t, "rxe1", o.device)
+	assert.Equal(t, []string{"rxe1"}, o.devices)
 	assert.Equal(t, 2, o.port)
 	assert.Equal(t, 3, o.gidIndex)
 	assert.Equal(t, 2*time.Second, o.timeout)
@@ -70,7 +71,7 @@ func TestFlagsEnvAndFlags(t *testing.T) {
 	o, err = parseFlags([]string{"-device", "mlx5_0", "-gid-index", "-1", "-listen", "192.168.1.2:9999", "-cpu", strings.ReplaceAll(env.FormatCPUList(two), ",", ", "),
 		"-max-sessions", "1", "-max-memory", "1G", "-max-size", "64K", "-max-round-trips", "1000", "-idle", "none"}, vars, &bytes.Buffer{})
 	require.NoError(t, err)
-	assert.Equal(t, "mlx5_0", o.device)
+	assert.Equal(t, []string{"mlx5_0"}, o.devices)
 	assert.Equal(t, -1, o.gidIndex)
 	assert.Equal(t, "192.168.1.2:9999", o.listen)
 	assert.Equal(t, two, o.cpus)
@@ -161,3 +162,48 @@ func TestRunBadDevice(t *testing.T) {
 	assert.Contains(t, stderr.String(), "device notexist0: ")
 	t.Log(stderr.String())
 }
+
+// TestFlagsDevices: -device and RDMABENCH_DEVICE take a node's rails, a
+// list or all; a bad list is refused with what to type.
+func TestFlagsDevices(t *testing.T) {
+	o, err := parseFlags(nil, getenv(env.VarDevice, "mlx5_0, mlx5_1"), &bytes.Buffer{})
+	require.NoError(t, err)
+	assert.Equal(t, []string{"mlx5_0", "mlx5_1"}, o.devices, "RDMABENCH_DEVICE's rails, in order")
+	o, err = parseFlags([]string{"-device", "all"}, getenv(env.VarDevice, "mlx5_0"), &bytes.Buffer{})
+	require.NoError(t, err)
+	assert.Equal(t, []string{"all"}, o.devices)
+	for arg, want := range map[string]string{
+		"mlx5_0,,mlx5_1": `-device "mlx5_0,,mlx5_1": "" is not a device name; write one device, several separated by commas (-device mlx5_0,mlx5_1), or all`,
+		"mlx5_0,all":     `-device "mlx5_0,all": "all" is not a device name; write one device, several separated by commas (-device mlx5_0,mlx5_1), or all`,
+		"rxe0,rxe0":      `-device "rxe0,rxe0": rxe0 is named twice; name each device once`,
+	} {
+		_, err := parseFlags([]string{"-device", arg}, getenv(), &bytes.Buffer{})
+		assert.EqualError(t, err, want)
+	}
+
+	p := fakeProbe{names: []string{"mlx5_0", "mlx5_1", "mlx5_2"}, down: map[string]bool{"mlx5_1": true}}
+	got, err := resolveDevices([]string{"all"}, p)
+	require.NoError(t, err)
+	assert.Equal(t, []string{"mlx5_0", "mlx5_2"}, got, "all: those with an active port")
+	got, err = resolveDevices(nil, p)
+	require.NoError(t, err)
+	assert.Equal(t, []string{"mlx5_0"}, got)
+	_, err = resolveDevices([]string{"all"}, fakeProbe{names: []string{"mlx5_1"}, down: map[string]bool{"mlx5_1": true}})
+	assert.ErrorIs(t, err, env.ErrNoDevice)
+	assert.ErrorContains(t, err, "-device all: no device has an active port (present: [mlx5_1])")
+}
+
+// fakeProbe is a host's devices, some without an active port.
+type fakeProbe struct {
+	names []string
+	down  map[string]bool
+}
+
+func (p fakeProbe) Devices() ([]string, error) { return p.names, nil }
+func (p fakeProbe) Active(d string) error {
+	if p.down[d] {
+		return errors.New(d + ": port 1 DOWN")
+	}
+	return nil
+}
+func (p fakeProbe) PortCount(string) (int, error) { return 1, nil }

@@ -248,6 +248,7 @@ func (m Params) appendPayload(e *encoder) {
 	e.u32(m.QoS.FlowLabel)
 	e.u8(m.QoS.SL)
 	e.u16(m.QoS.PKeyIndex)
+	e.str("device", m.Device)
 }
 
 func (Params) decodePayload(d *decoder) Message {
@@ -264,6 +265,7 @@ func (Params) decodePayload(d *decoder) Message {
 	m.QoS.FlowLabel = d.u32("flow_label")
 	m.QoS.SL = d.u8("sl")
 	m.QoS.PKeyIndex = d.u16("pkey_index")
+	m.Device = d.str("device")
 	return m
 }
 

@@ -5,7 +5,8 @@
 // session, so the two sides can never disagree about size, operation,
 // transport or iteration count (perftest needs the same options on both
 // sides and only checks them since 2025). The one exception is what belongs
-// to the peer's node: its device, port and GID, given to rdmapeer itself.
+// to the peer's node: its devices, port and GID, given to rdmapeer itself
+// (the client only picks one of the devices it serves: Params.device).
 // The package only moves and checks
 // messages; the RDMA work is done elsewhere. It is pure Go and is tested over
 // 127.0.0.1.
@@ -38,7 +39,8 @@
 //	         address the client is connected to, ip:port (SessionAddr)
 //	Params   op uint8, transport uint8, size uint32, mtu uint32, inline int32,
 //	         gid_index int32, idle_timeout int64 (nanoseconds), flags uint8,
-//	         tclass uint8, flow_label uint32, sl uint8, pkey_index uint16
+//	         tclass uint8, flow_label uint32, sl uint8, pkey_index uint16,
+//	         device string
 //	Endpoint device string, firmware string, link_layer string, port uint8,
 //	         lid uint16, qpn uint32, psn uint32, qkey uint32, gid [16]byte,
 //	         gid_index int32, mtu uint32, rkey uint32, addr uint64, size uint32,
@@ -78,7 +80,11 @@
 // the peer cannot use a token). Version 5 added Params.tclass, flow_label,
 // sl and pkey_index (the queue pairs' traffic class, GRH flow label of 20
 // bits, service level 0..15 and P_Key table index; with rdma_cm only
-// tclass may be set).
+// tclass may be set). Version 6 added Params.device: the peer's device for
+// the session, one of those the peer serves (rdmapeer -device rxe0,rxe1),
+// empty for its first; a peer refuses any other with CodeParams, naming
+// the devices it serves. A client with several rails sends one session per
+// rail, each naming its device.
 // Error codes: 1 internal, 2 protocol, 3 version, 4 params, 5 resource,
 // 6 timeout, 7 busy, 8 auth (the client's token is missing or wrong).
 //

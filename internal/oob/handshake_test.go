@@ -30,8 +30,15 @@ func TestVersionMismatch(t *testing.T) {
 			"oob: client speaks oob version 2, this rdmapeer 3: upgrade the client (rdmabench) to this rdmapeer's version"},
 		{3, 2, "oob: peer speaks oob version 2, this client 3: upgrade rdmapeer on the peer's node to this client's rdmabench version",
 			"oob: client speaks oob version 3, this rdmapeer 2: upgrade this rdmapeer to the client's rdmabench version"},
-		{4, oob.Version, "oob: peer speaks oob version 5, this client 4: upgrade this client (rdmabench) to the peer's rdmapeer version",
+		{4, 5, "oob: peer speaks oob version 5, this client 4: upgrade this client (rdmabench) to the peer's rdmapeer version",
 			"oob: client speaks oob version 4, this rdmapeer 5: upgrade the client (rdmabench) to this rdmapeer's version"},
+		// Version 6 (Params.device, rails): an rdmapeer of version 5
+		// serves one device and must be upgraded for a client of 6, and
+		// the other way round.
+		{oob.Version, 5, "oob: peer speaks oob version 5, this client 6: upgrade rdmapeer on the peer's node to this client's rdmabench version",
+			"oob: client speaks oob version 6, this rdmapeer 5: upgrade this rdmapeer to the client's rdmabench version"},
+		{5, oob.Version, "oob: peer speaks oob version 6, this client 5: upgrade this client (rdmabench) to the peer's rdmapeer version",
+			"oob: client speaks oob version 5, this rdmapeer 6: upgrade the client (rdmabench) to this rdmapeer's version"},
 	} {
 		t.Run(fmt.Sprintf("client%d-server%d", tc.client, tc.server), func(t *testing.T) {
 			serverErr := make(chan error, 1)
@@ -75,7 +82,7 @@ func TestVersion2Peer(t *testing.T) {
 	start := time.Now()
 	_, err := oob.Dial(t.Context(), addr, 2*time.Second)
 	require.ErrorIs(t, err, oob.ErrVersion)
-	assert.Contains(t, err.Error(), "peer speaks oob version 2, this client 5: upgrade rdmapeer on the peer's node")
+	assert.Contains(t, err.Error(), "peer speaks oob version 2, this client 6: upgrade rdmapeer on the peer's node")
 	assert.Less(t, time.Since(start), time.Second, "no wait for a challenge the old peer never sends")
 }
 
@@ -184,7 +191,7 @@ func TestAcceptNotClient(t *testing.T) {
 	require.NoError(t, err)
 	m, err := oob.Decode(reply)
 	require.NoError(t, err)
-	assert.Equal(t, oob.Error{Code: oob.CodeProtocol, Msg: "this is rdmapeer (oob version 5): it speaks only the rdmabench out-of-band protocol"}, m)
+	assert.Equal(t, oob.Error{Code: oob.CodeProtocol, Msg: "this is rdmapeer (oob version 6): it speaks only the rdmabench out-of-band protocol"}, m)
 }
 
 func TestDialErrors(t *testing.T) {

@@ -10,7 +10,7 @@ import (
 )
 
 // Version is the protocol version this package speaks.
-const Version uint16 = 5
+const Version uint16 = 6
 
 // Limits of the framing. See the package documentation.
 const (
@@ -128,6 +128,10 @@ type Params struct {
 	// QoS is the traffic class, flow label, service level and P_Key
 	// index both sides' queue pairs use; zero: every default.
 	QoS spec.QoS
+	// Device names the peer's device for this session (a rail of a node
+	// with several NICs); "": the first device the peer serves. A peer
+	// refuses a device it does not serve, listing those it does.
+	Device string
 }
 
 // Flags are a session's variants.
@@ -146,7 +150,7 @@ const (
 	// FlagODP: both sides' buffers are registered with on-demand paging.
 	FlagODP Flags = 1 << 3
 	// A peer of protocol version 5 refuses these two as unknown bits;
-	// the version did not change, since nothing else did.
+	// the version did not change for them, since nothing else did.
 	knownFlags = FlagEvents | FlagCM | FlagHugePages | FlagODP
 )
 

@@ -40,7 +40,7 @@ const goldenHello = `
 const goldenParams = `
 	02                            // type: Params
 	00                            // reserved
-	00 23                         // payload length: 35 = 1+1+4+4+4+4+8+1+1+4+1+2
+	00 29                         // payload length: 41 = 1+1+4+4+4+4+8+1+1+4+1+2+2+4
 	01                            // op: write
 	01                            // transport: RC
 	00 01 00 00                   // size 65536
@@ -53,11 +53,12 @@ const goldenParams = `
 	00 01 e2 40                   // flow label 123456 = 0x1_e240
 	03                            // service level 3
 	00 02                         // P_Key index 2
+	00 04 72 78 65 31             // device "rxe1" (version 6)
 `
 
 var goldenParamsValue = oob.Params{Op: spec.Write, Transport: spec.RC, Size: 65536,
 	MTU: 1024, Inline: -1, GIDIndex: -1, IdleTimeout: 10 * time.Second, Flags: oob.FlagEvents,
-	QoS: spec.QoS{TrafficClass: 96, FlowLabel: 123456, SL: 3, PKeyIndex: 2}}
+	QoS: spec.QoS{TrafficClass: 96, FlowLabel: 123456, SL: 3, PKeyIndex: 2}, Device: "rxe1"}
 
 const goldenRun = `
 	07                            // type: Run
@@ -107,7 +108,7 @@ func allMessages() map[string]oob.Message {
 		"Params":       goldenParamsValue,
 		"Params/zero":  oob.Params{},
 		"Params/max": oob.Params{Op: 255, Transport: 255, Size: ^uint32(0), MTU: ^uint32(0), Inline: -1 << 31, GIDIndex: -1 << 31, IdleTimeout: -1,
-			QoS: spec.QoS{TrafficClass: 255, FlowLabel: ^uint32(0), SL: 255, PKeyIndex: ^uint16(0)}},
+			QoS: spec.QoS{TrafficClass: 255, FlowLabel: ^uint32(0), SL: 255, PKeyIndex: ^uint16(0)}, Device: strings.Repeat("d", oob.MaxString)},
 		"Endpoint":       oob.Endpoint{Device: "rxe0", Firmware: "", LinkLayer: "Ethernet", Port: 1, LID: 0, QPN: 0x11, PSN: 0xabcdef, QKey: 0x11111111, GID: gid, GIDIndex: 1, MTU: 1024, RKey: 0x1234, Addr: 0x7f00_dead_beef, Size: 4096},
 		"Endpoint/IB":    oob.Endpoint{Device: "mlx5_0", Firmware: "20.31.1014", LinkLayer: "InfiniBand", Port: 2, LID: 0xbeef, QPN: 0xffffff, GIDIndex: -1, MTU: 4096},
 		"Endpoint/large": oob.Endpoint{Device: strings.Repeat("d", oob.MaxString), Firmware: strings.Repeat("f", oob.MaxString), LinkLayer: strings.Repeat("l", oob.MaxString)},

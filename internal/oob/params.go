@@ -57,6 +57,18 @@ func (l Limits) withDefaults() Limits {
 	return l
 }
 
+// maxDeviceName is the longest device name a client may send: the
+// kernel's IB_DEVICE_NAME_MAX is 64 bytes with its NUL.
+const maxDeviceName = 63
+
+// deviceName reports whether d can name a device ("" for the peer's
+// first): a name goes into the peer's log and its refusal.
+func deviceName(d string) bool {
+	return len(d) <= maxDeviceName && !strings.ContainsFunc(d, func(r rune) bool {
+		return r <= ' ' || r == '/' || r >= 0x7f
+	})
+}
+
 // Validate reports every way p falls outside limits or makes no sense
 // (an operation the transport cannot carry, an atomic that is not 8 bytes,
 // an MTU that is not a power of two from 256 to 4096). The error matches
@@ -117,6 +129,9 @@ func (p Params) Validate(limits Limits) error {
 	}
 	if p.Flags&FlagCM != 0 && (p.QoS.FlowLabel != 0 || p.QoS.SL != 0 || p.QoS.PKeyIndex != 0) {
 		add("rdma_cm with a flow label, service level or P_Key index: rdma_cm takes those from its route; only the traffic class applies")
+	}
+	if !deviceName(p.Device) {
+		add("device %q: not a device name (up to %d printable characters, no spaces or '/'; empty for the peer's first device)", p.Device, maxDeviceName)
 	}
 	if p.Flags&FlagCM != 0 && p.Transport == spec.UC {
 		add("rdma_cm over uc: librdmacm connects RC and UD queue pairs only (perftest -R refuses UC too)")

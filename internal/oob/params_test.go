@@ -1,6 +1,7 @@
 package oob_test
 
 import (
+	"strings"
 	"testing"
 	"time"
 
@@ -57,6 +58,14 @@ func TestParamsValidate(t *testing.T) {
 		{"cm tclass", with(func(p *oob.Params) { p.Flags, p.QoS.TrafficClass = oob.FlagCM, 96 }), oob.DefaultLimits, ""},
 		{"cm sl", with(func(p *oob.Params) { p.Flags, p.QoS.SL = oob.FlagCM, 1 }), oob.DefaultLimits,
 			"rdma_cm with a flow label, service level or P_Key index: rdma_cm takes those from its route; only the traffic class applies"},
+		{"device", with(func(p *oob.Params) { p.Device = "mlx5_1" }), oob.DefaultLimits, ""},
+		{"device 63 bytes", with(func(p *oob.Params) { p.Device = strings.Repeat("d", 63) }), oob.DefaultLimits, ""},
+		{"device too long", with(func(p *oob.Params) { p.Device = strings.Repeat("d", 64) }), oob.DefaultLimits,
+			`device "` + strings.Repeat("d", 64) + `": not a device name (up to 63 printable characters, no spaces or '/'; empty for the peer's first device)`},
+		{"device path", with(func(p *oob.Params) { p.Device = "../rxe0" }), oob.DefaultLimits,
+			`device "../rxe0": not a device name (up to 63 printable characters, no spaces or '/'; empty for the peer's first device)`},
+		{"device newline", with(func(p *oob.Params) { p.Device = "rxe0\nforged" }), oob.DefaultLimits,
+			`device "rxe0\nforged": not a device name (up to 63 printable characters, no spaces or '/'; empty for the peer's first device)`},
 		{"hugepages and odp", with(func(p *oob.Params) { p.Flags = oob.FlagHugePages | oob.FlagODP }), oob.DefaultLimits, ""},
 		{"unknown flag", with(func(p *oob.Params) { p.Flags = oob.FlagODP << 1 }), oob.DefaultLimits, "flags 0x10: unknown bits 0x10"},
 		{"all at once", oob.Params{Op: 9, Transport: 9, MTU: 1}, oob.DefaultLimits,

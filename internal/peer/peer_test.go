@@ -359,3 +359,25 @@ func TestPeerGIDIndexIsTheOperators(t *testing.T) {
 		})
 	}
 }
+
+// TestPeerRailsNamedDevice: a session opens on the device its Params
+// name, one of those served (the default for none); any other is refused
+// with the list served. The devices do not exist here, so an accepted
+// session fails on the one it named, and says which.
+func TestPeerRailsNamedDevice(t *testing.T) {
+	_, addr, logs := start(t, peer.Config{Session: peer.ServeConfig{Device: "nodev0", Rails: []peer.Rail{{Device: "nodev1"}}}})
+	for _, tc := range []struct{ asked, opened string }{{"", "nodev0"}, {"nodev0", "nodev0"}, {"nodev1", "nodev1"}} {
+		p := goodParams
+		p.Device = tc.asked
+		perr := ask(t, dial(t, addr), p)
+		assert.Equal(t, oob.CodeResource, perr.Code, "accepted, failed on the device: %v", perr)
+		assert.Contains(t, perr.Msg, "rdmapeer ("+tc.opened+"): ", "asked for %q", tc.asked)
+		logs.wait(t, "device="+tc.opened+" op=write")
+	}
+	p := goodParams
+	p.Device = "nodev9"
+	perr := ask(t, dial(t, addr), p)
+	assert.Equal(t, oob.CodeParams, perr.Code, "%v", perr)
+	assert.ErrorIs(t, perr, oob.ErrInvalidParams)
+	assert.Equal(t, `rdmapeer (nodev0): oob: invalid params: device "nodev9": this rdmapeer serves nodev0,nodev1 (rdmapeer -device); name one of them in RDMABENCH_PEER_DEVICE, one per rail`, perr.Msg)
+}

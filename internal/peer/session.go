@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/rdmabench/rdmabench/env"
@@ -20,8 +21,11 @@ import (
 // two-node pair. Everything about a session comes from the client's Params
 // except what belongs to this node: device, port, GID and CPU.
 type ServeConfig struct {
-	Device string // required
-	Port   int    // 0: the first active port
+	Device string // required: the first device served, a client's default
+	// Rails are the other devices served (rdmapeer -device rxe0,rxe1): a
+	// client names one in Params.Device, one session per rail.
+	Rails []Rail
+	Port  int // 0: the first active port, on every device
 	// GIDIndex is this node's GID: -1 the best. A client may not choose
 	// another: Params whose GIDIndex is neither -1 nor this are refused.
 	GIDIndex int
@@ -57,6 +61,37 @@ type ServeConfig struct {
 	// Report, if not nil, is called once for each session when it ends,
 	// and once for a connection that ends before its first Params.
 	Report func(SessionReport)
+}
+
+// Rail is a device served beside ServeConfig.Device, with the NUMA node
+// of its sessions' buffers.
+type Rail struct {
+	Device  string
+	MemNode env.Node
+}
+
+// Devices lists the devices served, the default first.
+func (c ServeConfig) Devices() []string {
+	names := []string{c.Device}
+	for _, r := range c.Rails {
+		names = append(names, r.Device)
+	}
+	return names
+}
+
+// rail returns the device a client's Params name ("": the default), or
+// an error matching oob.ErrInvalidParams that lists those served.
+func (c ServeConfig) rail(name string) (Rail, error) {
+	if name == "" || name == c.Device {
+		return Rail{Device: c.Device, MemNode: c.MemNode}, nil
+	}
+	for _, r := range c.Rails {
+		if r.Device == name {
+			return r, nil
+		}
+	}
+	return Rail{}, fmt.Errorf("%w: device %q: this rdmapeer serves %s (rdmapeer -device); name one of them in RDMABENCH_PEER_DEVICE, one per rail",
+		oob.ErrInvalidParams, name, strings.Join(c.Devices(), ","))
 }
 
 // NoIdleLimit as ServeConfig.Idle lets a client wait as long as it likes
@@ -101,7 +136,7 @@ func serve(conn *oob.Conn, cfg ServeConfig, first oob.Message) error {
 	case cfg.Idle < 0:
 		cfg.Idle = 0 // conn.Next: no limit
 	}
-	s := &servedSession{conn: conn, cfg: cfg, client: "client", start: time.Now()}
+	s := &servedSession{conn: conn, cfg: cfg, client: "client", device: cfg.Device, start: time.Now()}
 	if a := conn.NetConn().RemoteAddr(); a != nil {
 		s.client = a.String()
 	}
@@ -146,7 +181,8 @@ type servedSession struct {
 	conn    *oob.Conn
 	cfg     ServeConfig
 	client  string
-	active  bool // a session is open: rep, start and what it holds are its
+	device  string // the session's device: the client's Params name one
+	active  bool   // a session is open: rep, start and what it holds are its
 	rep     SessionReport
 	start   time.Time
 	ep      *rdmalat.Endpoint
@@ -169,8 +205,8 @@ func (s *servedSession) finish() {
 // fail sends err to the client with code, prefixed with this side's name,
 // and returns it; the error ends the connection.
 func (s *servedSession) fail(code oob.Code, err error) error {
-	s.finish()                                                                      // the error ends the connection: free its slot first
-	_ = s.conn.SendError(code, fmt.Sprintf("rdmapeer (%s): %v", s.cfg.Device, err)) // best effort: the session ends anyway
+	s.finish()                                                                  // the error ends the connection: free its slot first
+	_ = s.conn.SendError(code, fmt.Sprintf("rdmapeer (%s): %v", s.device, err)) // best effort: the session ends anyway
 	return err
 }
 
@@ -178,11 +214,18 @@ func (s *servedSession) fail(code oob.Code, err error) error {
 // endpoints and connects the queue pair.
 func (s *servedSession) open(p oob.Params) error {
 	s.active = true
-	s.rep = SessionReport{Client: s.client, Params: p, Device: s.cfg.Device}
+	s.device = s.cfg.Device
+	s.rep = SessionReport{Client: s.client, Params: p, Device: s.device}
 	s.start = time.Now()
 	if err := p.Validate(s.cfg.Limits); err != nil {
 		return s.fail(oob.CodeParams, err)
 	}
+	rail, err := s.cfg.rail(p.Device)
+	if err != nil {
+		s.rep.Device = p.Device // the log line names the device asked for
+		return s.fail(oob.CodeParams, err)
+	}
+	s.device, s.rep.Device = rail.Device, rail.Device
 	if p.GIDIndex >= 0 && int(p.GIDIndex) != s.cfg.GIDIndex {
 		own := fmt.Sprintf("its GID index %d (rdmapeer -gid-index)", s.cfg.GIDIndex)
 		if s.cfg.GIDIndex < 0 {
@@ -207,11 +250,11 @@ func (s *servedSession) open(p oob.Params) error {
 	gid := s.cfg.GIDIndex
 	timeout := loopTimeout(p, s.cfg)
 	ep, err := rdmalat.NewEndpoint(rdmalat.EndpointConfig{
-		Device: s.cfg.Device, Port: s.cfg.Port, GIDIndex: env.GIDSetting(gid),
+		Device: rail.Device, Port: s.cfg.Port, GIDIndex: env.GIDSetting(gid),
 		Op: p.Op, Transport: p.Transport, Events: p.Flags&oob.FlagEvents != 0, CM: p.Flags&oob.FlagCM != 0,
 		HugePages: p.Flags&oob.FlagHugePages != 0, ODP: p.Flags&oob.FlagODP != 0,
 		MaxSize: int(p.Size), Inline: int(p.Inline), MTU: int(p.MTU), QoS: p.QoS,
-		MemNode: s.cfg.MemNode,
+		MemNode: rail.MemNode,
 	})
 	if err != nil {
 		return s.fail(oob.CodeResource, err)
@@ -326,7 +369,7 @@ func (s *servedSession) run(m oob.Run) error {
 // it reports the connection, which ended before its first Params.
 func (s *servedSession) end(err error) {
 	if !s.active {
-		s.rep = SessionReport{Client: s.client, Device: s.cfg.Device}
+		s.rep = SessionReport{Client: s.client, Device: s.device}
 	}
 	s.active = false
 	if s.ep != nil {

@@ -118,7 +118,16 @@ func New(c Config) (*Agent, error) {
 	if a.token = c.Getenv(control.EnvToken); len(a.token) < 32 {
 		return nil, fmt.Errorf("%s is not set (or shorter than 32 characters): the agents take the job's token from rdmafleet run, through srun's environment (keep srun's --export to ALL or name %s in it)", control.EnvToken, control.EnvToken)
 	}
-	a.cfg = jobdir.RunConfig(a.plan, c.Getenv)
+	getenv := c.Getenv
+	if rails := a.opts.Rails; rails != "" {
+		getenv = func(k string) string { // the job's rdma-device line names the rails
+			if k == env.VarDevice {
+				return rails
+			}
+			return c.Getenv(k)
+		}
+	}
+	a.cfg = jobdir.RunConfig(a.plan, getenv)
 	return a, nil
 }
 
@@ -254,6 +263,10 @@ func (a *Agent) runBench(ctx context.Context, peer string, environ []string) ([]
 		"-test.count="+strconv.Itoa(a.opts.Count), "-test.timeout="+testTimeout.Round(time.Second).String())
 	childproc.TieGroup(cmd) // a deadline kills everything it started
 	cmd.Env = append(environ[:len(environ):len(environ)], env.VarPeer+"="+peer)
+	if a.opts.Rails != "" {
+		// Each rail meets rdmapeer's device of the same name (env.RailPeer).
+		cmd.Env = append(cmd.Env, env.VarDevice+"="+a.opts.Rails)
+	}
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	cmd.WaitDelay = 2 * time.Second
@@ -318,7 +331,11 @@ func (a *Agent) runDst(ctx context.Context) error {
 	for i, ip := range srcIPs {
 		allow[i] = ip.String()
 	}
-	cmd := exec.CommandContext(peerCtx, a.opts.Peer, "-listen", net.JoinHostPort(host, strconv.Itoa(peerPort)), "-allow", strings.Join(allow, ","))
+	args := []string{"-listen", net.JoinHostPort(host, strconv.Itoa(peerPort)), "-allow", strings.Join(allow, ",")}
+	if a.opts.Rails != "" {
+		args = append(args, "-device", a.opts.Rails) // every rail, for src's to name
+	}
+	cmd := exec.CommandContext(peerCtx, a.opts.Peer, args...)
 	childproc.TieGroup(cmd) // a deadline kills everything it started
 	cmd.Env = control.ChildEnv(a.env, c.PeerToken())
 	ready := make(chan error, 2)

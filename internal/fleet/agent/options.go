@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"strings"
 	"time"
 )
 
@@ -18,6 +19,11 @@ type Options struct {
 	PortBase  int
 	Timeout   time.Duration // the pair's deadline, from the start of the agents
 	Hosts     string        // /etc/hosts-format file: node name -> address
+	// Rails, if set, are the devices of each node measured rail by rail
+	// ("mlx5_0,mlx5_1" or "all"): src's benchmark runs with them as
+	// RDMABENCH_DEVICE, dst's rdmapeer serves them (-device), and each
+	// rail of src meets dst's device of the same name: rail with rail.
+	Rails string
 }
 
 // PortSpan bounds the ports a job uses: two per pair, at most this many
@@ -41,6 +47,9 @@ func (o *Options) Check() error {
 	if o.PortBase < 1024 || o.PortBase+2*PortSpan > 65535 {
 		return fmt.Errorf("-port-base %d: want 1024 to %d", o.PortBase, 65535-2*PortSpan)
 	}
+	if err := checkRails(o.Rails); err != nil {
+		return err
+	}
 	if o.Timeout < time.Second {
 		return fmt.Errorf("-timeout %v: want at least 1s", o.Timeout)
 	}
@@ -52,4 +61,23 @@ func (o *Options) Check() error {
 func (o *Options) Ports(index int) (peer, control int) {
 	p := o.PortBase + 2*(index%PortSpan)
 	return p, p + 1
+}
+
+// checkRails checks -rails: empty, "all", or device names separated by
+// commas, each once.
+func checkRails(v string) error {
+	if v == "" || v == "all" {
+		return nil
+	}
+	seen := map[string]bool{}
+	for _, d := range strings.Split(v, ",") {
+		switch {
+		case d == "" || d == "all" || strings.ContainsAny(d, " \t/=\x00"):
+			return fmt.Errorf("-rails %q: %q is not a device name; write the devices of a node separated by commas (-rails mlx5_0,mlx5_1), or all", v, d)
+		case seen[d]:
+			return fmt.Errorf("-rails %q: %s is named twice; name each rail once", v, d)
+		}
+		seen[d] = true
+	}
+	return nil
 }

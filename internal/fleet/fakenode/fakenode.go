@@ -9,9 +9,13 @@
 //   - srun starts the command once per node of --nodelist, concurrently,
 //     with SLURM_PROCID, SLURM_STEP_NODELIST and SLURMD_NODENAME set;
 //   - rdmapeer listens, tells each client its latency (10 us, 30 us for a
-//     pair with $FAKE_SLOW) and its node, and answers until SIGINT;
+//     pair with $FAKE_SLOW), its node and the devices it serves (-device,
+//     else $RDMABENCH_DEVICE), and answers until SIGINT;
 //   - rdmabench.test asks its RDMABENCH_PEER for the latency, checks the
-//     peer is still there, and prints benchmark results in the real format.
+//     peer is still there, and prints benchmark results in the real format;
+//     with rails (RDMABENCH_DEVICE=a,b) one result per rail, /rail=DEV, each
+//     rail 1 us slower than the one before, after checking that the peer
+//     serves a device of the rail's name.
 //
 // FAKE_HANG=SRC:DST makes that pair's benchmark hang; FAKE_KILL_SRC and
 // FAKE_KILL_DST make that pair's benchmark or rdmapeer kill its agent
@@ -29,6 +33,7 @@ import (
 	"os/exec"
 	"os/signal"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -158,8 +163,12 @@ func fakePeer(args []string) int {
 	fs := flag.NewFlagSet("rdmapeer", flag.ContinueOnError)
 	listen := fs.String("listen", "", "")
 	allow := fs.String("allow", "", "")
+	devices := fs.String("device", os.Getenv("RDMABENCH_DEVICE"), "")
 	if err := fs.Parse(args); err != nil {
 		return 2
+	}
+	if *devices == "" {
+		*devices = "default"
 	}
 	token := os.Getenv("RDMABENCH_PEER_TOKEN")
 	if *allow == "" || token == "" || os.Getenv(control.EnvToken) != "" {
@@ -199,7 +208,7 @@ func fakePeer(args []string) int {
 					syscall.Kill(os.Getppid(), syscall.SIGKILL)
 					time.Sleep(time.Hour) // until the parent-death signal
 				}
-				fmt.Fprintf(conn, "lat %d %s\n", fakeLatency(src, self), self)
+				fmt.Fprintf(conn, "lat %d %s %s\n", fakeLatency(src, self), self, *devices)
 				for {
 					if _, err := rd.ReadString('\n'); err != nil {
 						return
@@ -234,10 +243,20 @@ func fakeBench(args []string) int {
 	fmt.Fprintf(conn, "hello %s %s\n", self, os.Getenv("RDMABENCH_PEER_TOKEN"))
 	rd := bufio.NewReader(conn)
 	var lat int
-	var dst string
-	if _, err := fmt.Fscanf(rd, "lat %d %s\n", &lat, &dst); err != nil {
+	var dst, served string
+	if _, err := fmt.Fscanf(rd, "lat %d %s %s\n", &lat, &dst, &served); err != nil {
 		fmt.Printf("--- FAIL: BenchmarkRDMAWrite\n    rdmapeer went away: %v\n", err)
 		return 1
+	}
+	rails := []string{""} // one device: names without a rail
+	if dev := os.Getenv("RDMABENCH_DEVICE"); strings.Contains(dev, ",") {
+		rails = strings.Split(dev, ",")
+	}
+	for _, r := range rails {
+		if r != "" && !slices.Contains(strings.Split(served, ","), r) {
+			fmt.Printf("--- FAIL: BenchmarkRDMAWrite\n    rdmapeer: device %q: this rdmapeer serves %s\n", r, served)
+			return 1
+		}
 	}
 	pair := self + ":" + dst
 	if os.Getenv("FAKE_HANG") == pair {
@@ -254,11 +273,17 @@ func fakeBench(args []string) int {
 	}
 	fmt.Printf("goos: linux\ngoarch: amd64\npkg: github.com/rdmabench/rdmabench\ncpu: fake CPU of %s\n", self)
 	fmt.Printf("rdmabench-mode: two-node\nrdma-device: rxe0\nkernel: fake-%s\n", self)
-	for i := range *count {
-		for _, size := range []int{2, 4096} {
-			v := lat + 100*i + 2*size
-			fmt.Printf("BenchmarkRDMAWrite/size=%d-4   \t    1000\t %d ns/op\t %d min-ns\t %d p50-ns\t %d p99-ns\t 0 B/op\t 0 allocs/op\n",
-				size, v+50, v-500, v, 3*v)
+	for ri, r := range rails {
+		name := "BenchmarkRDMAWrite"
+		if r != "" {
+			name += "/rail=" + r
+		}
+		for i := range *count {
+			for _, size := range []int{2, 4096} {
+				v := lat + 1000*ri + 100*i + 2*size
+				fmt.Printf("%s/size=%d-4   \t    1000\t %d ns/op\t %d min-ns\t %d p50-ns\t %d p99-ns\t 0 B/op\t 0 allocs/op\n",
+					name, size, v+50, v-500, v, 3*v)
+			}
 		}
 	}
 	fmt.Println("PASS")

@@ -7,6 +7,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"golang.org/x/perf/benchfmt"
 
 	"github.com/rdmabench/rdmabench/internal/fleet"
 )
@@ -76,4 +77,26 @@ func TestWriteAtomicAndFailures(t *testing.T) {
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "bad.failed"), []byte("garbage\n"), 0o644))
 	_, err = ReadFailed(t.Context(), filepath.Join(dir, "bad.failed"))
 	assert.ErrorContains(t, err, `no "reason:" line`)
+}
+
+// TestRewriteResultsRails: a benchmark over rails keeps each rail in its
+// results' names, after the pair, so that the report's tables split by
+// rail: node A's rail i measured against node B's rail i.
+func TestRewriteResultsRails(t *testing.T) {
+	out := []byte("rdmabench-mode: two-node\nrdma-device: mlx5_0\nrdma-peer-device: mlx5_0\n" +
+		"BenchmarkRDMAWrite/rail=mlx5_0/size=2-8 1000 1543 ns/op 1490 p50-ns\n" +
+		"rdma-device: mlx5_1\nrdma-peer-device: mlx5_1\n" +
+		"BenchmarkRDMAWrite/rail=mlx5_1/size=2-8 1000 1643 ns/op 1590 p50-ns\n")
+	step := fleet.Step{Pair: fleet.Pair{Src: "a", Dst: "b"}, Round: 1}
+	plan := &fleet.Plan{Pattern: "all-pairs", Nodes: []string{"a", "b"}}
+	got, err := RewriteResults(out, "x", step, RunConfig(plan, func(k string) string { return map[string]string{"RDMABENCH_DEVICE": "mlx5_0,mlx5_1"}[k] }))
+	require.NoError(t, err)
+	assert.Contains(t, string(got), "rdma-device: mlx5_0,mlx5_1\n")
+	assert.Contains(t, string(got), "BenchmarkRDMAWrite/src=a/dst=b/rail=mlx5_0/size=2-8 1000 1543 ns/op 1490 p50-ns\n")
+	assert.Contains(t, string(got), "BenchmarkRDMAWrite/src=a/dst=b/rail=mlx5_1/size=2-8 1000 1643 ns/op 1590 p50-ns\n")
+	for rail, want := range map[string]string{"mlx5_0": "RDMAWrite/rail=mlx5_0/size=2", "mlx5_1": "RDMAWrite/rail=mlx5_1/size=2"} {
+		bench, src, dst, err := fleet.SplitPairName(benchfmt.Name("RDMAWrite/src=a/dst=b/rail=" + rail + "/size=2-8"))
+		require.NoError(t, err)
+		assert.Equal(t, [3]string{want, "a", "b"}, [3]string{bench, src, dst}, "the report's table of rail %s", rail)
+	}
 }
