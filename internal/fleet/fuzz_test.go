@@ -144,3 +144,26 @@ func checkFastPath(t *testing.T, in, src, dst string) {
 		}
 	}
 }
+
+// FuzzSplitPairName: the pair parser's split gives SplitPairName's
+// benchmark, src and dst, and fails where it fails.
+func FuzzSplitPairName(f *testing.F) {
+	for _, s := range []string{
+		"RDMAWrite/src=n1/dst=n4/size=2-4", "RDMAWrite/src=n1/dst=n4", "RDMAWrite/size=2/src=a/dst=b-16",
+		"X/src=/dst=b", "X/src=a/dst=b/src=c", "/src=a/dst=b", "X/src=a/dst=b-", "X/src=a/dst=b--4",
+		"X-4/src=a-1/dst=b-2", "X/src=a/dst=b/-3", "src=a/dst=b", "X/src=a/dst=b/",
+	} {
+		f.Add(s)
+	}
+	p := NewPairParser()
+	f.Fuzz(func(t *testing.T, name string) {
+		bench, src, dst, err := SplitPairName([]byte(name))
+		pn, ok := p.split([]byte(name))
+		if ok != (err == nil) {
+			t.Fatalf("%q: split ok %v, SplitPairName %v", name, ok, err)
+		}
+		if ok && (pn != pairName{bench, src, dst}) {
+			t.Fatalf("%q: split %+v, SplitPairName %q %q %q", name, pn, bench, src, dst)
+		}
+	})
+}
