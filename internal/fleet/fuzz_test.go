@@ -139,8 +139,8 @@ func checkFastPath(t *testing.T, in, src, dst string) {
 		if err := p.slow(strings.NewReader(in), "pair.txt", src, dst, withConfig, &slow); err != nil {
 			t.Fatalf("the fast path took a file benchfmt refuses (%v):\n%q", err, in)
 		}
-		if !slices.Equal(fast.values, slow.values) || withConfig && !slices.Equal(fast.config, slow.config) {
-			t.Fatalf("fast path:\n%v\n%q\nbenchfmt:\n%v\n%q\ninput %q", fast.values, fast.config, slow.values, slow.config, in)
+		if !slices.Equal(fast.values, slow.values) || !slices.Equal(fast.runs, slow.runs) || withConfig && !slices.Equal(fast.config, slow.config) {
+			t.Fatalf("fast path:\n%v\n%v\n%q\nbenchfmt:\n%v\n%v\n%q\ninput %q", fast.values, fast.runs, fast.config, slow.values, slow.runs, slow.config, in)
 		}
 	}
 }

@@ -20,11 +20,41 @@ type PairFile struct {
 	config     []string // "key: value", with withConfig
 	withConfig bool
 	values     []pairValue
+	runs       []pairRun // the values' pairs, by runs of values of one pair
 }
 
 type pairValue struct {
-	bench, unit, src, dst string
-	v                     float64
+	bench, unit string
+	v           float64
+}
+
+// A pairRun says that values[previous run's end:end] are of src -> dst: a
+// file's values come a pair at a time, and a 1000-node job has 35 million.
+type pairRun struct {
+	src, dst string
+	end      int
+}
+
+// add appends one value of src -> dst.
+func (f *PairFile) add(bench, unit, src, dst string, v float64) {
+	f.startRun(src, dst)
+	f.values = append(f.values, pairValue{bench, unit, v})
+	f.runs[len(f.runs)-1].end = len(f.values)
+}
+
+// startRun makes src -> dst the pair of the values appended next.
+func (f *PairFile) startRun(src, dst string) {
+	if n := len(f.runs); n == 0 || f.runs[n-1].src != src || f.runs[n-1].dst != dst {
+		f.runs = append(f.runs, pairRun{src, dst, len(f.values)})
+	}
+}
+
+// runStart returns where run i's values start.
+func (f *PairFile) runStart(i int) int {
+	if i == 0 {
+		return 0
+	}
+	return f.runs[i-1].end
 }
 
 // A PairParser parses pair files; it keeps buffers and caches from one
@@ -89,7 +119,7 @@ func (p *PairParser) ParseAll(rd io.Reader, fileName string, withConfig bool, f 
 }
 
 func (p *PairParser) parse(rd io.Reader, fileName, src, dst string, withConfig bool, limit int, f *PairFile) error {
-	*f = PairFile{name: fileName, withConfig: withConfig, values: f.values[:0]}
+	*f = PairFile{name: fileName, withConfig: withConfig, values: f.values[:0], runs: f.runs[:0]}
 	if p.buf == nil {
 		p.buf = make([]byte, 0, 64<<10)
 	}
@@ -103,7 +133,7 @@ func (p *PairParser) parse(rd io.Reader, fileName, src, dst string, withConfig b
 	if len(data) <= limit && p.fast(data, src, dst, withConfig, f) {
 		return nil
 	}
-	*f = PairFile{name: fileName, withConfig: withConfig, values: f.values[:0]}
+	*f = PairFile{name: fileName, withConfig: withConfig, values: f.values[:0], runs: f.runs[:0]}
 	return p.slow(io.MultiReader(bytes.NewReader(data), rd), fileName, src, dst, withConfig, f)
 }
 
@@ -111,11 +141,8 @@ func (p *PairParser) parse(rd io.Reader, fileName, src, dst string, withConfig b
 func (f *PairFile) Pairs() []Pair {
 	var pairs []Pair
 	seen := map[Pair]bool{}
-	for i, v := range f.values {
-		if i > 0 && v.src == f.values[i-1].src && v.dst == f.values[i-1].dst {
-			continue
-		}
-		if p := (Pair{v.src, v.dst}); !seen[p] {
+	for _, r := range f.runs {
+		if p := (Pair{r.src, r.dst}); !seen[p] {
 			seen[p] = true
 			pairs = append(pairs, p)
 		}
@@ -159,7 +186,7 @@ func (p *PairParser) slow(rd io.Reader, fileName, src, dst string, withConfig bo
 			first = false
 		}
 		for _, v := range rec.Values {
-			f.values = append(f.values, pairValue{bench, v.Unit, s, d, v.Value})
+			f.add(bench, v.Unit, s, d, v.Value)
 		}
 		return nil
 	})
@@ -169,9 +196,9 @@ func (p *PairParser) slow(rd io.Reader, fileName, src, dst string, withConfig bo
 	if src == "" && dst == "" {
 		return nil
 	}
-	for _, v := range f.values {
-		if v.src != src || v.dst != dst {
-			return fmt.Errorf("%s: holds results of %s -> %s, not of %s -> %s", fileName, v.src, v.dst, src, dst)
+	for _, r := range f.runs {
+		if r.src != src || r.dst != dst {
+			return fmt.Errorf("%s: holds results of %s -> %s, not of %s -> %s", fileName, r.src, r.dst, src, dst)
 		}
 	}
 	if len(f.values) == 0 {
@@ -283,6 +310,7 @@ func (p *PairParser) result(line []byte, src, dst string, f *PairFile) bool {
 	if n, ok := digits(iters); !ok || n < 1 {
 		return false
 	}
+	f.startRun(pn.src, pn.dst)
 	start := len(f.values)
 	for k := 0; len(line) > 0; k++ {
 		var num, unit []byte
@@ -317,8 +345,9 @@ func (p *PairParser) result(line []byte, src, dst string, f *PairFile) bool {
 		if tv > benchfile.MaxValue {
 			return false
 		}
-		f.values = append(f.values, pairValue{pn.bench, tu, pn.src, pn.dst, tv})
+		f.values = append(f.values, pairValue{pn.bench, tu, tv})
 	}
+	f.runs[len(f.runs)-1].end = len(f.values)
 	return len(f.values) > start
 }
 
