@@ -116,7 +116,7 @@ test-own: build
 FUZZTIME ?= 10000x
 FUZZ = ./internal/oob:FuzzDecode ./internal/oob:FuzzAcceptHandshake ./internal/turn:FuzzParse \
 	./internal/work:FuzzParseReport ./internal/benchfile:FuzzRead ./internal/summary:FuzzRead \
-	./internal/fleet:FuzzReadPair ./internal/fleet:FuzzParsePlan ./internal/fleet:FuzzReadPlan \
+	./internal/fleet:FuzzReadPair ./internal/fleet:FuzzSplitPairName ./internal/fleet:FuzzParsePlan ./internal/fleet:FuzzReadPlan \
 	./internal/perftest:FuzzParseLatency ./internal/tune:FuzzParseState \
 	./internal/abrun:FuzzReadVerdict ./artifacts:FuzzReadHlog
 fuzz:

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
 	"github.com/rdmabench/rdmabench/internal/spec"
 	"github.com/rdmabench/rdmabench/verbs"
@@ -49,4 +50,23 @@ func TestInitiatorAccess(t *testing.T) {
 	assert.Equal(t, verbs.AccessRemoteRead, initiatorAccess(spec.Read, verbs.NodeCA))
 	assert.Equal(t, verbs.AccessRemoteWrite, initiatorAccess(spec.Write, verbs.NodeRNIC))
 	assert.Equal(t, verbs.Access(0), initiatorAccess(spec.Send, verbs.NodeRNIC))
+}
+
+// TestRemoteAccessPerOp: each operation's buffer and queue pair grant the
+// peer the one right the operation needs (docs/security.md, "Access
+// rights a session grants"): a write session's buffer cannot be read, a
+// read session's cannot be written, and a send session grants nothing
+// remote. The memory region adds LOCAL_WRITE (newEndpoint).
+func TestRemoteAccessPerOp(t *testing.T) {
+	want := map[spec.Op]verbs.Access{
+		spec.Write: verbs.AccessRemoteWrite, spec.WriteImm: verbs.AccessRemoteWrite,
+		spec.Read:     verbs.AccessRemoteRead,
+		spec.FetchAdd: verbs.AccessRemoteAtomic, spec.CompareSwap: verbs.AccessRemoteAtomic,
+		spec.Send: 0, spec.SendImm: 0,
+	}
+	require.Len(t, want, len(spec.Ops), "every operation has its row")
+	for _, op := range spec.Ops {
+		assert.Equal(t, want[op], initiatorAccess(op, verbs.NodeCA), "%s on InfiniBand/RoCE", op)
+		assert.Equal(t, want[op], remoteAccess(op), "%s: rdma_cm's queue pair", op)
+	}
 }

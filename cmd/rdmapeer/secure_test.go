@@ -84,3 +84,29 @@ func TestTwoNodeOneSessionPerCPU(t *testing.T) {
 	s, _ := runRoundTrips(t, second, 64, 10, 100)
 	assert.Equal(t, int64(100), s.Count)
 }
+
+// TestTwoNodeRoundTripLimit: a run past rdmapeer's -max-round-trips is
+// ended by the peer, which says why and logs it: a client cannot keep
+// this node's CPU answering for ever.
+func TestTwoNodeRoundTripLimit(t *testing.T) {
+	dev, peerDev := twoNodeDevices(t)
+	pp := startPeer(t, peerDev, "-max-round-trips", "100")
+	p, err := rdmalat.DialPeer(t.Context(), pp.addr, remoteConfig(dev, 5*time.Second, ""))
+	require.NoError(t, err)
+	defer p.Close()
+	r, err := p.Start(64, 0)
+	require.NoError(t, err)
+	var runErr error
+	n := 0
+	for ; n < 1000 && runErr == nil; n++ {
+		_, runErr = r.Next()
+	}
+	if closeErr := r.Close(); runErr == nil {
+		runErr = closeErr
+	}
+	require.Error(t, runErr, "%d round trips against a limit of 100", n)
+	t.Logf("after %d round trips: %v", n, runErr)
+	assert.LessOrEqual(t, n, 102, "the peer stops answering at its limit")
+	line := pp.log.wait(t, 10*time.Second, "session ", "result=")
+	assert.Contains(t, line, "limit of 100 round trips in one run (rdmapeer -max-round-trips)")
+}

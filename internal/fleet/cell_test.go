@@ -60,7 +60,7 @@ func TestFastPathIsBenchfmt(t *testing.T) {
 		var src, dst string
 		for _, v := range []bool{false, true} {
 			require.True(t, p.fast(data, "", "", v, &f), "%s: the fast path refused an agent's file", name)
-			src, dst = f.values[0].src, f.values[0].dst
+			src, dst = f.runs[0].src, f.runs[0].dst
 		}
 		checkFastPath(t, string(data), src, dst)
 		checkFastPath(t, string(data), "", "")

@@ -139,8 +139,31 @@ func checkFastPath(t *testing.T, in, src, dst string) {
 		if err := p.slow(strings.NewReader(in), "pair.txt", src, dst, withConfig, &slow); err != nil {
 			t.Fatalf("the fast path took a file benchfmt refuses (%v):\n%q", err, in)
 		}
-		if !slices.Equal(fast.values, slow.values) || withConfig && !slices.Equal(fast.config, slow.config) {
-			t.Fatalf("fast path:\n%v\n%q\nbenchfmt:\n%v\n%q\ninput %q", fast.values, fast.config, slow.values, slow.config, in)
+		if !slices.Equal(fast.values, slow.values) || !slices.Equal(fast.runs, slow.runs) || withConfig && !slices.Equal(fast.config, slow.config) {
+			t.Fatalf("fast path:\n%v\n%v\n%q\nbenchfmt:\n%v\n%v\n%q\ninput %q", fast.values, fast.runs, fast.config, slow.values, slow.runs, slow.config, in)
 		}
 	}
+}
+
+// FuzzSplitPairName: the pair parser's split gives SplitPairName's
+// benchmark, src and dst, and fails where it fails.
+func FuzzSplitPairName(f *testing.F) {
+	for _, s := range []string{
+		"RDMAWrite/src=n1/dst=n4/size=2-4", "RDMAWrite/src=n1/dst=n4", "RDMAWrite/size=2/src=a/dst=b-16",
+		"X/src=/dst=b", "X/src=a/dst=b/src=c", "/src=a/dst=b", "X/src=a/dst=b-", "X/src=a/dst=b--4",
+		"X-4/src=a-1/dst=b-2", "X/src=a/dst=b/-3", "src=a/dst=b", "X/src=a/dst=b/",
+	} {
+		f.Add(s)
+	}
+	p := NewPairParser()
+	f.Fuzz(func(t *testing.T, name string) {
+		bench, src, dst, err := SplitPairName([]byte(name))
+		pn, ok := p.split([]byte(name))
+		if ok != (err == nil) {
+			t.Fatalf("%q: split ok %v, SplitPairName %v", name, ok, err)
+		}
+		if ok && (pn != pairName{bench, src, dst}) {
+			t.Fatalf("%q: split %+v, SplitPairName %q %q %q", name, pn, bench, src, dst)
+		}
+	})
 }

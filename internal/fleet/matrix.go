@@ -46,6 +46,17 @@ func SplitPairName(name benchfmt.Name) (bench, src, dst string, err error) {
 // base" columns, which would compare every destination with the first.
 // Units other than times (B/op, allocs/op) are left out.
 func (r *Results) WriteMatrix(w io.Writer, nodes []string) error {
+	return r.writeMatrix(w, nodes, func(bi, ui int) bool { return MatrixUnit(r.Units[ui]) })
+}
+
+// WriteMatrixOf writes WriteMatrix's configuration lines and its table of
+// one benchmark and unit (any unit the results keep), or none when the
+// results have no such cells.
+func (r *Results) WriteMatrixOf(w io.Writer, nodes []string, bench, unit string) error {
+	return r.writeMatrix(w, nodes, func(bi, ui int) bool { return r.Benches[bi] == bench && r.Units[ui] == unit })
+}
+
+func (r *Results) writeMatrix(w io.Writer, nodes []string, want func(bench, unit int) bool) error {
 	r.settleAll()
 	b := bufio.NewWriter(w)
 	for _, c := range r.Config {
@@ -67,8 +78,8 @@ func (r *Results) WriteMatrix(w io.Writer, nodes []string) error {
 		return pos[uint32(kx)] - pos[uint32(ky)]
 	})
 	for bi := range r.Benches {
-		for ui, unit := range r.Units {
-			if !MatrixUnit(unit) {
+		for ui := range r.Units {
+			if !want(bi, ui) {
 				continue
 			}
 			if t, ok := r.tableOf[[2]int{bi, ui}]; ok && t >= 0 {

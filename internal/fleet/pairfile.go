@@ -20,11 +20,41 @@ type PairFile struct {
 	config     []string // "key: value", with withConfig
 	withConfig bool
 	values     []pairValue
+	runs       []pairRun // the values' pairs, by runs of values of one pair
 }
 
 type pairValue struct {
-	bench, unit, src, dst string
-	v                     float64
+	bench, unit string
+	v           float64
+}
+
+// A pairRun says that values[previous run's end:end] are of src -> dst: a
+// file's values come a pair at a time, and a 1000-node job has 35 million.
+type pairRun struct {
+	src, dst string
+	end      int
+}
+
+// add appends one value of src -> dst.
+func (f *PairFile) add(bench, unit, src, dst string, v float64) {
+	f.startRun(src, dst)
+	f.values = append(f.values, pairValue{bench, unit, v})
+	f.runs[len(f.runs)-1].end = len(f.values)
+}
+
+// startRun makes src -> dst the pair of the values appended next.
+func (f *PairFile) startRun(src, dst string) {
+	if n := len(f.runs); n == 0 || f.runs[n-1].src != src || f.runs[n-1].dst != dst {
+		f.runs = append(f.runs, pairRun{src, dst, len(f.values)})
+	}
+}
+
+// runStart returns where run i's values start.
+func (f *PairFile) runStart(i int) int {
+	if i == 0 {
+		return 0
+	}
+	return f.runs[i-1].end
 }
 
 // A PairParser parses pair files; it keeps buffers and caches from one
@@ -37,12 +67,21 @@ type pairValue struct {
 // benchfile's reader, whose result and errors are the reference
 // (TestFastPathIsBenchfmt, FuzzReadPair).
 type PairParser struct {
-	buf   []byte
-	names map[string]pairName
-	units map[string]tidyUnit
+	buf       []byte
+	strs      map[string]string // interned benchmarks and nodes
+	scratch   []byte
+	units     map[string]tidyUnit
+	recent    [4]recentName // the last lines' names: a file cycles through a few
+	next      int
+	lastUnits []tidyUnit // by place in the last line
 }
 
 type pairName struct{ bench, src, dst string }
+
+type recentName struct {
+	name string
+	pn   pairName
+}
 
 type tidyUnit struct {
 	orig, tidied string
@@ -53,13 +92,13 @@ type tidyUnit struct {
 // streams through benchfile.
 const maxFast = 1 << 20
 
-// maxCache bounds the parser's caches of names and units (a forged file
+// maxCache bounds the parser's cache of units (a forged file
 // could hold many).
 const maxCache = 1024
 
 // NewPairParser returns a parser.
 func NewPairParser() *PairParser {
-	return &PairParser{names: map[string]pairName{}, units: map[string]tidyUnit{}}
+	return &PairParser{strs: map[string]string{}, units: map[string]tidyUnit{}}
 }
 
 // Parse reads one file of results into f, all or nothing. With src and
@@ -80,7 +119,7 @@ func (p *PairParser) ParseAll(rd io.Reader, fileName string, withConfig bool, f 
 }
 
 func (p *PairParser) parse(rd io.Reader, fileName, src, dst string, withConfig bool, limit int, f *PairFile) error {
-	*f = PairFile{name: fileName, withConfig: withConfig, values: f.values[:0]}
+	*f = PairFile{name: fileName, withConfig: withConfig, values: f.values[:0], runs: f.runs[:0]}
 	if p.buf == nil {
 		p.buf = make([]byte, 0, 64<<10)
 	}
@@ -94,7 +133,7 @@ func (p *PairParser) parse(rd io.Reader, fileName, src, dst string, withConfig b
 	if len(data) <= limit && p.fast(data, src, dst, withConfig, f) {
 		return nil
 	}
-	*f = PairFile{name: fileName, withConfig: withConfig, values: f.values[:0]}
+	*f = PairFile{name: fileName, withConfig: withConfig, values: f.values[:0], runs: f.runs[:0]}
 	return p.slow(io.MultiReader(bytes.NewReader(data), rd), fileName, src, dst, withConfig, f)
 }
 
@@ -102,11 +141,8 @@ func (p *PairParser) parse(rd io.Reader, fileName, src, dst string, withConfig b
 func (f *PairFile) Pairs() []Pair {
 	var pairs []Pair
 	seen := map[Pair]bool{}
-	for i, v := range f.values {
-		if i > 0 && v.src == f.values[i-1].src && v.dst == f.values[i-1].dst {
-			continue
-		}
-		if p := (Pair{v.src, v.dst}); !seen[p] {
+	for _, r := range f.runs {
+		if p := (Pair{r.src, r.dst}); !seen[p] {
 			seen[p] = true
 			pairs = append(pairs, p)
 		}
@@ -150,7 +186,7 @@ func (p *PairParser) slow(rd io.Reader, fileName, src, dst string, withConfig bo
 			first = false
 		}
 		for _, v := range rec.Values {
-			f.values = append(f.values, pairValue{bench, v.Unit, s, d, v.Value})
+			f.add(bench, v.Unit, s, d, v.Value)
 		}
 		return nil
 	})
@@ -160,9 +196,9 @@ func (p *PairParser) slow(rd io.Reader, fileName, src, dst string, withConfig bo
 	if src == "" && dst == "" {
 		return nil
 	}
-	for _, v := range f.values {
-		if v.src != src || v.dst != dst {
-			return fmt.Errorf("%s: holds results of %s -> %s, not of %s -> %s", fileName, v.src, v.dst, src, dst)
+	for _, r := range f.runs {
+		if r.src != src || r.dst != dst {
+			return fmt.Errorf("%s: holds results of %s -> %s, not of %s -> %s", fileName, r.src, r.dst, src, dst)
 		}
 	}
 	if len(f.values) == 0 {
@@ -249,54 +285,56 @@ func configLine(line []byte, f *PairFile) bool {
 	return true
 }
 
-// result reads a result line after "Benchmark".
+// result reads a result line after "Benchmark". Its costs are per byte
+// and per value (a 1000-node job is 5 million lines of 7 values): one pass
+// over the bytes, which checks them as it splits the fields; the line's
+// name compared with the last few lines' before the map; each unit
+// compared with the unit at its place in the last line (the agents write
+// the same units in the same order) before the map.
 func (p *PairParser) result(line []byte, src, dst string, f *PairFile) bool {
-	for _, c := range line {
-		if c >= 0x80 || c < 0x20 && c != '\t' {
-			return false
-		}
-	}
-	name, line := field(line)
-	if len(name) == 0 || len(line) == 0 {
+	name, line, ok := plainField(line)
+	if !ok || len(name) == 0 || len(line) == 0 {
 		return false
 	}
-	pn, ok := p.names[string(name)]
+	pn, ok := p.name(name)
 	if !ok {
-		bench, s, d, err := SplitPairName(benchfmt.Name(bytes.Clone(name)))
-		if err != nil {
-			return false
-		}
-		if len(p.names) >= maxCache {
-			clear(p.names)
-		}
-		pn = pairName{bench, s, d}
-		p.names[string(name)] = pn
+		return false
 	}
 	if (src != "" || dst != "") && (pn.src != src || pn.dst != dst) {
 		return false
 	}
-	iters, line := field(line)
+	iters, line, ok := plainField(line)
+	if !ok {
+		return false
+	}
 	if n, ok := digits(iters); !ok || n < 1 {
 		return false
 	}
+	f.startRun(pn.src, pn.dst)
 	start := len(f.values)
-	for len(line) > 0 {
+	for k := 0; len(line) > 0; k++ {
 		var num, unit []byte
-		num, line = field(line)
-		unit, line = field(line)
+		var ok1, ok2 bool
+		num, line, ok1 = plainField(line)
+		unit, line, ok2 = plainField(line)
+		if !ok1 || !ok2 {
+			return false
+		}
 		v, ok := decimal(num)
 		if !ok || len(unit) == 0 {
 			return false
 		}
-		u, ok := p.units[string(unit)]
-		if !ok {
-			if len(p.units) >= maxCache {
-				clear(p.units)
+		var u tidyUnit
+		if k < len(p.lastUnits) && p.lastUnits[k].orig == string(unit) {
+			u = p.lastUnits[k]
+		} else {
+			u = p.unit(unit)
+			if k < maxUnitsAt {
+				if k >= len(p.lastUnits) {
+					p.lastUnits = append(p.lastUnits, tidyUnit{})[:k+1]
+				}
+				p.lastUnits[k] = u
 			}
-			orig := string(unit)
-			factor, tidied := benchunit.Tidy(1, orig)
-			u = tidyUnit{orig, tidied, factor}
-			p.units[orig] = u
 		}
 		// benchfmt's tidying: the value times the unit's factor, and the
 		// tidied unit only when the value changed.
@@ -307,22 +345,129 @@ func (p *PairParser) result(line []byte, src, dst string, f *PairFile) bool {
 		if tv > benchfile.MaxValue {
 			return false
 		}
-		f.values = append(f.values, pairValue{pn.bench, tu, pn.src, pn.dst, tv})
+		f.values = append(f.values, pairValue{pn.bench, tu, tv})
 	}
+	f.runs[len(f.runs)-1].end = len(f.values)
 	return len(f.values) > start
 }
 
-// field splits off the first field of line and the spaces and tabs after it.
-func field(line []byte) (f, rest []byte) {
+// maxUnitsAt is the most places in a line whose last unit is kept.
+const maxUnitsAt = 32
+
+// name returns the pair name of a result's name, false when it names no
+// pair (then SplitPairName says why).
+func (p *PairParser) name(name []byte) (pairName, bool) {
+	for i := range p.recent {
+		if r := &p.recent[i]; r.name == string(name) && r.name != "" {
+			return r.pn, true
+		}
+	}
+	pn, ok := p.split(name)
+	if !ok {
+		return pairName{}, false
+	}
+	p.next = (p.next + 1) % len(p.recent)
+	p.recent[p.next] = recentName{string(name), pn}
+	return pn, true
+}
+
+// split is SplitPairName without its allocations (benchfmt.Name.Parts
+// makes a slice of parts, SplitPairName strings of them): a round file
+// names a million pairs. The same algorithm: a trailing "-DIGITS" is
+// GOMAXPROCS, dropped; the base and every part that is not /src= or /dst=
+// make the benchmark; the last /src= and /dst= win and must not be empty.
+// FuzzSplitPairName compares it with SplitPairName.
+func (p *PairParser) split(name []byte) (pairName, bool) {
+	for i := len(name) - 1; i >= 0; i-- {
+		if name[i] == '-' && i < len(name)-1 {
+			name = name[:i]
+			break
+		}
+		if name[i] < '0' || name[i] > '9' {
+			break
+		}
+	}
+	end := bytes.IndexByte(name, '/')
+	if end < 0 {
+		return pairName{}, false
+	}
+	bench := append(p.scratch[:0], name[:end]...)
+	var src, dst []byte
+	for rest := name[end:]; len(rest) > 0; {
+		end := bytes.IndexByte(rest[1:], '/') + 1
+		if end == 0 {
+			end = len(rest)
+		}
+		part := rest[:end]
+		rest = rest[end:]
+		switch {
+		case bytes.HasPrefix(part, srcPart):
+			src = part[len(srcPart):]
+		case bytes.HasPrefix(part, dstPart):
+			dst = part[len(dstPart):]
+		default:
+			bench = append(bench, part...)
+		}
+	}
+	p.scratch = bench
+	if len(src) == 0 || len(dst) == 0 {
+		return pairName{}, false
+	}
+	return pairName{p.intern(bench), p.intern(src), p.intern(dst)}, true
+}
+
+var srcPart, dstPart = []byte("/src="), []byte("/dst=")
+
+// intern returns b as a string, the same string for the same bytes while
+// the parser's table of them is not full (a fleet's nodes and benchmarks).
+func (p *PairParser) intern(b []byte) string {
+	if s, ok := p.strs[string(b)]; ok {
+		return s
+	}
+	if len(p.strs) >= maxInterned {
+		clear(p.strs)
+	}
+	s := string(b)
+	p.strs[s] = s
+	return s
+}
+
+// maxInterned bounds intern's table: a fleet's node names, and a forged
+// file's any number of names.
+const maxInterned = 1 << 14
+
+func (p *PairParser) unit(unit []byte) tidyUnit {
+	if u, ok := p.units[string(unit)]; ok {
+		return u
+	}
+	if len(p.units) >= maxCache {
+		clear(p.units)
+	}
+	orig := string(unit)
+	factor, tidied := benchunit.Tidy(1, orig)
+	u := tidyUnit{orig, tidied, factor}
+	p.units[orig] = u
+	return u
+}
+
+// plainField splits off the first field of line and the spaces and tabs
+// after it, and reports whether the field is printable ASCII.
+func plainField(line []byte) (f, rest []byte, ok bool) {
 	i := 0
-	for i < len(line) && line[i] != ' ' && line[i] != '\t' {
-		i++
+	for ; i < len(line); i++ {
+		c := line[i]
+		if c == ' ' || c == '\t' {
+			break
+		}
+		if c >= 0x80 || c < 0x20 {
+			return nil, nil, false
+		}
 	}
 	f, rest = line[:i], line[i:]
 	for len(rest) > 0 && (rest[0] == ' ' || rest[0] == '\t') {
 		rest = rest[1:]
 	}
-	return f, rest
+	return f, rest, true
 }
 
 // digits reads a count of at most 18 digits.

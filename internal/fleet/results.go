@@ -180,12 +180,9 @@ func (r *Results) Add(f *PairFile) error {
 	if len(f.values) == 0 {
 		return nil
 	}
-	for i, v := range f.values {
-		if i > 0 && v.src == f.values[i-1].src && v.dst == f.values[i-1].dst {
-			continue
-		}
-		if slot := r.slot(v.src, v.dst, false); slot >= 0 && r.settled[slot] {
-			return fmt.Errorf("%s: results of %s -> %s: %w (read every file of a pair before asking for its cells)", f.name, v.src, v.dst, ErrSettled)
+	for _, run := range f.runs {
+		if slot := r.slot(run.src, run.dst, false); slot >= 0 && r.settled[slot] {
+			return fmt.Errorf("%s: results of %s -> %s: %w (read every file of a pair before asking for its cells)", f.name, run.src, run.dst, ErrSettled)
 		}
 	}
 	if !r.configRead && f.withConfig {
@@ -194,36 +191,30 @@ func (r *Results) Add(f *PairFile) error {
 	// A file holds a few (benchmark, unit) keys, in a cycle: each found
 	// once, then by a short search from the last one.
 	keys := r.keys[:0]
-	k, slot := 0, int32(-1)
-	var p []pendingValue // slot's pending values, stored back when the pair changes
-	for i, v := range f.values {
-		if i == 0 || v.src != f.values[i-1].src || v.dst != f.values[i-1].dst {
-			if slot >= 0 {
-				r.pending[slot] = p
+	k := 0
+	for i, run := range f.runs {
+		slot := r.slot(run.src, run.dst, true)
+		p := r.pending[slot]
+		if p == nil && len(r.spare) > 0 {
+			p, r.spare = r.spare[len(r.spare)-1], r.spare[:len(r.spare)-1]
+		}
+		for _, v := range f.values[f.runStart(i):run.end] {
+			found := false
+			for range keys {
+				if k = (k + 1) % len(keys); keys[k].bench == v.bench && keys[k].unit == v.unit {
+					found = true
+					break
+				}
 			}
-			slot = r.slot(v.src, v.dst, true)
-			p = r.pending[slot]
-			if p == nil && len(r.spare) > 0 {
-				p, r.spare = r.spare[len(r.spare)-1], r.spare[:len(r.spare)-1]
+			if !found {
+				keys = append(keys, addKey{v.bench, v.unit, r.tableFor(v.bench, v.unit)})
+				k = len(keys) - 1
 			}
-		}
-		found := false
-		for range keys {
-			if k = (k + 1) % len(keys); keys[k].bench == v.bench && keys[k].unit == v.unit {
-				found = true
-				break
+			if keys[k].table < 0 {
+				continue // a unit not kept
 			}
+			p = append(p, pendingValue{keys[k].table, v.v})
 		}
-		if !found {
-			keys = append(keys, addKey{v.bench, v.unit, r.tableFor(v.bench, v.unit)})
-			k = len(keys) - 1
-		}
-		if keys[k].table < 0 {
-			continue // a unit not kept
-		}
-		p = append(p, pendingValue{keys[k].table, v.v})
-	}
-	if slot >= 0 {
 		r.pending[slot] = p
 	}
 	r.keys = keys[:0]

@@ -1,6 +1,7 @@
 package control
 
 import (
+	"fmt"
 	"io"
 	"net"
 	"strings"
@@ -145,4 +146,33 @@ func TestParseLineVersion(t *testing.T) {
 	assert.EqualError(t, err, "the other agent speaks control protocol 2, this one 1: run the same rdmafleet on every node")
 	_, _, err = parseLine("ready")
 	assert.ErrorContains(t, err, `not an rdmafleet agent's control line: "ready"`)
+}
+
+// TestPeerTokenPerPair: a pair's rdmapeer token is derived from the job's
+// token, the round and the pair, so that a benchmark of another pair or
+// round cannot use this pair's rdmapeer, and it does not reveal the job's
+// token; ChildEnv gives children that token and never the job's.
+func TestPeerTokenPerPair(t *testing.T) {
+	const job = "0123456789abcdef0123456789abcdef"
+	tok := func(token string, round int, src, dst string) string {
+		return Session{Token: token, Step: fleet.Step{Pair: fleet.Pair{Src: src, Dst: dst}, Round: round}}.PeerToken()
+	}
+	seen := map[string]string{}
+	for _, c := range []struct {
+		token    string
+		round    int
+		src, dst string
+	}{{job, 1, "n1", "n2"}, {job, 2, "n1", "n2"}, {job, 1, "n2", "n1"}, {job, 1, "n1", "n3"}, {job + "x", 1, "n1", "n2"}, {job, 11, "n1", "n2"}, {job, 1, "n11", "n2"}} {
+		got := tok(c.token, c.round, c.src, c.dst)
+		assert.Len(t, got, 64, "HMAC-SHA256 in hex")
+		assert.NotContains(t, got, job)
+		assert.Equal(t, got, tok(c.token, c.round, c.src, c.dst), "both agents derive the same")
+		key := fmt.Sprint(c)
+		if other, ok := seen[got]; ok {
+			t.Errorf("%s and %s have the same rdmapeer token", key, other)
+		}
+		seen[got] = key
+	}
+	env := ChildEnv([]string{"PATH=/bin", EnvToken + "=" + job, "RDMABENCH_PEER_TOKEN=old"}, "pairs")
+	assert.Equal(t, []string{"PATH=/bin", "RDMABENCH_PEER_TOKEN=pairs"}, env)
 }

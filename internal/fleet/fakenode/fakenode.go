@@ -121,6 +121,12 @@ func fakeSrun(args []string) int {
 		}
 	}
 	nodes := strings.Split(nodelist, ",")
+	// The job's token travels in the environment only (docs/security.md):
+	// a command line is readable by every user of the node.
+	if tok := os.Getenv(control.EnvToken); len(tok) < 32 || strings.Contains(strings.Join(args, " "), tok) {
+		fmt.Fprintf(os.Stderr, "fake srun: want the job's token in %s and not on the command line\n", control.EnvToken)
+		return 1
+	}
 	if nodelist == "" || i == len(args) {
 		fmt.Fprintln(os.Stderr, "fake srun: want --nodelist=... and a command")
 		return 1
@@ -174,6 +180,12 @@ func fakePeer(args []string) int {
 	if *allow == "" || token == "" || os.Getenv(control.EnvToken) != "" {
 		fmt.Fprintf(os.Stderr, "rdmapeer: want -allow and RDMABENCH_PEER_TOKEN, and not the job's token (got -allow %q)\n", *allow)
 		return 2
+	}
+	for _, a := range strings.Split(*allow, ",") {
+		if net.ParseIP(a) == nil { // the source node's addresses, no prefix of others
+			fmt.Fprintf(os.Stderr, "rdmapeer: -allow %q: want the source node's addresses\n", *allow)
+			return 2
+		}
 	}
 	if h, _, _ := net.SplitHostPort(*listen); h == "" {
 		fmt.Fprintf(os.Stderr, "rdmapeer: -listen %q: want this node's own address\n", *listen)

@@ -132,6 +132,11 @@ func Write(ctx context.Context, dir string, o Options, stdout io.Writer) error {
 	err = atomicfile.Write(filepath.Join(dir, "matrix.txt"), 0o644, func(m io.Writer) error {
 		fmt.Fprintf(m, "# rdmafleet: the median of each pair's results ± its 95%% confidence interval, as\n")
 		fmt.Fprintf(m, "# benchstat -filter /size:S -row /src -col /dst pairs/*.txt prints them; rows run the benchmark.\n")
+		if n := len(c.plan.Nodes); n > fullMatrixNodes {
+			fmt.Fprintf(m, "# %d nodes, more than %d: only the judged table (%s %s, the heat map's) is written;\n", n, fullMatrixNodes, c.bench, o.Metric)
+			fmt.Fprintf(m, "# for a node's row of another, add /src:NODE to the filter (benchstat -filter '/size:S /src:NODE').\n")
+			return c.results.WriteMatrixOf(m, c.plan.Nodes, c.bench, o.Metric)
+		}
 		return c.results.WriteMatrix(m, c.plan.Nodes)
 	})
 	if err != nil {
@@ -179,6 +184,15 @@ func Write(ctx context.Context, dir string, o Options, stdout io.Writer) error {
 	}
 	return limitsErr(over, judged)
 }
+
+// fullMatrixNodes is the most nodes whose matrix.txt holds every table
+// (each size and time metric); beyond, it holds the judged one only. A
+// table of N nodes is N columns of about 15 characters: 1000 nodes made a
+// 154 MB matrix.txt of 10 tables, 15 KB a line, that no one reads whole
+// and that cost a tenth of the report's time; the heat map and the
+// judged table carry the fleet's picture, and benchstat prints any other
+// figure from the pair files.
+var fullMatrixNodes = 300 // a variable for TestMatrixBounded
 
 // heatGrid returns the heat map's cells in microseconds, each pair shown
 // both ways, so that a node's row (and column) holds all its pairs.
