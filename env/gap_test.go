@@ -30,7 +30,11 @@ func TestLoadGapAndMemory(t *testing.T) {
 	_, err = LoadFrom(vars(VarGap, "100ms", VarTimeout, "100ms"))
 	assert.EqualError(t, err, `RDMABENCH_GAP="100ms" is not shorter than RDMABENCH_TIMEOUT (100ms): the responder waits out each gap within it; shorten the gap or raise RDMABENCH_TIMEOUT`)
 	_, err = LoadFrom(vars(VarHugePages, "yes"))
-	assert.EqualError(t, err, `RDMABENCH_HUGEPAGES="yes": use 1 or 0`)
+	assert.EqualError(t, err, `RDMABENCH_HUGEPAGES="yes": use 1 (reserved huge pages, vm.nr_hugepages), thp (transparent huge pages) or 0`)
+	c, err = LoadFrom(vars(VarHugePages, "thp"))
+	require.NoError(t, err)
+	assert.True(t, c.THP)
+	assert.False(t, c.HugePages)
 	_, err = LoadFrom(vars(VarODP, "2"))
 	assert.EqualError(t, err, `RDMABENCH_ODP="2": use 1 or 0`)
 }

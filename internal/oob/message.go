@@ -145,9 +145,11 @@ const (
 	FlagHugePages Flags = 1 << 2
 	// FlagODP: both sides' buffers are registered with on-demand paging.
 	FlagODP Flags = 1 << 3
-	// A peer of protocol version 5 refuses these two as unknown bits;
+	// FlagTHP: both sides' buffers are backed by transparent huge pages.
+	FlagTHP Flags = 1 << 4
+	// A peer of protocol version 5 refuses these three as unknown bits;
 	// the version did not change, since nothing else did.
-	knownFlags = FlagEvents | FlagCM | FlagHugePages | FlagODP
+	knownFlags = FlagEvents | FlagCM | FlagHugePages | FlagODP | FlagTHP
 )
 
 // Endpoint describes one side's queue pair, port and the buffer the other

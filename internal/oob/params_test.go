@@ -58,7 +58,8 @@ func TestParamsValidate(t *testing.T) {
 		{"cm sl", with(func(p *oob.Params) { p.Flags, p.QoS.SL = oob.FlagCM, 1 }), oob.DefaultLimits,
 			"rdma_cm with a flow label, service level or P_Key index: rdma_cm takes those from its route; only the traffic class applies"},
 		{"hugepages and odp", with(func(p *oob.Params) { p.Flags = oob.FlagHugePages | oob.FlagODP }), oob.DefaultLimits, ""},
-		{"unknown flag", with(func(p *oob.Params) { p.Flags = oob.FlagODP << 1 }), oob.DefaultLimits, "flags 0x10: unknown bits 0x10"},
+		{"thp", with(func(p *oob.Params) { p.Flags = oob.FlagTHP }), oob.DefaultLimits, ""},
+		{"unknown flag", with(func(p *oob.Params) { p.Flags = oob.FlagTHP << 1 }), oob.DefaultLimits, "flags 0x20: unknown bits 0x20"},
 		{"all at once", oob.Params{Op: 9, Transport: 9, MTU: 1}, oob.DefaultLimits,
 			"unknown op 9; unknown transport 9; size 0: must be 1..8388608 bytes; mtu 1: must be 0 (the port's active MTU), 256, 512, 1024, 2048 or 4096"},
 	} {

@@ -107,11 +107,11 @@ func f() {}
 var apiBudget = map[string]int{
 	".":         0, // the benchmarks live in test files
 	"artifacts": 42,
-	"env":       150,
+	"env":       151,
 	"latency":   57,
-	"rdmalat":   131,
+	"rdmalat":   132,
 	"testenv":   11,
-	"verbs":     333,
+	"verbs":     335,
 }
 
 // testPublicAPISize counts the module's exported identifiers (go test -v
