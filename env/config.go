@@ -215,7 +215,7 @@ func LoadFrom(getenv func(string) string) (Config, error) {
 		return c, err
 	}
 	if c.Load > 0 && c.Peer != "" {
-		return c, fmt.Errorf("%s with %s: the load stream runs in loopback mode only (its two queue pairs are in this process); unset one of them", VarLoad, VarPeer)
+		return c, fmt.Errorf("%s with %s: the load stream runs in loopback mode only (its two queue pairs are in this process; rdmapeer does not answer a stream yet); unset one of them, or load the link from outside (e.g. ib_write_bw between the two nodes) while measuring", VarLoad, VarPeer)
 	}
 	if c.Peer != "" && len(c.Rails) > 0 {
 		// rdmapeer answers on the one device it opened: the rails would

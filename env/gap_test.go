@@ -51,5 +51,5 @@ func TestLoadLoad(t *testing.T) {
 		assert.EqualError(t, err, `RDMABENCH_LOAD="`+bad+`": want the load stream's message size from 1 byte to 8M, e.g. RDMABENCH_LOAD=64K (0: no load)`, bad)
 	}
 	_, err = LoadFrom(vars(VarLoad, "64K", VarPeer, "nodeB"))
-	assert.EqualError(t, err, "RDMABENCH_LOAD with RDMABENCH_PEER: the load stream runs in loopback mode only (its two queue pairs are in this process); unset one of them")
+	assert.EqualError(t, err, "RDMABENCH_LOAD with RDMABENCH_PEER: the load stream runs in loopback mode only (its two queue pairs are in this process; rdmapeer does not answer a stream yet); unset one of them, or load the link from outside (e.g. ib_write_bw between the two nodes) while measuring")
 }

@@ -50,7 +50,7 @@ const loadAckTimeout = 20
 // in two-node mode the stream would need the peer's queue pair.
 func (p *Pair) StartLoad(size int) (err error) {
 	if p.Mode != "loopback" {
-		return fmt.Errorf("rdmalat: %s: a load stream runs in loopback mode only (its two queue pairs are in this process); unset %s or %s", env.VarLoad, env.VarLoad, env.VarPeer)
+		return fmt.Errorf("rdmalat: %s: a load stream runs in loopback mode only (its two queue pairs are in this process; rdmapeer does not answer a stream yet); unset %s or %s, or load the link from outside (e.g. ib_write_bw between the two nodes)", env.VarLoad, env.VarLoad, env.VarPeer)
 	}
 	if p.load != nil {
 		return errors.New("rdmalat: the pair has a load stream already")
