@@ -91,7 +91,8 @@ type Config struct {
 	Limits     []latency.Limit // RDMABENCH_MAX; nil: none
 	Gap        time.Duration   // idle before each round trip; 0: back to back
 	Load       int             // load stream's message size; 0: none
-	HugePages  bool            // buffers backed by huge pages
+	HugePages  bool            // buffers backed by reserved huge pages (MAP_HUGETLB)
+	THP        bool            // buffers backed by transparent huge pages (RDMABENCH_HUGEPAGES=thp)
 	ODP        bool            // buffers registered with on-demand paging
 	NUMA       NUMA            // RDMABENCH_NUMA; zero: the device's node
 	InVM       bool            // running inside cmd/rxevm's VM
@@ -200,7 +201,7 @@ func LoadFrom(getenv func(string) string) (Config, error) {
 	if c.Load, err = parseLoad(getenv(VarLoad)); err != nil {
 		return c, err
 	}
-	if c.HugePages, err = parseBool(getenv, VarHugePages); err != nil {
+	if c.HugePages, c.THP, err = parseHugePages(getenv(VarHugePages)); err != nil {
 		return c, err
 	}
 	if c.ODP, err = parseBool(getenv, VarODP); err != nil {
@@ -217,7 +218,7 @@ func LoadFrom(getenv func(string) string) (Config, error) {
 		return c, err
 	}
 	if c.Load > 0 && c.Peer != "" {
-		return c, fmt.Errorf("%s with %s: the load stream runs in loopback mode only (its two queue pairs are in this process); unset one of them", VarLoad, VarPeer)
+		return c, fmt.Errorf("%s with %s: the load stream runs in loopback mode only (its two queue pairs are in this process; rdmapeer does not answer a stream yet); unset one of them, or load the link from outside (e.g. ib_write_bw between the two nodes) while measuring", VarLoad, VarPeer)
 	}
 	return c, nil
 }

@@ -30,7 +30,11 @@ func TestLoadGapAndMemory(t *testing.T) {
 	_, err = LoadFrom(vars(VarGap, "100ms", VarTimeout, "100ms"))
 	assert.EqualError(t, err, `RDMABENCH_GAP="100ms" is not shorter than RDMABENCH_TIMEOUT (100ms): the responder waits out each gap within it; shorten the gap or raise RDMABENCH_TIMEOUT`)
 	_, err = LoadFrom(vars(VarHugePages, "yes"))
-	assert.EqualError(t, err, `RDMABENCH_HUGEPAGES="yes": use 1 or 0`)
+	assert.EqualError(t, err, `RDMABENCH_HUGEPAGES="yes": use 1 (reserved huge pages, vm.nr_hugepages), thp (transparent huge pages) or 0`)
+	c, err = LoadFrom(vars(VarHugePages, "thp"))
+	require.NoError(t, err)
+	assert.True(t, c.THP)
+	assert.False(t, c.HugePages)
 	_, err = LoadFrom(vars(VarODP, "2"))
 	assert.EqualError(t, err, `RDMABENCH_ODP="2": use 1 or 0`)
 }
@@ -47,5 +51,5 @@ func TestLoadLoad(t *testing.T) {
 		assert.EqualError(t, err, `RDMABENCH_LOAD="`+bad+`": want the load stream's message size from 1 byte to 8M, e.g. RDMABENCH_LOAD=64K (0: no load)`, bad)
 	}
 	_, err = LoadFrom(vars(VarLoad, "64K", VarPeer, "nodeB"))
-	assert.EqualError(t, err, "RDMABENCH_LOAD with RDMABENCH_PEER: the load stream runs in loopback mode only (its two queue pairs are in this process); unset one of them")
+	assert.EqualError(t, err, "RDMABENCH_LOAD with RDMABENCH_PEER: the load stream runs in loopback mode only (its two queue pairs are in this process; rdmapeer does not answer a stream yet); unset one of them, or load the link from outside (e.g. ib_write_bw between the two nodes) while measuring")
 }

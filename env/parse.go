@@ -135,6 +135,20 @@ func parseLoad(v string) (int, error) {
 	return int(n), nil
 }
 
+// parseHugePages reads RDMABENCH_HUGEPAGES: 1 for reserved huge pages,
+// thp for transparent ones, 0 for neither.
+func parseHugePages(v string) (reserved, thp bool, err error) {
+	switch v = strings.TrimSpace(v); v {
+	case "", "0", "false":
+		return false, false, nil
+	case "1", "true":
+		return true, false, nil
+	case "thp":
+		return false, true, nil
+	}
+	return false, false, fmt.Errorf("%s=%q: use 1 (reserved huge pages, vm.nr_hugepages), thp (transparent huge pages) or 0", VarHugePages, v)
+}
+
 // parsePMQoS reads RDMABENCH_PMQOS: "1" holds the limit at 0, a duration
 // holds that limit, "" or "0" holds nothing.
 func parsePMQoS(v string) (bool, time.Duration, error) {

@@ -63,12 +63,16 @@ type EndpointConfig struct {
 	// QoS is the queue pair's traffic class, flow label, service level
 	// and P_Key index (qos.go); the zero value is every default.
 	QoS QoS
-	// HugePages backs the buffer with huge pages; ODP registers it with
-	// on-demand paging where the device supports it (memory.go).
-	HugePages, ODP bool
+	// HugePages backs the buffer with reserved huge pages, THP with
+	// transparent ones; ODP registers it with on-demand paging where the
+	// device supports it (memory.go).
+	HugePages, THP, ODP bool
 	// depth is the send queue's and send CQ's depth; 0: perftest's 1 of
 	// latency tests. Only the load stream (load.go) keeps more in flight.
 	depth int
+	// ackTimeout is the RC local ACK timeout exponent (4.096 us * 2^n);
+	// 0: verbs' 14 (67 ms).
+	ackTimeout uint8
 	// MemNode is the NUMA node the buffer's pages are preferred on (the
 	// rule of env.Place); none, the zero value: where the kernel puts them.
 	MemNode env.Node
@@ -352,7 +356,7 @@ func (e *Endpoint) Connect(remote PeerInfo) error {
 	}); err != nil {
 		return err
 	}
-	if err := e.qp.ToRTS(verbs.RTSAttr{SQPSN: e.psn, MaxRdAtomic: initiate}); err != nil {
+	if err := e.qp.ToRTS(verbs.RTSAttr{SQPSN: e.psn, MaxRdAtomic: initiate, Timeout: e.cfg.ackTimeout}); err != nil {
 		return err
 	}
 	if e.cfg.Transport == spec.UD {

@@ -35,6 +35,7 @@ func SkewCounter(r *Run, d uint64)    { r.loop.l.SkewCounter(d) }
 func ExpectSource(r *Run, qpn uint32) { r.loop.l.ExpectSource(qpn) }
 func ResponderQPN(p *Pair) uint32     { return responderEndpoint(p).qp.Num() }
 func InitiatorBuffer(p *Pair) []byte  { return p.Local.mr.Bytes() }
+func ResponderBuffer(p *Pair) []byte  { return responderEndpoint(p).mr.Bytes() }
 func ReceiveOffset(e *Endpoint) int   { return e.lay.recv }
 func ReceivesPosted(e *Endpoint) int  { return e.posted }
 

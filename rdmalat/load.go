@@ -40,6 +40,9 @@ type loadStream struct {
 // the bound env puts on RDMABENCH_LOAD.
 const maxLoadSize = 8 << 20
 
+// loadAckTimeout is the stream's ACK timeout exponent: 4.096 us * 2^20.
+const loadAckTimeout = 20
+
 // StartLoad starts a load stream of size-byte RDMA WRITEs between two
 // queue pairs of its own on the pair's devices (the initiator's to the
 // responder's), running until Close. Measure then reports its throughput
@@ -47,7 +50,7 @@ const maxLoadSize = 8 << 20
 // in two-node mode the stream would need the peer's queue pair.
 func (p *Pair) StartLoad(size int) (err error) {
 	if p.Mode != "loopback" {
-		return fmt.Errorf("rdmalat: %s: a load stream runs in loopback mode only (its two queue pairs are in this process); unset %s or %s", env.VarLoad, env.VarLoad, env.VarPeer)
+		return fmt.Errorf("rdmalat: %s: a load stream runs in loopback mode only (its two queue pairs are in this process; rdmapeer does not answer a stream yet); unset %s or %s, or load the link from outside (e.g. ib_write_bw between the two nodes)", env.VarLoad, env.VarLoad, env.VarPeer)
 	}
 	if p.load != nil {
 		return errors.New("rdmalat: the pair has a load stream already")
@@ -58,6 +61,11 @@ func (p *Pair) StartLoad(size int) (err error) {
 	cfg := p.Local.cfg
 	cfg.Op, cfg.Transport, cfg.Events, cfg.CM = spec.Write, spec.RC, false, false
 	cfg.MaxSize, cfg.Inline, cfg.depth = size, 0, loadDepth
+	// An ACK timeout of 4.3 s, not 67 ms: a stream that fills a shared
+	// receive backlog under emulation waited over 67 ms for ACKs, retried,
+	// and rxe (Linux 6.1) failed the retried multi-packet write with
+	// "remote invalid request error".
+	cfg.ackTimeout = loadAckTimeout
 	l := &loadStream{size: size, done: make(chan error, 1)}
 	defer func() {
 		if err != nil {

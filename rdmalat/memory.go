@@ -1,6 +1,7 @@
 package rdmalat
 
 import (
+	"errors"
 	"fmt"
 
 	"github.com/rdmabench/rdmabench/internal/spec"
@@ -26,6 +27,16 @@ func (e *Endpoint) allocBuffer(access verbs.Access) (*verbs.MR, error) {
 			return nil, err
 		}
 		access |= verbs.AccessOnDemand
+	}
+	if e.cfg.THP {
+		if e.cfg.HugePages {
+			return nil, errors.New("rdmalat: HugePages and THP both set: choose one")
+		}
+		mr, err := e.pd.AllocMRTHP(e.lay.total, access)
+		if err != nil {
+			return nil, fmt.Errorf("rdmalat: RDMABENCH_HUGEPAGES=thp: %w; or reserve huge pages and use RDMABENCH_HUGEPAGES=1", err)
+		}
+		return mr, nil
 	}
 	if e.cfg.HugePages {
 		mr, err := e.pd.AllocMRHugePages(e.lay.total, access)
@@ -73,8 +84,8 @@ func odpRefusal(device string, caps verbs.ODPCaps, op spec.Op, t spec.Transport)
 	return nil
 }
 
-// HugePages reports whether the endpoint's buffer is backed by huge
-// pages, and ODP whether it is registered with on-demand paging.
+// HugePages reports whether the endpoint's buffer is backed by reserved
+// huge pages (a THP buffer is not: see EndpointConfig.THP), and ODP whether it is registered with on-demand paging.
 func (e *Endpoint) HugePages() bool { return e.cfg.HugePages }
 
 // ODP: see HugePages.

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unsafe"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -22,14 +23,22 @@ import (
 // buffers are set up as hugePages and odp ask.
 func memoryPair(t *testing.T, c env.Config, hugePages, odp bool) (*rdmalat.Pair, error) {
 	t.Helper()
+	return memoryPairWith(t, c, func(e *rdmalat.EndpointConfig) { e.HugePages, e.ODP = hugePages, odp })
+}
+
+// memoryPairWith is memoryPair with the endpoints' configuration set by
+// set.
+func memoryPairWith(t *testing.T, c env.Config, set func(*rdmalat.EndpointConfig)) (*rdmalat.Pair, error) {
+	t.Helper()
 	cpus, err := c.PinCPUs()
 	require.NoError(t, err)
+	ecfg := rdmalat.EndpointConfig{
+		Device: c.Device, GIDIndex: c.GIDIndex, Op: spec.Write, Transport: spec.RC, MaxSize: 64, Inline: c.Inline, MTU: c.MTU,
+	}
+	set(&ecfg)
 	p, err := rdmalat.NewLoopback(rdmalat.LoopbackConfig{
-		Endpoint: rdmalat.EndpointConfig{
-			Device: c.Device, GIDIndex: c.GIDIndex, Op: spec.Write, Transport: spec.RC, MaxSize: 64, Inline: c.Inline, MTU: c.MTU,
-			HugePages: hugePages, ODP: odp,
-		},
-		CPUs: cpus, Timeout: 10 * time.Second,
+		Endpoint: ecfg,
+		CPUs:     cpus, Timeout: 10 * time.Second,
 	})
 	if err == nil {
 		t.Cleanup(func() { assert.NoError(t, p.Close()) })
@@ -53,6 +62,9 @@ func TestHugePages(t *testing.T) {
 	huge, err := verbs.IsHugePage(p.Local.Buffer())
 	require.NoError(t, err)
 	assert.True(t, huge, "the initiator's buffer is in huge pages (/proc/self/smaps KernelPageSize)")
+	huge, err = verbs.IsHugePage(rdmalat.ResponderBuffer(p))
+	require.NoError(t, err)
+	assert.True(t, huge, "the responder's buffer is in huge pages too")
 	assert.Zero(t, len(p.Local.Buffer())%h.Size, "a whole number of huge pages")
 	b := &metricsB{t: t, n: 100, metrics: map[string]float64{}}
 	rdmalat.Measure(b, p, 64, 10, nil)
@@ -79,6 +91,54 @@ func TestHugePages(t *testing.T) {
 	assert.Contains(t, err.Error(), "RDMABENCH_HUGEPAGES")
 	assert.Contains(t, err.Error(), "0 free (HugePages_Free in /proc/meminfo): reserve more, e.g. sysctl vm.nr_hugepages=4")
 	t.Log(err)
+}
+
+// TestTHP: with RDMABENCH_HUGEPAGES=thp both sides' buffers are backed
+// by transparent huge pages (AnonHugePages in this process's smaps covers
+// each whole buffer), round trips run on them and the configuration lines
+// say thp; with transparent huge pages off ("never") the endpoint is
+// refused with how to turn them on.
+func TestTHP(t *testing.T) {
+	c := testenv.MustHaveRDMA(t)
+	const enabled = "/sys/kernel/mm/transparent_hugepage/enabled"
+	mode, err := os.ReadFile(enabled)
+	if !c.InVM && (err != nil || strings.Contains(string(mode), "[never]")) {
+		t.Skipf("skipping test: transparent huge pages are off or absent here (%s: %q, %v)", enabled, mode, err)
+	}
+	require.NoError(t, err, "the VM's kernel has transparent huge pages")
+	t.Logf("%s: %s", enabled, strings.TrimSpace(string(mode)))
+	p, err := memoryPairWith(t, c, func(e *rdmalat.EndpointConfig) { e.THP = true })
+	require.NoError(t, err)
+	for side, buf := range map[string][]byte{"initiator": p.Local.Buffer(), "responder": rdmalat.ResponderBuffer(p)} {
+		n, err := verbs.AnonHugeBytes(buf)
+		require.NoError(t, err)
+		assert.Equal(t, len(buf), n, "the %s's whole buffer is in transparent huge pages (AnonHugePages)", side)
+		assert.Zero(t, uintptr(unsafe.Pointer(&buf[0]))%(2<<20), "the %s's buffer starts on a huge page boundary", side)
+	}
+	b := &metricsB{t: t, n: 100, metrics: map[string]float64{}}
+	rdmalat.Measure(b, p, 64, 10, nil)
+	assert.Positive(t, b.metrics["p50-ns"])
+	c.THP = true
+	assert.Contains(t, testenv.ConfigLines(p, c), "rdmabench-hugepages: thp")
+
+	if !c.InVM {
+		return // turning THP off would change the host for others: only in the VM
+	}
+	require.NoError(t, os.WriteFile(enabled, []byte("never"), 0))
+	t.Cleanup(func() { assert.NoError(t, os.WriteFile(enabled, []byte(thpChoice(string(mode))), 0)) })
+	_, err = memoryPairWith(t, c, func(e *rdmalat.EndpointConfig) { e.THP = true })
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "RDMABENCH_HUGEPAGES=thp")
+	assert.Contains(t, err.Error(), "echo madvise > "+enabled)
+	t.Log(err)
+}
+
+// thpChoice is the bracketed choice of a transparent_hugepage/enabled
+// line, "always [madvise] never" -> "madvise".
+func thpChoice(line string) string {
+	_, after, _ := strings.Cut(line, "[")
+	choice, _, _ := strings.Cut(after, "]")
+	return choice
 }
 
 // TestODP: where the device reports on-demand paging for RC WRITE, a pair

@@ -141,8 +141,8 @@ func dialPeerOnce(ctx context.Context, addr string, cfg RemoteConfig) (_ *Pair, 
 	pe, err := conn.RecvEndpoint()
 	if err != nil {
 		resp.close()
-		if f := wireFlags(ecfg) & (oob.FlagHugePages | oob.FlagODP); f != 0 && errors.Is(err, oob.ErrInvalidParams) && strings.Contains(err.Error(), "unknown bits") {
-			err = fmt.Errorf("%w (an rdmapeer built before RDMABENCH_HUGEPAGES and RDMABENCH_ODP existed refuses them as unknown flag bits: run this rdmabench's rdmapeer, or unset both)", err)
+		if f := wireFlags(ecfg) & (oob.FlagHugePages | oob.FlagODP | oob.FlagTHP); f != 0 && errors.Is(err, oob.ErrInvalidParams) && strings.Contains(err.Error(), "unknown bits") {
+			err = fmt.Errorf("%w (an rdmapeer built before RDMABENCH_HUGEPAGES, RDMABENCH_HUGEPAGES=thp and RDMABENCH_ODP existed refuses them as unknown flag bits: run this rdmabench's rdmapeer, or unset them)", err)
 		}
 		return nil, err
 	}
@@ -206,6 +206,9 @@ func wireFlags(c EndpointConfig) oob.Flags {
 	}
 	if c.ODP {
 		f |= oob.FlagODP
+	}
+	if c.THP {
+		f |= oob.FlagTHP
 	}
 	return f
 }

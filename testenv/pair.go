@@ -33,7 +33,7 @@ func NewPair(c env.Config, op rdmalat.Op, maxSize int) (p *rdmalat.Pair, err err
 		Device: c.Device, Port: c.Port, GIDIndex: c.GIDIndex,
 		Op: op, Transport: c.Transport, Events: c.Events, CM: c.CM,
 		MaxSize: maxSize, Inline: c.Inline, MTU: c.MTU, QoS: c.QoS,
-		HugePages: c.HugePages, ODP: c.ODP,
+		HugePages: c.HugePages, THP: c.THP, ODP: c.ODP,
 	}
 	if err := c.Check(); err != nil {
 		return nil, err
@@ -188,6 +188,9 @@ func ConfigLines(p *rdmalat.Pair, c env.Config) []string {
 	}
 	if p.Local.HugePages() {
 		lines = append(lines, [2]string{"rdmabench-hugepages", "on"})
+	}
+	if c.THP {
+		lines = append(lines, [2]string{"rdmabench-hugepages", "thp"})
 	}
 	if p.Local.ODP() {
 		lines = append(lines, [2]string{"rdmabench-odp", "on"})

@@ -23,6 +23,7 @@ import "C"
 
 import (
 	"fmt"
+	"os"
 	"strconv"
 	"syscall"
 	"unsafe"
@@ -502,16 +503,57 @@ func memlockState() memlock {
 
 // mmapAnon maps size bytes of zeroed, populated anonymous memory.
 func mmapAnon(size int) ([]byte, error) {
-	return unix.Mmap(-1, 0, size, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_PRIVATE|unix.MAP_ANONYMOUS|unix.MAP_POPULATE)
+	return mmapPrivate(size, unix.MAP_POPULATE)
+}
+
+// mmapPrivate maps size bytes of zeroed anonymous memory with the extra
+// flags. Every mapping here goes through MmapPtr and munmap's MunmapPtr,
+// not unix.Mmap's bookkeeping, so that mmapTHP may trim a mapping.
+func mmapPrivate(size, flags int) ([]byte, error) {
+	p, err := unix.MmapPtr(-1, 0, nil, uintptr(size), unix.PROT_READ|unix.PROT_WRITE, unix.MAP_PRIVATE|unix.MAP_ANONYMOUS|flags)
+	if err != nil {
+		return nil, err
+	}
+	return unsafe.Slice((*byte)(p), size), nil
+}
+
+// mmapTHP maps size bytes (a multiple of align, the PMD huge page size)
+// at an align boundary, asks for transparent huge pages there
+// (madvise MADV_HUGEPAGE) and only then touches every page, so that each
+// fault can take a whole huge page.
+func mmapTHP(size, align int) ([]byte, error) {
+	raw, err := mmapPrivate(size+align, 0)
+	if err != nil {
+		return nil, err
+	}
+	base := uintptr(unsafe.Pointer(&raw[0]))
+	off := int((uintptr(align) - base%uintptr(align)) % uintptr(align))
+	if off > 0 {
+		_ = munmap(raw[:off])
+	}
+	if tail := raw[off+size:]; len(tail) > 0 {
+		_ = munmap(tail)
+	}
+	mem := raw[off : off+size : off+size]
+	if err := unix.Madvise(mem, unix.MADV_HUGEPAGE); err != nil {
+		_ = munmap(mem)
+		return nil, fmt.Errorf("madvise MADV_HUGEPAGE: %w", err)
+	}
+	for i := 0; i < size; i += os.Getpagesize() {
+		mem[i] = 0
+	}
+	return mem, nil
 }
 
 // mmapHuge maps size bytes (a multiple of the huge page size) of zeroed,
 // populated anonymous memory in huge pages of the default size.
 func mmapHuge(size int) ([]byte, error) {
-	return unix.Mmap(-1, 0, size, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_PRIVATE|unix.MAP_ANONYMOUS|unix.MAP_POPULATE|unix.MAP_HUGETLB)
+	return mmapPrivate(size, unix.MAP_POPULATE|unix.MAP_HUGETLB)
 }
 
-func munmap(b []byte) error { return unix.Munmap(b) }
+func munmap(b []byte) error {
+	return unix.MunmapPtr(unsafe.Pointer(unsafe.SliceData(b)), uintptr(len(b)))
+}
 
 func setNonblock(fd int) error { return unix.SetNonblock(fd, true) }
 

@@ -65,6 +65,7 @@ func memlockState() memlock { return memlock{} }
 
 func mmapAnon(int) ([]byte, error)                { return nil, errUnsupported }
 func mmapHuge(int) ([]byte, error)                { return nil, errUnsupported }
+func mmapTHP(int, int) ([]byte, error)            { return nil, errUnsupported }
 func ibvQueryODP(unsafe.Pointer) (ODPCaps, error) { return ODPCaps{}, errUnsupported }
 func munmap([]byte) error                         { return errUnsupported }
 func setNonblock(int) error                       { return errUnsupported }

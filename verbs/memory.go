@@ -126,33 +126,14 @@ func IsHugePage(b []byte) (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	return pageIsHuge(smaps, uint64(uintptr(unsafe.Pointer(&b[0]))))
+	return pageIsHuge(smaps, addrOf(b))
 }
 
 // pageIsHuge finds the mapping of smaps that holds addr and reads its
 // KernelPageSize.
 func pageIsHuge(smaps []byte, addr uint64) (bool, error) {
-	sc := bufio.NewScanner(bytes.NewReader(smaps))
-	in := false
-	for sc.Scan() {
-		line := sc.Text()
-		if f := strings.Fields(line); len(f) > 0 && strings.Contains(f[0], "-") && !strings.HasSuffix(f[0], ":") {
-			lo, hi, _ := strings.Cut(f[0], "-")
-			l, err1 := strconv.ParseUint(lo, 16, 64)
-			h, err2 := strconv.ParseUint(hi, 16, 64)
-			in = err1 == nil && err2 == nil && addr >= l && addr < h
-			continue
-		}
-		if in {
-			if v, ok := strings.CutPrefix(line, "KernelPageSize:"); ok {
-				f := strings.Fields(v)
-				kb, err := strconv.Atoi(f[0])
-				if err != nil {
-					return false, fmt.Errorf("verbs: smaps KernelPageSize %q", v)
-				}
-				return kb > 4, nil
-			}
-		}
-	}
-	return false, fmt.Errorf("verbs: no mapping holds %#x in /proc/self/smaps", addr)
+	kb, err := smapsField(smaps, addr, "KernelPageSize:")
+	return kb > 4, err
 }
+
+func addrOf(b []byte) uint64 { return uint64(uintptr(unsafe.Pointer(&b[0]))) }

@@ -149,9 +149,11 @@ const (
 	FlagHugePages Flags = 1 << 2
 	// FlagODP: both sides' buffers are registered with on-demand paging.
 	FlagODP Flags = 1 << 3
-	// A peer of protocol version 5 refuses these two as unknown bits;
-	// the version did not change for them, since nothing else did.
-	knownFlags = FlagEvents | FlagCM | FlagHugePages | FlagODP
+	// FlagTHP: both sides' buffers are backed by transparent huge pages.
+	FlagTHP Flags = 1 << 4
+	// Version 6 knows all of these (a peer of an older version refuses a
+	// version-6 client by its version before any flag).
+	knownFlags = FlagEvents | FlagCM | FlagHugePages | FlagODP | FlagTHP
 )
 
 // Endpoint describes one side's queue pair, port and the buffer the other

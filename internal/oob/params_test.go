@@ -67,7 +67,8 @@ func TestParamsValidate(t *testing.T) {
 		{"device newline", with(func(p *oob.Params) { p.Device = "rxe0\nforged" }), oob.DefaultLimits,
 			`device "rxe0\nforged": not a device name (up to 63 printable characters, no spaces or '/'; empty for the peer's first device)`},
 		{"hugepages and odp", with(func(p *oob.Params) { p.Flags = oob.FlagHugePages | oob.FlagODP }), oob.DefaultLimits, ""},
-		{"unknown flag", with(func(p *oob.Params) { p.Flags = oob.FlagODP << 1 }), oob.DefaultLimits, "flags 0x10: unknown bits 0x10"},
+		{"thp", with(func(p *oob.Params) { p.Flags = oob.FlagTHP }), oob.DefaultLimits, ""},
+		{"unknown flag", with(func(p *oob.Params) { p.Flags = oob.FlagTHP << 1 }), oob.DefaultLimits, "flags 0x20: unknown bits 0x20"},
 		{"all at once", oob.Params{Op: 9, Transport: 9, MTU: 1}, oob.DefaultLimits,
 			"unknown op 9; unknown transport 9; size 0: must be 1..8388608 bytes; mtu 1: must be 0 (the port's active MTU), 256, 512, 1024, 2048 or 4096"},
 	} {

@@ -252,7 +252,7 @@ func (s *servedSession) open(p oob.Params) error {
 	ep, err := rdmalat.NewEndpoint(rdmalat.EndpointConfig{
 		Device: rail.Device, Port: s.cfg.Port, GIDIndex: env.GIDSetting(gid),
 		Op: p.Op, Transport: p.Transport, Events: p.Flags&oob.FlagEvents != 0, CM: p.Flags&oob.FlagCM != 0,
-		HugePages: p.Flags&oob.FlagHugePages != 0, ODP: p.Flags&oob.FlagODP != 0,
+		HugePages: p.Flags&oob.FlagHugePages != 0, THP: p.Flags&oob.FlagTHP != 0, ODP: p.Flags&oob.FlagODP != 0,
 		MaxSize: int(p.Size), Inline: int(p.Inline), MTU: int(p.MTU), QoS: p.QoS,
 		MemNode: rail.MemNode,
 	})
