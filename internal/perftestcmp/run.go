@@ -347,13 +347,8 @@ func (c *Config) dropUnsupported(ctx context.Context) error {
 // resolveTools finds the perftest programs on PATH and checks the
 // benchmark binary.
 func (c *Config) resolveTools() error {
-	c.perftestPaths = map[string]string{}
-	for _, t := range c.Tools {
-		p, err := exec.LookPath(t.perftest)
-		if err != nil {
-			return errNoPerftest(t.perftest)
-		}
-		c.perftestPaths[t.perftest] = p
+	if err := c.resolveToolPaths(); err != nil {
+		return err
 	}
 	fi, err := os.Stat(c.Bench)
 	if err != nil {
@@ -361,6 +356,19 @@ func (c *Config) resolveTools() error {
 	}
 	if fi.IsDir() || fi.Mode()&0o111 == 0 {
 		return fmt.Errorf("-bench %s: not an executable file", c.Bench)
+	}
+	return nil
+}
+
+// resolveToolPaths finds the perftest programs on PATH.
+func (c *Config) resolveToolPaths() error {
+	c.perftestPaths = map[string]string{}
+	for _, t := range c.Tools {
+		p, err := exec.LookPath(t.perftest)
+		if err != nil {
+			return errNoPerftest(t.perftest)
+		}
+		c.perftestPaths[t.perftest] = p
 	}
 	return nil
 }
