@@ -124,7 +124,7 @@ static __thread uint64_t last_sent;
 static __thread uint8_t *snap, *snap_of;
 static __thread size_t snap_len;
 #define SNAP_MAX (1 << 20)
-#define WAIT_NS 10000000LL
+#define WAIT_NS 1000000000LL
 
 static int find(struct context *c) {
 	for (int i = 0; i < nreal; i++)
@@ -159,8 +159,9 @@ static int candidate(void) {
 	return n == 1 ? 0 : -1;
 }
 
-/* begin_polls notes, at the first poll after a completion or a post, what
- * the wait after the coming completion compares against. */
+/* begin_polls notes, at a post (or, where the program posts other than
+ * through ops.post_send, at the first poll after a completion), what the
+ * wait after the coming completion compares against. */
 static void begin_polls(void) {
 	polling = 1;
 	if (poll_byte) {
@@ -286,9 +287,14 @@ __attribute__((used, visibility("hidden"))) post_fn rb_preload_post_before(void 
 		return bad_post;
 	enter(0);
 	counted_call();
-	if (write_lat && wr && wr->num_sge > 0 && wr->sg_list)
-		last_sent = wr->sg_list[0].addr;
-	polling = 0;
+	if (write_lat) {
+		/* Before the post, the peer's answer to it cannot have come:
+		 * the byte holds what the wait after its completion compares
+		 * against (at the first poll, the answer may be there already). */
+		if (wr && wr->num_sge > 0 && wr->sg_list)
+			last_sent = wr->sg_list[0].addr;
+		begin_polls();
+	}
 	return real[i].post;
 }
 
