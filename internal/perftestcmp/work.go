@@ -199,8 +199,20 @@ func (m *method) measure(c *Config, t *Tool, tag, side string, save func(string,
 	p, err := work.Between(counts[0], counts[1], uint64(n[0]), uint64(n[1]))
 	res.Calls = (float64(calls[1]) - float64(calls[0])) / float64(n[1]-n[0])
 	res.PerOp = p.LessCalls(res.Calls)
+	if err == nil && res.Lost > maxLostWaits {
+		// Each lost wait dropped a stretch the markers count.
+		err = fmt.Errorf("%s: %w: %d waits in two runs (at most %d: each run's last write, which no answer follows)", side, ErrLostWaits, res.Lost, maxLostWaits)
+	}
 	return res, err
 }
+
+// ErrLostWaits means the preload library's WRITE waits found no answer
+// more often than a run's end explains: the peer stalled past a second, or
+// the program does not ping-pong on one buffer byte as the method expects.
+var ErrLostWaits = errors.New("the WRITE waits found no answer")
+
+// maxLostWaits is what two runs lose: one wait each, after the last write.
+const maxLostWaits = 2
 
 // markerWork returns ours from the markers: the median over the runs that
 // reported both metrics. The kernel's parts are each a median, kernel-wait and kernel-other 0
