@@ -46,12 +46,13 @@ func TestCheckWithin(t *testing.T) {
 	w := WorkResult{Tool: tools[0], Size: 2, HasOurs: true, HasMarkers: true,
 		Ours:    work.PerOp{User: 835, Kernel: 29000, KernelWait: 100, KernelOther: 200},
 		Markers: work.PerOp{User: 829.2, Kernel: 28000, KernelWait: 126, KernelOther: 600}}
-	// user +0.70%; kernel on all vCPUs 29300 against 28726, +2.00%
-	if err := w.checkWithin(0.01, 0.025); err != nil {
-		t.Errorf("within 1%% and 2.5%%: %v", err)
+	// user +0.70%; kernel 29000 against 28000, +3.57% (the parts on
+	// other vCPUs and in waits are not compared)
+	if err := w.checkWithin(0.01, 0.04); err != nil {
+		t.Errorf("within 1%% and 4%%: %v", err)
 	}
-	if err := w.checkWithin(0.01, 0.015); !errors.Is(err, ErrWorkCheck) || !strings.Contains(err.Error(), "kernel 29300.0 by the method, 28726.0") {
-		t.Errorf("kernel +2%% against 1.5%%: %v, want ErrWorkCheck naming kernel on all vCPUs", err)
+	if err := w.checkWithin(0.01, 0.03); !errors.Is(err, ErrWorkCheck) || !strings.Contains(err.Error(), "kernel 29000.0 by the method, 28000.0") {
+		t.Errorf("kernel +3.6%% against 3%%: %v, want ErrWorkCheck naming the kernel part", err)
 	}
 	if err := w.checkWithin(0.005, 0); !errors.Is(err, ErrWorkCheck) || !strings.Contains(err.Error(), "user") {
 		t.Errorf("user +0.7%% against 0.5%%: %v, want ErrWorkCheck naming user", err)
@@ -65,8 +66,8 @@ func TestCheckWithin(t *testing.T) {
 	}
 }
 
-// TestMarkerWorkKernelParts: the markers' kernel figure to compare is the
-// sum of the parts on all vCPUs, each a median.
+// TestMarkerWorkKernelParts: the markers' kernel parts are each a median,
+// and sum to the kernel's work on all vCPUs.
 func TestMarkerWorkKernelParts(t *testing.T) {
 	rs := []*BenchResult{}
 	for _, k := range [][4]float64{{829, 28000, 100, 500}, {829, 28100, 300, 400}, {830, 27900, 200, 600}} {
