@@ -21,8 +21,9 @@ import (
 // the user figure must not move with N (it did for send, whose receives
 // perftest stops reposting rx_depth before the end), every operation
 // must make exactly the calls through the library its loop makes (a post
-// and its completion per side, and a receive for send), and the library must find
-// the peer's answer after every WRITE completion but the last of a run.
+// and its completion per side, and a receive for send), and the library
+// must find the peer's answer after every WRITE completion but the last of
+// a run (and 1% stalled past a second on a loaded host).
 func TestWorkMethodOnPerftest(t *testing.T) {
 	if os.Getenv("RDMABENCH_VM") != "1" {
 		t.Skip("needs soft-RoCE and perftest: runs in the VM (make test-vm)")
@@ -78,13 +79,13 @@ func TestWorkMethodOnPerftest(t *testing.T) {
 			}
 			// The wait after the last write of a run finds no answer
 			// (none follows it); more means the WRITE wait did not hold.
-			if r.Lost > maxLostWaits {
+			if r.Lost > maxLostWaits(3*n) {
 				for name, b := range outs {
 					if strings.HasSuffix(name, "-client.txt") || strings.HasSuffix(name, "-server.txt") {
 						t.Logf("%s:\n%s", name, b)
 					}
 				}
-				t.Errorf("%s, -work-iters %d: %d waits found no answer in two runs, want at most 2 (each run's last write)", k.tool.name, n, r.Lost)
+				t.Errorf("%s, -work-iters %d: %d waits found no answer in two runs, want at most %d (each run's last write, a stall now and then)", k.tool.name, n, r.Lost, maxLostWaits(3*n))
 			}
 			if r.User <= 0 || r.AllKernel() <= 0 {
 				t.Errorf("%s: no work counted: %+v", k.tool.name, r)
