@@ -98,7 +98,8 @@ func parseFlags(args []string, stderr io.Writer) (*perftestcmp.Config, error) {
 	fs.BoolVar(&c.Strict, "strict", false, "exit with status 1 when a target is missed, 4 when one is undecided")
 	fs.IntVar(&c.WorkIters, "work-iters", perftestcmp.DefaultWorkIters, "under rxevm -insns, after the rounds, run each side for `N` and 2N operations to count its instructions per operation (user and kernel, the verdict where time is emulation; docs/comparing.md); 0: no work runs")
 	fs.StringVar(&c.WorkBench, "work-bench", "", "the rdmabench test `binary` built without markers (CGO_CFLAGS=-DRB_NO_MARKERS; make compare builds it): the work runs measure it as they measure perftest, to check the method against our markers")
-	fs.Float64Var(&c.WorkTolerance, "work-tolerance", 0, "fail (exit status 3) when the method's work figure of ours (-work-bench) differs from our markers' by more than this `fraction`, user or kernel (0.02: 2%); 0: not judged")
+	fs.Float64Var(&c.WorkTolerance, "work-tolerance", 0, "fail (exit status 3) when the method's user work figure of ours (-work-bench) differs from our markers' by more than this `fraction` (0.01: 1%); 0: not judged")
+	fs.Float64Var(&c.WorkKernelTolerance, "work-kernel-tolerance", 0, "the same for the kernel's figure, on all vCPUs (it moves with timing: 0.05 judges it at 5%); 0: not judged")
 	fs.IntVar(&c.Retries, "retries", 2, "run ib_write_lat again up to `N` times when it could not estimate the CPU frequency (inf/nan figures)")
 	fs.Usage = func() {
 		fmt.Fprintf(stderr, "usage: rdmacompare -bench BINARY [flags]\n\n"+
@@ -129,7 +130,10 @@ func parseFlags(args []string, stderr io.Writer) (*perftestcmp.Config, error) {
 		return nil, fmt.Errorf("-work-iters %d: want 0 (no work runs) or more", c.WorkIters)
 	}
 	if c.WorkTolerance < 0 {
-		return nil, fmt.Errorf("-work-tolerance %g: want a fraction such as 0.05, or 0 for no check", c.WorkTolerance)
+		return nil, fmt.Errorf("-work-tolerance %g: want a fraction such as 0.01, or 0 for no check", c.WorkTolerance)
+	}
+	if c.WorkKernelTolerance < 0 {
+		return nil, fmt.Errorf("-work-kernel-tolerance %g: want a fraction such as 0.05, or 0 for no check", c.WorkKernelTolerance)
 	}
 	if c.Rounds < 1 {
 		return nil, fmt.Errorf("-rounds %d: want at least 1", c.Rounds)

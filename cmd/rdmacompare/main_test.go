@@ -33,6 +33,10 @@ func TestParseFlags(t *testing.T) {
 		c.CPUs != [2]int{b, a} || c.Warmup != 10 || c.PinPerftest {
 		t.Errorf("-cpus %d,%d -warmup 10 -pin=false: %+v, %v", b, a, c, err)
 	}
+	if c, err = parseFlags([]string{"-bench", "x", "-work-tolerance", "0.01", "-work-kernel-tolerance", "0.05"}, io.Discard); err != nil ||
+		c.WorkTolerance != 0.01 || c.WorkKernelTolerance != 0.05 {
+		t.Errorf("-work-tolerance 0.01 -work-kernel-tolerance 0.05: %+v, %v", c, err)
+	}
 	t.Setenv("RDMABENCH_DEVICE", "mlx5_0")
 	if c, err = parseFlags([]string{"-bench", "x", "-sizes", "64"}, io.Discard); err != nil || c.Device != "mlx5_0" || len(c.Sizes) != 1 {
 		t.Errorf("RDMABENCH_DEVICE=mlx5_0: %+v, %v", c, err)
@@ -49,6 +53,8 @@ func TestParseFlags(t *testing.T) {
 		{"-bench", "x", "-cpus", "2"},
 		{"-bench", "x", "-cpus", "2,x"},
 		{"-bench", "x", "-cpus", "8190,8191"},
+		{"-bench", "x", "-work-tolerance", "-0.01"},
+		{"-bench", "x", "-work-kernel-tolerance", "-0.05"},
 	} {
 		if _, err := parseFlags(args, io.Discard); err == nil {
 			t.Errorf("parseFlags(%q) succeeded", args)

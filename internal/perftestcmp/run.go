@@ -60,12 +60,14 @@ type Config struct {
 	// check of the method against our markers. Empty: no check.
 	WorkBench string
 	// WorkTolerance fails the comparison (exit status 3) when the method's
-	// figure of ours is further than this fraction from our markers' (user
-	// or kernel); 0: not judged.
-	WorkTolerance float64
+	// user figure of ours is further than this fraction from our markers';
+	// WorkKernelTolerance the same for the kernel's (on all vCPUs); 0:
+	// not judged.
+	WorkTolerance, WorkKernelTolerance float64
 
 	notes         []string          // what was left out, for the report
 	extraEnv      []string          // more environment for both sides' programs (the work runs')
+	rxDepth       int               // perftest's -r where set (the work runs' send over RC)
 	perftestPaths map[string]string // program -> path, resolved from PATH
 	peer          *peerProc         // with PeerBin, while Run runs
 }
@@ -262,7 +264,7 @@ rounds:
 	for _, w := range works {
 		if w.Err != nil {
 			failed++
-		} else if err := w.checkWithin(c.WorkTolerance); err != nil {
+		} else if err := w.checkWithin(c.WorkTolerance, c.WorkKernelTolerance); err != nil {
 			logf("work %s size %d: %v", w.Tool.name, w.Size, err)
 			failed++
 		}
@@ -345,13 +347,8 @@ func (c *Config) dropUnsupported(ctx context.Context) error {
 // resolveTools finds the perftest programs on PATH and checks the
 // benchmark binary.
 func (c *Config) resolveTools() error {
-	c.perftestPaths = map[string]string{}
-	for _, t := range c.Tools {
-		p, err := exec.LookPath(t.perftest)
-		if err != nil {
-			return errNoPerftest(t.perftest)
-		}
-		c.perftestPaths[t.perftest] = p
+	if err := c.resolveToolPaths(); err != nil {
+		return err
 	}
 	fi, err := os.Stat(c.Bench)
 	if err != nil {
@@ -359,6 +356,19 @@ func (c *Config) resolveTools() error {
 	}
 	if fi.IsDir() || fi.Mode()&0o111 == 0 {
 		return fmt.Errorf("-bench %s: not an executable file", c.Bench)
+	}
+	return nil
+}
+
+// resolveToolPaths finds the perftest programs on PATH.
+func (c *Config) resolveToolPaths() error {
+	c.perftestPaths = map[string]string{}
+	for _, t := range c.Tools {
+		p, err := exec.LookPath(t.perftest)
+		if err != nil {
+			return errNoPerftest(t.perftest)
+		}
+		c.perftestPaths[t.perftest] = p
 	}
 	return nil
 }

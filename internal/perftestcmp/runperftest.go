@@ -28,6 +28,9 @@ func perftestArgs(c *Config, t *Tool, size, port int) []string {
 		a = append(a, "-s", strconv.Itoa(size))
 	}
 	a = append(a, "-n", strconv.Itoa(c.Iters), "-p", strconv.Itoa(port))
+	if c.rxDepth > 0 {
+		a = append(a, "-r", strconv.Itoa(c.rxDepth))
+	}
 	if t.inline {
 		a = append(a, "-I", strconv.Itoa(c.inlineFor(t)))
 	}

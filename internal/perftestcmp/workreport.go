@@ -6,6 +6,7 @@ import (
 	"math"
 
 	"github.com/rdmabench/rdmabench/internal/sticky"
+	"github.com/rdmabench/rdmabench/internal/work"
 )
 
 // PrintWork writes the work table after Print's: per tool and size, user
@@ -23,7 +24,8 @@ func PrintWork(w io.Writer, works []WorkResult, why error, iters int) error {
 	}
 	p.Printf("\nwork: guest instructions per operation (a round trip, or a one-sided operation), rxevm -insns; the verdict where time is emulation\n")
 	p.Printf("both sides by one method: each program ran for %d and %d operations under rxevm's preload library (its polls that found nothing left out,\n", iters, 2*iters)
-	p.Printf("as our loops leave theirs; a WRITE ping-pong's spin on its buffer too), work = difference of the two runs / %d; docs/comparing.md\n", iters)
+	p.Printf("as our loops leave theirs; a WRITE ping-pong's spin on its buffer too), work = difference of the two runs / %d, less the library's own\n", iters)
+	p.Printf("%d instructions per call; kernel = on the measuring threads' vCPUs outside their waits; docs/comparing.md\n", work.PreloadCallInsns)
 	p.Printf("ratio = ours/perftest (ours by the method, else by the markers); markers = ours from our loops' own markers (the rounds' runs);\n")
 	p.Printf("check = ours by the method (a build without markers, -work-bench) / by the markers - 1\n")
 	p.Printf("  %-10s %5s | %-9s %9s %9s %7s %9s %7s | %-9s %9s %9s %7s %9s %7s\n",
@@ -36,8 +38,8 @@ func PrintWork(w io.Writer, works []WorkResult, why error, iters int) error {
 		p.Printf("  %-10s %5d | %-9s %9.1f %9s %7s %9s %7s | %-9s %9.0f %9s %7s %9s %7s\n", r.Tool.name, r.Size,
 			"", r.Perftest.User, markerFigure(r.HasOurs, r.Ours.User, "%.1f"), workRatio(r.oursUser(), r.Perftest.User),
 			markerFigure(r.HasMarkers, r.Markers.User, "%.1f"), check(r.HasOurs && r.HasMarkers, r.Ours.User, r.Markers.User),
-			"", r.Perftest.Kernel, markerFigure(r.HasOurs, r.Ours.Kernel, "%.0f"), workRatio(r.oursKernel(), r.Perftest.Kernel),
-			markerFigure(r.HasMarkers, r.Markers.Kernel, "%.0f"), check(r.HasOurs && r.HasMarkers, r.Ours.Kernel, r.Markers.Kernel))
+			"", comparedKernel(r.Perftest), markerFigure(r.HasOurs, comparedKernel(r.Ours), "%.0f"), workRatio(r.oursKernel(), comparedKernel(r.Perftest)),
+			markerFigure(r.HasMarkers, comparedKernel(r.Markers), "%.0f"), check(r.HasOurs && r.HasMarkers, comparedKernel(r.Ours), comparedKernel(r.Markers)))
 	}
 	for _, r := range works {
 		if r.Err != nil {
@@ -45,7 +47,7 @@ func PrintWork(w io.Writer, works []WorkResult, why error, iters int) error {
 			continue
 		}
 		p.Printf("verdict work %s size %d: ours costs %s perftest's user instructions and %s its kernel instructions per operation\n",
-			r.Tool.name, r.Size, workRatio(r.oursUser(), r.Perftest.User), workRatio(r.oursKernel(), r.Perftest.Kernel))
+			r.Tool.name, r.Size, workRatio(r.oursUser(), r.Perftest.User), workRatio(r.oursKernel(), comparedKernel(r.Perftest)))
 	}
 	return p.Err
 }

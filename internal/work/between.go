@@ -1,6 +1,7 @@
 package work
 
 import (
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"os"
@@ -28,6 +29,16 @@ const (
 	EnvPreloadSpin             = "RXEVM_PRELOAD_SPIN"
 	PreloadSpinAfterCompletion = "after-completion"
 )
+
+// EnvPreloadCalls names, in a program's environment, a CallTally's file:
+// the preload library adds up there the calls through it whose
+// instructions counted.
+const EnvPreloadCalls = "RXEVM_PRELOAD_CALLS"
+
+// PreloadCallInsns is what one call through the preload library adds to
+// the count: its trampoline's two resume markers, the call of the real
+// function and the return (preload.c; TestPreloadCallInsns in the VM).
+const PreloadCallInsns = 4
 
 // PreloadPath returns the path of the LD_PRELOAD library rxevm -insns
 // shares, or an error matching ErrUnavailable that says why there is none.
@@ -68,6 +79,55 @@ func MeasureProgram(c Counter, run func() error) (Counts, error) {
 // fractions: a difference of two runs.
 type PerOp struct {
 	User, Kernel, KernelWait, KernelOther float64
+}
+
+// AllKernel is the kernel's work on every vCPU: where it runs (the
+// polling thread's vCPU, ksoftirqd on another, an interrupt during a
+// wait) follows timing, its sum much less. The method compares this.
+func (p PerOp) AllKernel() float64 { return p.Kernel + p.KernelWait + p.KernelOther }
+
+// LessCalls returns p without the preload library's own instructions,
+// for calls counted calls through it per operation.
+func (p PerOp) LessCalls(calls float64) PerOp {
+	p.User -= PreloadCallInsns * calls
+	return p
+}
+
+// A CallTally is the file the preload library adds up in, shared by every
+// process of a run (EnvPreloadCalls): its calls whose instructions
+// counted, and its waits for a WRITE ping-pong's answer that found none
+// (a stretch dropped as a spin: a few a run, the peer's last answer that
+// never comes; more means the method does not hold for the program).
+type CallTally struct{ path string }
+
+// NewCallTally makes a tally file, at zero, in dir.
+func NewCallTally(dir string) (*CallTally, error) {
+	t := &CallTally{path: filepath.Join(dir, "preload-calls")}
+	return t, t.Reset()
+}
+
+// Env is the setting that points the preload library at the tally.
+func (t *CallTally) Env() string { return EnvPreloadCalls + "=" + t.path }
+
+// Reset zeroes the tally: call it before each run.
+func (t *CallTally) Reset() error { return os.WriteFile(t.path, make([]byte, 16), 0o644) }
+
+// Read returns the calls counted and the waits lost since the last Reset.
+func (t *CallTally) Read() (calls, lost uint64, err error) {
+	b, err := os.ReadFile(t.path)
+	if err != nil {
+		return 0, 0, err
+	}
+	return ParseCallTally(b)
+}
+
+// ParseCallTally reads a tally file's contents: two native-endian
+// uint64s, calls and lost waits, as the library's atomic adds leave them.
+func ParseCallTally(b []byte) (calls, lost uint64, err error) {
+	if len(b) != 16 {
+		return 0, 0, fmt.Errorf("%w: the preload library's tally has %d bytes, want 16 (an rxevm from before it?)", ErrMalformed, len(b))
+	}
+	return binary.NativeEndian.Uint64(b), binary.NativeEndian.Uint64(b[8:]), nil
 }
 
 // ErrRuns means two runs cannot give a difference per operation.

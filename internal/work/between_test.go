@@ -1,10 +1,12 @@
 package work
 
 import (
+	"encoding/binary"
 	"errors"
 	"math"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -104,5 +106,48 @@ func TestMeasureProgram(t *testing.T) {
 	boom := errors.New("boom")
 	if _, err := MeasureProgram(f, func() error { return boom }); !errors.Is(err, boom) {
 		t.Errorf("a failed program: %v, want its error", err)
+	}
+}
+
+func TestCallTally(t *testing.T) {
+	tally, err := NewCallTally(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(tally.Env(), EnvPreloadCalls+"=") {
+		t.Errorf("Env %q: want %s=PATH", tally.Env(), EnvPreloadCalls)
+	}
+	if calls, lost, err := tally.Read(); err != nil || calls != 0 || lost != 0 {
+		t.Fatalf("fresh tally: %d %d %v, want 0 0", calls, lost, err)
+	}
+	// As the library leaves it: two native-endian counters.
+	var b [16]byte
+	binary.NativeEndian.PutUint64(b[:], 4000)
+	binary.NativeEndian.PutUint64(b[8:], 2)
+	if err := os.WriteFile(strings.TrimPrefix(tally.Env(), EnvPreloadCalls+"="), b[:], 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if calls, lost, err := tally.Read(); err != nil || calls != 4000 || lost != 2 {
+		t.Errorf("tally: %d %d %v, want 4000 2", calls, lost, err)
+	}
+	if err := tally.Reset(); err != nil {
+		t.Fatal(err)
+	}
+	if calls, _, _ := tally.Read(); calls != 0 {
+		t.Errorf("after Reset: %d calls", calls)
+	}
+	if _, _, err := ParseCallTally(b[:8]); !errors.Is(err, ErrMalformed) {
+		t.Errorf("8 bytes: %v, want ErrMalformed", err)
+	}
+}
+
+func TestLessCallsAndAllKernel(t *testing.T) {
+	p := PerOp{User: 837, Kernel: 28000, KernelWait: 126, KernelOther: 600}
+	q := p.LessCalls(2)
+	if q.User != 837-2*PreloadCallInsns || q.Kernel != p.Kernel {
+		t.Errorf("LessCalls(2): %+v, want user less %d, the kernel's unchanged", q, 2*PreloadCallInsns)
+	}
+	if p.AllKernel() != 28726 {
+		t.Errorf("AllKernel %v, want 28726", p.AllKernel())
 	}
 }
