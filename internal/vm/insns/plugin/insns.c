@@ -45,12 +45,15 @@
  * action's kind (network and tasklets: work; timers, RCU, load balancing:
  * time) winning over an interrupt entered before it. While any window is
  * open, kernel instructions that are not time's (timer interrupt, time
- * softirqs, idle task) count as kernel-work on a vCPU with a window open
- * (its system calls, exceptions and softirqs, in a wait or not), and on
- * the others inside a work softirq action only (the device's work deferred
- * there); the other vCPUs' kernel threads and other processes' system
- * calls (khugepaged, kworkers, the Go runtime's sysmon: timers wake them)
- * are others.
+ * softirqs, idle task) count as kernel-work inside a work softirq action
+ * on any vCPU (the device's work, wherever it was deferred to), and on a
+ * vCPU with a window open otherwise too (the measured thread's system
+ * calls, exceptions and softirqs, in a wait or not) unless a context
+ * switch came since user mode last ran there: the plugin cannot tell which
+ * task a switch resumed, and the tasks that come between a pinned spinning
+ * thread's user instructions are the kernel's threads (kworkers,
+ * khugepaged, woken by timers). Those, and other processes' system calls
+ * on the other vCPUs (the Go runtime's sysmon), are others.
  *
  * Instructions are counted per translated block, split at markers: the
  * part of a block before its first marker when the block starts, each
@@ -120,7 +123,8 @@ struct vcpu {
 	uint64_t seq;   /* this vCPU's event clock, for which came last */
 	uint8_t sirq_time; /* that action is time's */
 	uint8_t idle;   /* in the idle task */
-	char pad[128 - 11 * sizeof(uint64_t) - 3 * sizeof(int) - 2];
+	uint8_t switched; /* a switch since user mode last ran: which task is unknown */
+	char pad[128 - 11 * sizeof(uint64_t) - 3 * sizeof(int) - 3];
 };
 
 static struct vcpu cpus[MAXCPU];
@@ -269,6 +273,7 @@ static inline int time_part(struct vcpu *c, struct part *p) {
 		break;
 	case R_SWITCH:
 		c->idle = 0;
+		c->switched = 1;
 		c->tick = c->sirq = 0;
 		break;
 	case R_SIRQ_LOOP:
@@ -299,7 +304,7 @@ static inline void count(unsigned v, struct part *p) {
 			if (t) {
 				c->ktime += n;
 				tally(p, P_KTIME);
-			} else if (c->depth > 0 || (c->sirq > c->tick && !c->sirq_time)) {
+			} else if ((c->depth > 0 && !c->switched) || (c->sirq > c->tick && !c->sirq_time)) {
 				c->kwork += n;
 				tally(p, P_KWORK);
 			} else {
@@ -321,7 +326,7 @@ static inline void count(unsigned v, struct part *p) {
 		}
 	} else {
 		c->tick = c->sirq = 0; /* back in user mode: every kernel context ended */
-		c->idle = 0;
+		c->idle = c->switched = 0;
 	}
 	if (!p->kernel && c->depth > 0 && !c->paused) {
 		if (c->trying) {
