@@ -32,6 +32,16 @@
 #          user and kernel insns/op over every run, and the work diff's
 #          top line. NOISE=1 runs the co-tenant as for the duet.
 #
+#   work-kaa, work-kab
+#          The gate on kernel work across boots: TRIALS runs of rdmaab
+#          -work with each side in a boot of its own (WORK_RUNS runs a
+#          boot, one boot a side); kaa stock against stock (-boots), kab
+#          stock against rdma_rxe rebuilt with RXE_EXTRA_COST loop turns in
+#          rxe_rcv (-new-vmflags -rxe-extra-cost, 8 instructions a turn per
+#          2 B round trip; 100: about +2.8%, above kernel-work-insns/op's 2%
+#          threshold). Each trial's gate status, wall time and the work
+#          diff's top line.
+#
 # Environment: OUT (out), STEPS ("aa ab boots", run in that order), TRIALS (10), PAIRS (10),
 # BENCHTIME (5000x), SIZES (2,4096), DELAY_NS (800), BOOTS (5), BOOTCOUNT
 # (6 repetitions a boot), BOOT_MODES ("before after"), VMFLAGS,
@@ -67,6 +77,7 @@ WORK_RUNS=${WORK_RUNS:-3}
 WORK_BENCHTIME=${WORK_BENCHTIME:-500x}
 WORK_BENCH=${WORK_BENCH:-RDMAWrite}
 EXTRA_INSNS=${EXTRA_INSNS:-70}
+RXE_EXTRA_COST=${RXE_EXTRA_COST:-100}
 export GOTOOLCHAIN=${GOTOOLCHAIN:-local}
 
 # rxevm flags of each boot mode: before the drift work and after it.
@@ -318,7 +329,7 @@ work_judge() {
 	for i in $(seq 1 "$TRIALS"); do
 		t=$D/$name/$name$i
 		[ -s "$t/old.txt" ] || { lines+="  trial $i: no results"$'\n'; continue; }
-		bin/rdmaab gate -metrics user-insns/op,kernel-insns/op "$t/old.txt" "$t/new.txt" >"$t/gate.txt"
+		bin/rdmaab gate -metrics user-insns/op,kernel-insns/op,kernel-work-insns/op "$t/old.txt" "$t/new.txt" >"$t/gate.txt"
 		g=$?
 		case $g in 1) fails=$((fails + 1)) ;; 0) passes=$((passes + 1)) ;; 4) undecided=$((undecided + 1)) ;; *) broken=$((broken + 1)) ;; esac
 		took=$(grep "trial $name$i done" "$D/$name/guest.log" | awk '{split($NF, a, "-"); printf "%.0f s", a[2] - a[1]}')
@@ -344,6 +355,41 @@ step_work_ab() {
 	say ""
 	say "Work A/B, +$((2 * EXTRA_INSNS)) instructions per round trip (-DRB_EXTRA_INSNS=$EXTRA_INSNS), one boot of rxevm -insns, $TRIALS trials of $WORK_RUNS interleaved runs a side, $WORK_BENCH 2 B, $WORK_BENCHTIME, noise $NOISE (seed $NOISE_SEED) ($(cat "$D/work-ab/took.txt")):"
 	work_judge work-ab
+}
+
+# kernel_trials NAME RDMAAB-FLAGS...: TRIALS kernel comparisons in boots
+# into $D/NAME/NAMEi, each trial's gate status, wall time and diff top line.
+kernel_trials() {
+	local name=$1 dir=$D/$1 fails=0 passes=0 undecided=0 broken=0
+	shift
+	rm -rf "$dir"
+	mkdir -p "$dir"
+	for i in $(seq 1 "$TRIALS"); do
+		local start=$SECONDS l0
+		l0=$(cut -d' ' -f1 /proc/loadavg)
+		bin/rdmaab -work -gate -metrics user-insns/op,kernel-work-insns/op \
+			-vmflags "$VMFLAGS -boot-timeout $BOOT_TIMEOUT -env RDMABENCH_SIZES=2" "$@" \
+			-bench "^Benchmark$WORK_BENCH\$" -benchtime "$WORK_BENCHTIME" -boot-runs "$WORK_RUNS" -count 1 \
+			-out "$dir/$name$i" "$A" "$A" >"$dir/$name$i.txt" 2>"$dir/$name$i.log"
+		g=$?
+		case $g in 1) fails=$((fails + 1)) ;; 0) passes=$((passes + 1)) ;; 4) undecided=$((undecided + 1)) ;; *) broken=$((broken + 1)) ;; esac
+		echo "  trial $i: gate status $g; $((SECONDS - start)) s wall, load $l0-$(cut -d' ' -f1 /proc/loadavg); top of the diff: $(grep -A1 '^  Benchmark' "$dir/$name$i.txt" | sed -n 2p | sed 's/^ *//;s/  */ /g')" >>"$dir/trials.txt"
+		grep -E 'insns/op: ' "$dir/$name$i.txt" | sed 's/^/    /' >>"$dir/trials.txt"
+	done
+	say "  the gate on work (user-insns/op, kernel-work-insns/op): failed $fails, passed $passes, undecided $undecided, could not judge $broken of $TRIALS"
+	tee -a "$F" <"$dir/trials.txt"
+}
+
+step_work_kaa() {
+	say ""
+	say "Kernel work A/A, stock rdma_rxe in two boots (-boots), $TRIALS trials of one boot a side, $WORK_RUNS runs a boot, $WORK_BENCH 2 B, $WORK_BENCHTIME:"
+	kernel_trials work-kaa -boots
+}
+
+step_work_kab() {
+	say ""
+	say "Kernel work A/B, stock rdma_rxe against -rxe-extra-cost $RXE_EXTRA_COST (about $((8 * RXE_EXTRA_COST)) kernel instructions per 2 B round trip, in rxe_rcv), $TRIALS trials of one boot a side, $WORK_RUNS runs a boot, $WORK_BENCH 2 B, $WORK_BENCHTIME:"
+	kernel_trials work-kab -new-vmflags "-rxe-extra-cost $RXE_EXTRA_COST"
 }
 
 step_boots() {
@@ -385,8 +431,8 @@ step_boots() {
 for s in $STEPS; do
 	case $s in
 	aa | ab | boots) "step_$s" ;;
-	duet-aa | duet-ab | work-aa | work-ab) "step_${s/-/_}" ;;
-	*) say "unknown step $s (want aa, ab, boots, duet-aa, duet-ab, work-aa, work-ab)"; exit 2 ;;
+	duet-aa | duet-ab | work-aa | work-ab | work-kaa | work-kab) "step_${s/-/_}" ;;
+	*) say "unknown step $s (want aa, ab, boots, duet-aa, duet-ab, work-aa, work-ab, work-kaa, work-kab)"; exit 2 ;;
 	esac
 done
 say ""

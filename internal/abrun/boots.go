@@ -62,7 +62,7 @@ func runBoots(ctx context.Context, o *Comparison, rxevm string, progress io.Writ
 	for pair := 1; pair <= s.Pairs; pair++ {
 		start := time.Now()
 		for _, side := range abtest.Order(pair - 1) {
-			out, err := bootOnce(ctx, o, rxevm, side)
+			out, err := bootOnce(ctx, o, rxevm, side, pair)
 			appendFile(sideFile(s.OutDir, side), out.stdout)
 			appendFile(filepath.Join(s.OutDir, side.String()+".log"), out.stderr)
 			appendFile(filepath.Join(s.OutDir, "order.txt"), fmt.Appendf(nil, "pair %d %s\n", pair, side))
@@ -99,12 +99,20 @@ func bootRunsDesc(s *Spec) string {
 }
 
 // bootOnce boots one side's VM and runs its binary there, -boot-runs
-// repetitions in one process.
-func bootOnce(ctx context.Context, o *Comparison, rxevm string, side abtest.Side) (runOutput, error) {
+// repetitions in one process. With -work the boot's work profiles come
+// back through rxevm's shared output directory into workDir/SIDE/PAIR,
+// where the report's work diff reads them as one run's.
+func bootOnce(ctx context.Context, o *Comparison, rxevm string, side abtest.Side, pair int) (runOutput, error) {
 	s := &o.Spec
 	args := append(strings.Fields(o.VMFlags), strings.Fields(o.SideVMFlags[side])...)
+	var testArgs []string
 	if s.Work {
-		args = append(args, "-insns")
+		dir := filepath.Join(s.OutDir, workDir, side.String(), strconv.Itoa(pair))
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return runOutput{}, err
+		}
+		args = append(args, "-insns", "-out", dir)
+		testArgs = []string{"-test.artifacts", "-test.outputdir=" + guestOutDir}
 	}
 	for _, kv := range s.Env[side] {
 		args = append(args, "-env", kv)
@@ -115,6 +123,7 @@ func bootOnce(ctx context.Context, o *Comparison, rxevm string, side abtest.Side
 	if s.Benchtime != "" {
 		args = append(args, "-test.benchtime="+s.Benchtime)
 	}
+	args = append(args, testArgs...)
 	args = append(args, s.TestArgs...)
 	ctx, cancel := context.WithTimeout(ctx, bound+time.Minute)
 	defer cancel()
@@ -131,6 +140,10 @@ func bootOnce(ctx context.Context, o *Comparison, rxevm string, side abtest.Side
 	}
 	return out, nil
 }
+
+// guestOutDir is rxevm's shared output directory as the guest sees it
+// ($RXEVM_OUT; internal/vm/guest.OutDir).
+const guestOutDir = "/rxevm/out"
 
 // A bootRec is one boot's value of one metric: the median over its runs.
 type bootRec struct {

@@ -146,7 +146,7 @@ func TestWorkThresholdsFlag(t *testing.T) {
 	if err := fs.Parse([]string{"-metrics", "p50-ns,user-insns/op"}); err != nil {
 		t.Fatal(err)
 	}
-	if g.WorkThresholds != "kernel-insns/op=5%,user-insns/op=0.1%" {
+	if g.WorkThresholds != "kernel-insns/op=5%,kernel-work-insns/op=2%,user-insns/op=0.1%" {
 		t.Errorf("default -work-thresholds %q", g.WorkThresholds)
 	}
 	r, err := g.WorkRule()

@@ -83,7 +83,7 @@ func TestWorkRuleNoWork(t *testing.T) {
 
 func TestSplitWork(t *testing.T) {
 	w, o := SplitWork(DefaultThresholds.Units)
-	if fmt.Sprint(w) != "[user-insns/op kernel-insns/op]" || fmt.Sprint(o) != "[p50-ns p99-ns]" {
+	if fmt.Sprint(w) != "[user-insns/op kernel-insns/op kernel-work-insns/op]" || fmt.Sprint(o) != "[p50-ns p99-ns]" {
 		t.Errorf("SplitWork: %v %v", w, o)
 	}
 	if g := DefaultThresholds.GateRule(); fmt.Sprint(g.Units) != "[p50-ns p99-ns]" {

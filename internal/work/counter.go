@@ -11,8 +11,18 @@ import (
 // (the system calls, and the provider's work they run), KernelWait inside
 // them (interrupts while a thread spins, which follow time), KernelOther
 // on the other vCPUs. A hardware counter counts Kernel only.
+//
+// The plugin also splits the same kernel instructions (of every vCPU, while
+// any window is open) another way, when it knows the kernel's roles
+// (RolesKnown, roles.go): KernelWork is the kernel's work wherever it ran,
+// KernelTime what follows time (the timer interrupt, the softirqs of
+// timers, RCU and load balancing, the idle task), KernelOthers the system
+// calls of other processes on vCPUs with no window open.
 type Counts struct {
 	User, Kernel, KernelWait, KernelOther uint64
+
+	KernelWork, KernelTime, KernelOthers uint64
+	RolesKnown                           bool
 }
 
 // A Counter counts the instructions of the measured loops. Reset and Read
@@ -62,6 +72,9 @@ const (
 	UnitKernel      = "kernel-insns/op"
 	UnitKernelWait  = "kernel-wait-insns/op"
 	UnitKernelOther = "kernel-other-insns/op"
+	// UnitKernelWork is the kernel's work on every vCPU, time's left out
+	// (Counts.KernelWork): the kernel metric to gate on.
+	UnitKernelWork = "kernel-work-insns/op"
 )
 
 // PerOp returns c per operation as benchmark metrics: user and kernel
@@ -77,6 +90,9 @@ func (c Counts) PerOp(ops uint64, source string) []Metric {
 	m := []Metric{{per(c.User), UnitUser}, {per(c.Kernel), UnitKernel}}
 	if source == "rxevm-plugin" {
 		m = append(m, Metric{per(c.KernelWait), UnitKernelWait}, Metric{per(c.KernelOther), UnitKernelOther})
+		if c.RolesKnown {
+			m = append(m, Metric{per(c.KernelWork), UnitKernelWork})
+		}
 	}
 	return m
 }

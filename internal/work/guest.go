@@ -26,6 +26,15 @@ func ReadProfile(countsPath string, ops uint64) (Profile, error) {
 	if err != nil {
 		return Profile{}, err
 	}
+	// The kernel's split by roles, from a plugin that writes it.
+	if kf, err := os.Open(filepath.Join(filepath.Dir(countsPath), ProfileFile+"-kernel")); err == nil {
+		kraw, err := ParseRawKernelProfile(io.LimitReader(kf, int64(maxProfileLines)*maxLineBytes))
+		kf.Close()
+		if err != nil {
+			return Profile{}, err
+		}
+		raw.Merge(kraw)
+	}
 	ks, err := os.Open("/proc/kallsyms")
 	if err != nil {
 		return Profile{}, err

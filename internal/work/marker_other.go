@@ -6,3 +6,7 @@ package work
 func markReset()    {}
 func markReport()   {}
 func markCloseAll() {}
+func markBit0()     {}
+func markBit1()     {}
+func markValue()    {}
+func markTable()    {}

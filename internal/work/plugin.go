@@ -13,7 +13,8 @@ import (
 // make the plugin zero its counts (reset) and write them (report) to the
 // file, which the guest reads through a 9p share.
 type pluginCounter struct {
-	f *os.File
+	f        *os.File
+	rolesErr error // why the kernel's roles were not sent
 }
 
 // OpenPlugin opens the plugin's counts file path and checks that it reads
@@ -34,6 +35,9 @@ func OpenPlugin(path string) (Counter, error) {
 func (c *pluginCounter) Source() string { return "rxevm-plugin" }
 
 func (c *pluginCounter) Reset() error {
+	// Without the roles (kallsyms unreadable) kernel-work-insns/op is
+	// absent; the other counts do not need them.
+	c.rolesErr = rolesSent()
 	markReset()
 	return nil
 }
@@ -52,7 +56,7 @@ func (c *pluginCounter) Read() (Counts, error) {
 }
 
 func (c *pluginCounter) read() (Counts, uint64, error) {
-	var buf [256]byte
+	var buf [512]byte
 	n, err := c.f.ReadAt(buf[:], 0)
 	if err != nil && err != io.EOF {
 		return Counts{}, 0, err
@@ -102,7 +106,41 @@ func ParseReport(b []byte) (Counts, uint64, error) {
 		}
 		v[i] = n
 	}
-	return Counts{User: v[0], Kernel: v[1], KernelWait: v[2], KernelOther: v[3]}, v[4], nil
+	c := Counts{User: v[0], Kernel: v[1], KernelWait: v[2], KernelOther: v[3]}
+	if rest := b[len(line)+1:]; len(rest) > 0 {
+		second, _, ok := bytes.Cut(rest, []byte("\n"))
+		if !ok {
+			return Counts{}, 0, fmt.Errorf("%w: no complete second line in %q", ErrMalformed, trunc(rest))
+		}
+		if err := parseKernelLine(second, &c); err != nil {
+			return Counts{}, 0, err
+		}
+	}
+	return c, v[4], nil
+}
+
+// parseKernelLine parses the report's second line (plugins from before it
+// write none):
+//
+//	rxevm-insns-kernel 1 work W time T others O roles R
+//
+// R is the number of kernel roles the plugin knows: 0 leaves the split out.
+func parseKernelLine(line []byte, c *Counts) error {
+	f := bytes.Fields(line)
+	names := []string{"work", "time", "others", "roles"}
+	if len(f) != 2+2*len(names) || string(f[0]) != "rxevm-insns-kernel" || string(f[1]) != "1" {
+		return fmt.Errorf("%w: %q", ErrMalformed, trunc(line))
+	}
+	var v [4]uint64
+	for i, name := range names {
+		n, err := strconv.ParseUint(string(f[3+2*i]), 10, 64)
+		if string(f[2+2*i]) != name || err != nil {
+			return fmt.Errorf("%w: %q", ErrMalformed, trunc(line))
+		}
+		v[i] = n
+	}
+	c.KernelWork, c.KernelTime, c.KernelOthers, c.RolesKnown = v[0], v[1], v[2], v[3] > 0
+	return nil
 }
 
 // trunc bounds what an error quotes of a file.

@@ -36,8 +36,47 @@ func TestParseReport(t *testing.T) {
 	}
 }
 
+// A report of a plugin that knows the kernel's roles: a second line.
+const reportRoles = report + "rxevm-insns-kernel 1 work                1500000 time                  25000 others                   1200 roles    16\n"
+
+func TestParseReportKernelWork(t *testing.T) {
+	c, w, err := ParseReport([]byte(reportRoles))
+	want := Counts{User: 46500, Kernel: 1400700, KernelWait: 3000, KernelOther: 20000,
+		KernelWork: 1500000, KernelTime: 25000, KernelOthers: 1200, RolesKnown: true}
+	if err != nil || c != want || w != 101 {
+		t.Fatalf("ParseReport: %+v windows %d, %v", c, w, err)
+	}
+	m := c.PerOp(100, "rxevm-plugin")
+	if last := m[len(m)-1]; last != (Metric{15000, UnitKernelWork}) {
+		t.Errorf("last metric %+v, want 15000 %s", last, UnitKernelWork)
+	}
+	// Without roles (kallsyms hidden) the split is there but means nothing:
+	// no kernel-work-insns/op.
+	c, _, err = ParseReport([]byte(report + "rxevm-insns-kernel 1 work 0 time 0 others 0 roles 0\n"))
+	if err != nil || c.RolesKnown {
+		t.Fatalf("roles 0: %+v %v", c, err)
+	}
+	for _, m := range c.PerOp(100, "rxevm-plugin") {
+		if m.Unit == UnitKernelWork {
+			t.Errorf("%s reported without roles", UnitKernelWork)
+		}
+	}
+	for _, bad := range []string{
+		report + "rxevm-insns-kernel 1 work 1 time 2",                    // torn
+		report + "rxevm-insns-kernel 2 work 1 time 2 others 3 roles 4\n", // another version
+		report + "rxevm-insns-kernel 1 time 1 work 2 others 3 roles 4\n", // swapped
+		report + "rxevm-insns-kernel 1 work x time 2 others 3 roles 4\n", // not a count
+		report + "garbage\n",
+	} {
+		if _, _, err := ParseReport([]byte(bad)); !errors.Is(err, ErrMalformed) {
+			t.Errorf("ParseReport(%q): %v, want ErrMalformed", bad, err)
+		}
+	}
+}
+
 func FuzzParseReport(f *testing.F) {
 	f.Add([]byte(report))
+	f.Add([]byte(reportRoles))
 	f.Add([]byte("rxevm-insns 1 user 0 kernel 0 kernel-wait 0 kernel-other 0 windows 0\n"))
 	f.Add([]byte("rxevm-insns 1 user\n"))
 	f.Fuzz(func(t *testing.T, b []byte) {
@@ -54,6 +93,14 @@ func FuzzParseReport(f *testing.F) {
 		// What parses reads back the same.
 		line := "rxevm-insns 1 user " + u(c.User) + " kernel " + u(c.Kernel) + " kernel-wait " + u(c.KernelWait) +
 			" kernel-other " + u(c.KernelOther) + " windows " + u(w) + "\n"
+		if c.KernelWork|c.KernelTime|c.KernelOthers != 0 || c.RolesKnown {
+			roles := "0"
+			if c.RolesKnown {
+				roles = "1"
+			}
+			line += "rxevm-insns-kernel 1 work " + u(c.KernelWork) + " time " + u(c.KernelTime) + " others " +
+				u(c.KernelOthers) + " roles " + roles + "\n"
+		}
 		c2, w2, err := ParseReport([]byte(line))
 		if err != nil || c2 != c || w2 != w {
 			t.Fatalf("round trip of %q: %+v %d %v", line, c2, w2, err)

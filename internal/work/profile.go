@@ -20,10 +20,19 @@ const (
 	SpaceKernel
 	SpaceKernelWait
 	SpaceKernelOther
+	// The same kernel instructions split by what they are (Counts): the
+	// kernel's work on every vCPU, what follows time, other processes'
+	// and kernel threads' (the plugin's profile-kernel file).
+	SpaceKernelWork
+	SpaceKernelTime
+	SpaceKernelOthers
 	nSpaces
 )
 
-var spaceNames = [nSpaces]string{"user", "kernel", "kernel-wait", "kernel-other"}
+// nRawSpaces is the number of spaces in the plugin's profile file.
+const nRawSpaces = SpaceKernelWork
+
+var spaceNames = [nSpaces]string{"user", "kernel", "kernel-wait", "kernel-other", "kernel-work", "kernel-time", "kernel-others"}
 
 func (s Space) String() string {
 	if s >= 0 && s < nSpaces {
@@ -101,6 +110,38 @@ func lines(r io.Reader, max int, f func(n int, line string) error) error {
 //
 // A file without its end line is refused (a torn read).
 func ParseRawProfile(r io.Reader) (RawProfile, error) {
+	return parseRaw(r, "rxevm-insns-profile", SpaceUser, nRawSpaces)
+}
+
+// ParseRawKernelProfile parses the plugin's profile-kernel file, the same
+// format with the header rxevm-insns-kernel-profile and the counts of
+// kernel-work, kernel-time and kernel-others.
+func ParseRawKernelProfile(r io.Reader) (RawProfile, error) {
+	return parseRaw(r, "rxevm-insns-kernel-profile", SpaceKernelWork, nSpaces)
+}
+
+// Merge adds q's samples to p's, address by address.
+func (p *RawProfile) Merge(q RawProfile) {
+	at := map[uint64]int{}
+	for i, s := range p.Samples {
+		at[s.Addr] = i
+	}
+	for _, s := range q.Samples {
+		i, ok := at[s.Addr]
+		if !ok {
+			i = len(p.Samples)
+			at[s.Addr] = i
+			p.Samples = append(p.Samples, Sample{Addr: s.Addr})
+		}
+		for j := range s.N {
+			p.Samples[i].N[j] += s.N[j]
+		}
+	}
+}
+
+// parseRaw parses a profile file of the plugin whose header is head and
+// whose columns are the spaces [from, to).
+func parseRaw(r io.Reader, head string, from, to Space) (RawProfile, error) {
 	var p RawProfile
 	done := false
 	err := lines(r, maxProfileLines, func(n int, line string) error {
@@ -110,7 +151,7 @@ func ParseRawProfile(r io.Reader) (RawProfile, error) {
 		case done:
 			return fmt.Errorf("%w: line %d after the end line", ErrMalformedProfile, n)
 		case n == 1:
-			if len(f) != 4 || f[0] != "rxevm-insns-profile" || f[2] != "windows" {
+			if len(f) != 4 || f[0] != head || f[2] != "windows" {
 				return bad()
 			}
 			if f[1] != "1" {
@@ -123,14 +164,14 @@ func ParseRawProfile(r io.Reader) (RawProfile, error) {
 			p.Windows = w
 		case len(f) == 1 && f[0] == "end":
 			done = true
-		case len(f) == 1+int(nSpaces):
+		case len(f) == 1+int(to-from):
 			var s Sample
 			var err error
 			if s.Addr, err = strconv.ParseUint(f[0], 16, 64); err != nil {
 				return bad()
 			}
-			for i := range s.N {
-				if s.N[i], err = strconv.ParseUint(f[1+i], 10, 64); err != nil {
+			for i := from; i < to; i++ {
+				if s.N[i], err = strconv.ParseUint(f[1+int(i-from)], 10, 64); err != nil {
 					return bad()
 				}
 			}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"math"
 	"os"
+	"reflect"
 	"strings"
 	"testing"
 )
@@ -168,4 +169,40 @@ func FuzzParseProfile(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestKernelProfileMerge: the plugin's profile-kernel file (kernel-work,
+// kernel-time, kernel-others per address) merges into the profile by
+// address, as ReadProfile does, and an old plugin's profile alone still
+// parses.
+func TestKernelProfileMerge(t *testing.T) {
+	raw, err := ParseRawProfile(strings.NewReader("rxevm-insns-profile 1 windows 2\nffffffff81000000 0 700 30 0\n401000 500 0 0 0\nend\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	k, err := ParseRawKernelProfile(strings.NewReader("rxevm-insns-kernel-profile 1 windows 2\nffffffff81000000 720 10 0\nffffffff81000100 0 0 90\nend\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw.Merge(k)
+	want := []Sample{
+		{Addr: 0xffffffff81000000, N: [nSpaces]uint64{0, 700, 30, 0, 720, 10, 0}},
+		{Addr: 0x401000, N: [nSpaces]uint64{500}},
+		{Addr: 0xffffffff81000100, N: [nSpaces]uint64{SpaceKernelOthers: 90}},
+	}
+	if !reflect.DeepEqual(raw.Samples, want) {
+		t.Errorf("merged %+v, want %+v", raw.Samples, want)
+	}
+	for _, bad := range []string{
+		"rxevm-insns-profile 1 windows 2\nffffffff81000000 1 2 3\nend\n",      // the main file's header
+		"rxevm-insns-kernel-profile 1 windows 2\nffffffff81000000 1 2\nend\n", // two columns
+		"rxevm-insns-kernel-profile 1 windows 2\nffffffff81000000 1 2 3\n",    // no end
+	} {
+		if _, err := ParseRawKernelProfile(strings.NewReader(bad)); !errors.Is(err, ErrMalformedProfile) {
+			t.Errorf("ParseRawKernelProfile(%q): %v, want ErrMalformedProfile", bad, err)
+		}
+	}
+	if s, err := ParseSpace("kernel-work"); err != nil || s != SpaceKernelWork {
+		t.Errorf("ParseSpace(kernel-work) = %v, %v", s, err)
+	}
 }

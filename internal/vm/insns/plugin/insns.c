@@ -21,6 +21,9 @@
  *   48 report write the counts to out=FILE (the guest reads them back
  *             through a 9p share: plugin API 1 cannot write guest memory),
  *             and with profile=FILE the counts per block there
+ *   4b, 4c    shift a 0 or a 1 bit into the value being sent
+ *   4d        the value is complete: append it to the table being sent
+ *   4e        the table is complete: the kernel's time roles (below)
  * Counted: a vCPU's user instructions while a window is open on it, except
  * the polls of a wait that found nothing (so spinning on the peer, whose
  * length follows time, adds nothing); every vCPU's kernel instructions
@@ -29,6 +32,28 @@
  * vCPU with a window open outside a wait (kernel), inside one
  * (kernel-wait: interrupts of a spin, which follow time), and on the other
  * vCPUs (kernel-other).
+ *
+ * Kernel work apart from time (kernel-work): plugin API 1 shows no
+ * registers and no interrupt, so the guest sends, from /proc/kallsyms, the
+ * addresses of the few kernel functions that say what a vCPU is doing
+ * (internal/work/roles.go): the local timer interrupt's entry, the idle
+ * task's loop, the context switch, the softirq loop and its actions. Each
+ * vCPU then is in time's context from the timer interrupt's entry until its
+ * iretq, a return to user mode or a context switch; in the idle task from
+ * a block of do_idle until a switch; inside a softirq action from its
+ * entry until the softirq loop runs again (the action returned), the
+ * action's kind (network and tasklets: work; timers, RCU, load balancing:
+ * time) winning over an interrupt entered before it. While any window is
+ * open, kernel instructions that are not time's (timer interrupt, time
+ * softirqs, idle task) count as kernel-work inside a work softirq action
+ * on any vCPU (the device's work, wherever it was deferred to), and on a
+ * vCPU with a window open otherwise too (the measured thread's system
+ * calls, exceptions and softirqs, in a wait or not) unless a context
+ * switch came since user mode last ran there: the plugin cannot tell which
+ * task a switch resumed, and the tasks that come between a pinned spinning
+ * thread's user instructions are the kernel's threads (kworkers,
+ * khugepaged, woken by timers). Those, and other processes' system calls
+ * on the other vCPUs (the Go runtime's sysmon), are others.
  *
  * Instructions are counted per translated block, split at markers: the
  * part of a block before its first marker when the block starts, each
@@ -72,7 +97,7 @@ void qemu_plugin_register_vcpu_insn_exec_cb(struct qemu_plugin_insn *, qemu_plug
 __attribute__((visibility("default"))) int qemu_plugin_version = 1;
 
 enum { OPEN = 0x42, CLOSE = 0x43, CLOSEALL = 0x44, TRY = 0x45, GOT = 0x46, RESET = 0x47, REPORT = 0x48,
-	PAUSE = 0x49, RESUME = 0x4a };
+	PAUSE = 0x49, RESUME = 0x4a, BIT0 = 0x4b, BIT1 = 0x4c, VALUE = 0x4d, TABLE = 0x4e };
 
 #define MAXCPU 64
 
@@ -91,7 +116,15 @@ struct vcpu {
 	int depth;      /* windows open on this vCPU */
 	int trying;     /* between try and got */
 	int paused;     /* between pause and resume */
-	char pad[64 - 5 * sizeof(uint64_t) - 3 * sizeof(int)];
+	/* kernel-work accounting (roles): counts and context */
+	uint64_t kwork, ktime, kothers;
+	uint64_t tick;  /* when the timer interrupt was entered (0: not in it) */
+	uint64_t sirq;  /* when a softirq action was entered (0: none) */
+	uint64_t seq;   /* this vCPU's event clock, for which came last */
+	uint8_t sirq_time; /* that action is time's */
+	uint8_t idle;   /* in the idle task */
+	uint8_t switched; /* a switch since user mode last ran: which task is unknown */
+	char pad[128 - 11 * sizeof(uint64_t) - 3 * sizeof(int) - 3];
 };
 
 static struct vcpu cpus[MAXCPU];
@@ -101,15 +134,16 @@ static int fd = -1;
 
 /* The profile (profile=FILE): per part, its start address and its counts
  * as user, kernel, kernel-wait, kernel-other. */
-enum { P_USER, P_KERNEL, P_KWAIT, P_KOTHER, P_N };
+enum { P_USER, P_KERNEL, P_KWAIT, P_KOTHER, P_N, /* the profile file's columns; then profile-kernel's: */
+	P_KWORK = P_N, P_KTIME, P_KOTHERS, P_ALL };
 #define PROF_BITS 17
 #define PROF_SLOTS (1u << PROF_BITS)
 struct slot {
 	uint64_t addr;
-	uint64_t n[P_N];
+	uint64_t n[P_ALL];
 };
 static struct slot *prof;        /* NULL: no profile asked for */
-static int pfd = -1;
+static int pfd = -1, pkfd = -1; /* profile=FILE and FILE-kernel */
 static pthread_mutex_t prof_lock = PTHREAD_MUTEX_INITIALIZER; /* inserts (translation) */
 
 /* A vCPU's user parts of the current poll, counted on got. */
@@ -131,6 +165,8 @@ struct part {
 	uint32_t slot;   /* profile slot, NO_SLOT until it first counts */
 	uint8_t kernel;
 	uint8_t marker;  /* the marker it starts with, if any */
+	uint8_t role;    /* its kernel role (R_*) in the roles of gen */
+	uint32_t gen;
 };
 
 static uint32_t slot(uint64_t addr);
@@ -185,10 +221,97 @@ static void count_held(unsigned v) {
 	drop_held(v);
 }
 
+/* The kernel's roles (marker 4e): what a block at an address means. */
+enum { R_NONE, R_TICK, R_IDLE, R_SWITCH, R_SIRQ_LOOP, R_SIRQ_WORK, R_SIRQ_TIME, R_N };
+struct role { uint64_t role, start, end; };
+struct roles { int n; uint32_t gen; struct role r[]; };
+static struct roles *roles_now; /* replaced whole, never freed (small, rare) */
+#define MAXVALS 3 * 64
+static uint64_t send_acc, send_vals[MAXVALS]; /* the table being sent */
+static int send_n;
+
+/* role_of returns the role of a kernel block at addr. Entries (R_TICK and
+ * the actions) match a function's first address only: a block starting
+ * there is a call or an interrupt's delivery. */
+static int role_of(uint64_t addr) {
+	struct roles *t = __atomic_load_n(&roles_now, __ATOMIC_ACQUIRE);
+	if (!t)
+		return R_NONE;
+	for (int i = 0; i < t->n; i++) {
+		struct role *r = &t->r[i];
+		if (addr < r->start || addr >= r->end)
+			continue;
+		switch (r->role) {
+		case R_TICK: case R_SIRQ_WORK: case R_SIRQ_TIME:
+			if (addr != r->start)
+				continue;
+		}
+		return (int)r->role;
+	}
+	return R_NONE;
+}
+
+static inline uint32_t roles_gen(void) {
+	struct roles *t = __atomic_load_n(&roles_now, __ATOMIC_ACQUIRE);
+	return t ? t->gen : 0;
+}
+
+/* kernel_part follows a vCPU's context through a kernel block and says
+ * whether its instructions are time's. */
+static inline int time_part(struct vcpu *c, struct part *p) {
+	uint32_t g = roles_gen();
+	if (p->gen != g) {
+		p->role = (uint8_t)role_of(p->addr);
+		p->gen = g;
+	}
+	switch (p->role) {
+	case R_TICK:
+		c->tick = ++c->seq;
+		break;
+	case R_IDLE:
+		c->idle = 1;
+		break;
+	case R_SWITCH:
+		c->idle = 0;
+		c->switched = 1;
+		c->tick = c->sirq = 0;
+		break;
+	case R_SIRQ_LOOP:
+		c->sirq = 0;
+		break;
+	case R_SIRQ_WORK: case R_SIRQ_TIME:
+		c->sirq = ++c->seq;
+		c->sirq_time = p->role == R_SIRQ_TIME;
+		break;
+	}
+	if (c->sirq > c->tick)
+		return c->sirq_time;
+	return c->tick || c->idle;
+}
+
+static void on_iret(unsigned v, void *u) {
+	(void)u;
+	if (v < MAXCPU)
+		cpus[v].tick = 0;
+}
+
 static inline void count(unsigned v, struct part *p) {
 	uint64_t n = p->n;
 	struct vcpu *c = &cpus[v];
 	if (p->kernel) {
+		int t = time_part(c, p);
+		if (__atomic_load_n(&open_windows, __ATOMIC_RELAXED) > 0) {
+			if (t) {
+				c->ktime += n;
+				tally(p, P_KTIME);
+			} else if ((c->depth > 0 && !c->switched) || (c->sirq > c->tick && !c->sirq_time)) {
+				c->kwork += n;
+				tally(p, P_KWORK);
+			} else {
+				c->kothers += n;
+				tally(p, P_KOTHERS);
+			}
+		}
 		if (c->depth > 0) {
 			if (c->trying) {
 				c->kwait += n;
@@ -201,7 +324,11 @@ static inline void count(unsigned v, struct part *p) {
 			c->kother += n;
 			tally(p, P_KOTHER);
 		}
-	} else if (c->depth > 0 && !c->paused) {
+	} else {
+		c->tick = c->sirq = 0; /* back in user mode: every kernel context ended */
+		c->idle = c->switched = 0;
+	}
+	if (!p->kernel && c->depth > 0 && !c->paused) {
 		if (c->trying) {
 			c->held += n;
 			hold(v, p);
@@ -237,20 +364,21 @@ static uint32_t slot(uint64_t addr) {
 	return found;
 }
 
-/* write_profile writes every slot that counted something:
- *   rxevm-insns-profile 1 windows W
- *   ADDR USER KERNEL KERNEL-WAIT KERNEL-OTHER   (hex address, decimal counts)
+/* write_columns writes every slot that counted something in columns
+ * [from, to) of the profile to fd, under the header line head:
+ *   HEAD
+ *   ADDR N...   (hex address, decimal counts)
  *   end
  * replacing the file's previous contents. */
-static void write_profile(uint64_t w) {
+static void write_columns(int fd, const char *head, int from, int to) {
 	size_t cap = 1 << 16, len = 0;
 	char *buf = malloc(cap);
 	if (!buf)
 		return;
-	len += snprintf(buf, cap, "rxevm-insns-profile 1 windows %llu\n", (unsigned long long)w);
+	len += snprintf(buf, cap, "%s\n", head);
 	for (uint32_t i = 0; i < PROF_SLOTS; i++) {
-		uint64_t n[P_N], any = 0;
-		for (int j = 0; j < P_N; j++)
+		uint64_t n[P_ALL], any = 0;
+		for (int j = from; j < to; j++)
 			any |= n[j] = __atomic_load_n(&prof[i].n[j], __ATOMIC_RELAXED);
 		if (!any)
 			continue;
@@ -263,14 +391,30 @@ static void write_profile(uint64_t w) {
 			buf = b;
 			cap *= 2;
 		}
-		len += snprintf(buf + len, cap - len, "%llx %llu %llu %llu %llu\n",
-			(unsigned long long)prof[i].addr, (unsigned long long)n[0], (unsigned long long)n[1],
-			(unsigned long long)n[2], (unsigned long long)n[3]);
+		len += snprintf(buf + len, cap - len, "%llx", (unsigned long long)prof[i].addr);
+		for (int j = from; j < to; j++)
+			len += snprintf(buf + len, cap - len, " %llu", (unsigned long long)n[j]);
+		len += snprintf(buf + len, cap - len, "\n");
 	}
 	len += snprintf(buf + len, cap - len, "end\n");
-	if (ftruncate(pfd, 0) != 0 || pwrite(pfd, buf, len, 0) != (ssize_t)len)
+	if (ftruncate(fd, 0) != 0 || pwrite(fd, buf, len, 0) != (ssize_t)len)
 		fprintf(stderr, "rxevm insns plugin: writing the profile failed\n");
 	free(buf);
+}
+
+/* write_profile writes the profile: user, kernel, kernel-wait and
+ * kernel-other per address to profile=FILE
+ * (rxevm-insns-profile 1 windows W), and kernel-work, kernel-time and
+ * kernel-others to FILE-kernel (rxevm-insns-kernel-profile 1 windows W),
+ * a file of its own so that readers of the first need no change. */
+static void write_profile(uint64_t w) {
+	char head[128];
+	snprintf(head, sizeof head, "rxevm-insns-profile 1 windows %llu", (unsigned long long)w);
+	write_columns(pfd, head, 0, P_N);
+	if (pkfd >= 0) {
+		snprintf(head, sizeof head, "rxevm-insns-kernel-profile 1 windows %llu", (unsigned long long)w);
+		write_columns(pkfd, head, P_KWORK, P_ALL);
+	}
 }
 
 static void on_part(unsigned v, void *u) {
@@ -279,23 +423,51 @@ static void on_part(unsigned v, void *u) {
 }
 
 static void report(void) {
-	uint64_t u = 0, k = 0, kw = 0, ko = 0;
+	uint64_t u = 0, k = 0, kw = 0, ko = 0, wk = 0, tm = 0, ot = 0;
 	for (int i = 0; i < MAXCPU; i++) {
+		wk += __atomic_load_n(&cpus[i].kwork, __ATOMIC_RELAXED);
+		tm += __atomic_load_n(&cpus[i].ktime, __ATOMIC_RELAXED);
+		ot += __atomic_load_n(&cpus[i].kothers, __ATOMIC_RELAXED);
 		u += __atomic_load_n(&cpus[i].user, __ATOMIC_RELAXED);
 		k += __atomic_load_n(&cpus[i].kernel, __ATOMIC_RELAXED);
 		kw += __atomic_load_n(&cpus[i].kwait, __ATOMIC_RELAXED);
 		ko += __atomic_load_n(&cpus[i].kother, __ATOMIC_RELAXED);
 	}
-	char buf[256];
-	/* Fixed width: each report overwrites the last one whole. */
+	char buf[512];
+	/* Fixed width: each report overwrites the last one whole. The second
+	 * line is new in this version: readers of the first alone ignore it. */
 	int n = snprintf(buf, sizeof buf,
-		"rxevm-insns 1 user %20llu kernel %20llu kernel-wait %20llu kernel-other %20llu windows %20llu\n",
+		"rxevm-insns 1 user %20llu kernel %20llu kernel-wait %20llu kernel-other %20llu windows %20llu\n"
+		"rxevm-insns-kernel 1 work %20llu time %20llu others %20llu roles %5d\n",
 		(unsigned long long)u, (unsigned long long)k, (unsigned long long)kw, (unsigned long long)ko,
-		(unsigned long long)__atomic_load_n(&windows, __ATOMIC_RELAXED));
+		(unsigned long long)__atomic_load_n(&windows, __ATOMIC_RELAXED),
+		(unsigned long long)wk, (unsigned long long)tm, (unsigned long long)ot,
+		roles_now ? roles_now->n : 0);
 	if (pwrite(fd, buf, n, 0) != n)
 		fprintf(stderr, "rxevm insns plugin: writing the counts failed\n");
 	if (prof)
 		write_profile(__atomic_load_n(&windows, __ATOMIC_RELAXED));
+}
+
+/* install_roles makes the values sent, triples (role, start, end), the
+ * kernel's roles; an incomplete or bad table installs nothing. */
+static void install_roles(void) {
+	int n = send_n / 3;
+	if (send_n % 3 == 0 && n > 0) {
+		struct roles *t = malloc(sizeof *t + n * sizeof t->r[0]);
+		if (t) {
+			t->n = 0;
+			t->gen = roles_gen() + 1;
+			for (int i = 0; i < n; i++) {
+				struct role r = {send_vals[3 * i], send_vals[3 * i + 1], send_vals[3 * i + 2]};
+				if (r.role > R_NONE && r.role < R_N && r.start < r.end)
+					t->r[t->n++] = r;
+			}
+			__atomic_store_n(&roles_now, t, __ATOMIC_RELEASE);
+		}
+	}
+	send_n = 0;
+	send_acc = 0;
 }
 
 /* A marker's callback: u is the part the marker starts. */
@@ -355,15 +527,29 @@ static void on_marker(unsigned v, void *u) {
 			__atomic_store_n(&cpus[i].kernel, 0, __ATOMIC_RELAXED);
 			__atomic_store_n(&cpus[i].kwait, 0, __ATOMIC_RELAXED);
 			__atomic_store_n(&cpus[i].kother, 0, __ATOMIC_RELAXED);
+			__atomic_store_n(&cpus[i].kwork, 0, __ATOMIC_RELAXED);
+			__atomic_store_n(&cpus[i].ktime, 0, __ATOMIC_RELAXED);
+			__atomic_store_n(&cpus[i].kothers, 0, __ATOMIC_RELAXED);
 		}
 		__atomic_store_n(&windows, 0, __ATOMIC_RELAXED);
 		if (prof)
 			for (uint32_t i = 0; i < PROF_SLOTS; i++)
-				for (int j = 0; j < P_N; j++)
+				for (int j = 0; j < P_ALL; j++)
 					__atomic_store_n(&prof[i].n[j], 0, __ATOMIC_RELAXED);
 		break;
 	case REPORT:
 		report();
+		break;
+	case BIT0: case BIT1:
+		send_acc = send_acc << 1 | (p->marker == BIT1);
+		break;
+	case VALUE:
+		if (send_n < MAXVALS)
+			send_vals[send_n++] = send_acc;
+		send_acc = 0;
+		break;
+	case TABLE:
+		install_roles();
 		break;
 	}
 	count(v, p);
@@ -376,6 +562,7 @@ static int marker(const struct qemu_plugin_insn *in) {
 		return 0;
 	switch (b[3]) {
 	case OPEN: case CLOSE: case CLOSEALL: case TRY: case GOT: case RESET: case REPORT: case PAUSE: case RESUME:
+	case BIT0: case BIT1: case VALUE: case TABLE:
 		return b[3];
 	}
 	return 0;
@@ -396,6 +583,12 @@ static void on_trans(qemu_plugin_id_t id, struct qemu_plugin_tb *tb) {
 		if (i < n && !k) {
 			in = qemu_plugin_tb_get_insn(tb, i);
 			m = marker(in);
+		} else if (i < n) {
+			/* iretq (48 cf): the end of an interrupt that came in the kernel */
+			struct qemu_plugin_insn *ki = qemu_plugin_tb_get_insn(tb, i);
+			const unsigned char *b = qemu_plugin_insn_data(ki);
+			if (qemu_plugin_insn_size(ki) == 2 && b[0] == 0x48 && b[1] == 0xcf)
+				qemu_plugin_register_vcpu_insn_exec_cb(ki, on_iret, QEMU_PLUGIN_CB_NO_REGS, NULL);
 		}
 		if (!m && i < n)
 			continue;
@@ -442,6 +635,13 @@ int qemu_plugin_install(qemu_plugin_id_t id, const void *info, int argc, char **
 		if ((pfd = open(ppath, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644)) < 0) {
 			perror(ppath);
 			return -1;
+		}
+		size_t kl = strlen(ppath) + sizeof "-kernel";
+		char *kpath = malloc(kl);
+		if (kpath) {
+			snprintf(kpath, kl, "%s-kernel", ppath);
+			pkfd = open(kpath, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+			free(kpath);
 		}
 		if (!(prof = calloc(PROF_SLOTS, sizeof *prof))) {
 			fprintf(stderr, "rxevm insns plugin: no memory for the profile\n");
