@@ -133,8 +133,11 @@ git worktree add --detach --quiet "$WT" HEAD || exit 1
 (cd "$WT" && go test -c -o "$PWD/../a.test" .) && cp "$WT/../a.test" "$D/a.test" || exit 1
 # b.test: the same source with RB_EXTRA_DELAY_NS defined, which adds the
 # busy-wait to rb_write_ping's loop (internal/loops/write.c).
-(cd "$WT" && CGO_CFLAGS="${CGO_CFLAGS:--O2 -g} -DRB_EXTRA_DELAY_NS=$DELAY_NS" go test -c -o "$PWD/../b.test" .) && cp "$WT/../b.test" "$D/b.test" || exit 1
-cmp -s "$D/a.test" "$D/b.test" && { say "b.test came out identical to a.test: the delay was not compiled in"; exit 1; }
+# Only the time steps run it.
+case " $STEPS " in *" ab "* | *" aa "* | *" duet-"*)
+	(cd "$WT" && CGO_CFLAGS="${CGO_CFLAGS:--O2 -g} -DRB_EXTRA_DELAY_NS=$DELAY_NS" go test -c -o "$PWD/../b.test" .) && cp "$WT/../b.test" "$D/b.test" || exit 1
+	cmp -s "$D/a.test" "$D/b.test" && { say "b.test came out identical to a.test: the delay was not compiled in"; exit 1; } ;;
+esac
 # w.test: RB_EXTRA_INSNS adds 2 x EXTRA_INSNS instructions to each round
 # trip of the measured loops (internal/loops/loops.h), for the work steps.
 case " $STEPS " in *" work-ab "*)
@@ -142,7 +145,7 @@ case " $STEPS " in *" work-ab "*)
 	cmp -s "$D/a.test" "$D/w.test" && { say "w.test came out identical to a.test: the extra work was not compiled in"; exit 1; } ;;
 esac
 A=$(realpath "$D/a.test")
-B=$(realpath "$D/b.test")
+B=$([ -f "$D/b.test" ] && realpath "$D/b.test")
 W=$([ -f "$D/w.test" ] && realpath "$D/w.test")
 RDMAAB=$(realpath bin/rdmaab)
 
@@ -216,19 +219,22 @@ step_ab() {
 	printf "%s" "$lines" | tee -a "$F"
 }
 
-# duet_trials NAME OLD NEW: TRIALS duets in one boot into $D/NAME/NAMEi,
-# with the co-tenant noise on the host when NOISE=1.
-duet_trials() {
-	local name=$1 old=$2 new=$3 dir=$D/$1
+# vm_trials NAME OLD NEW BENCH "RXEVM FLAGS" "RDMAAB RUN FLAGS": TRIALS
+# comparisons of benchmark BENCH at 2 B in one boot into $D/NAME/NAMEi,
+# with the co-tenant on the host when NOISE=1. guest.log has each trial's
+# guest seconds and host clock (the guest's clock is set from the host's
+# at boot), which trial_load matches to load.log.
+vm_trials() {
+	local name=$1 old=$2 new=$3 bench=$4 vmflags=$5 runflags=$6 dir=$D/$1
 	rm -rf "$dir"
 	mkdir -p "$dir"
 	cat >"$dir/trials.sh" <<EOS
 #!/bin/sh
 i=1
 while [ \$i -le $TRIALS ]; do
-	s=\$(cut -d' ' -f1 /proc/uptime)
-	$RDMAAB run -old $old -new $new -out "\$RXEVM_OUT/$name\$i" -bench '^BenchmarkRDMAWrite\$' -benchtime $DUET_BENCHTIME -count $DUET_PAIRS -burst $BURST -metrics $DUET_METRICS -threshold $THRESHOLD >/dev/null || echo "trial $name\$i failed"
-	echo "trial $name\$i done, guest seconds \$s-\$(cut -d' ' -f1 /proc/uptime)"
+	s=\$(cut -d' ' -f1 /proc/uptime) c=\$(date +%T)
+	$RDMAAB run $runflags -old $old -new $new -out "\$RXEVM_OUT/$name\$i" -bench '^Benchmark$bench\$' >/dev/null || echo "trial $name\$i failed"
+	echo "trial $name\$i done, guest seconds \$s-\$(cut -d' ' -f1 /proc/uptime), clock \$c-\$(date +%T)"
 	i=\$((i + 1))
 done
 EOS
@@ -243,77 +249,58 @@ EOS
 	local lp=$!
 	LOAD_PID=$lp
 	local start=$SECONDS
-	RDMABENCH_SIZES=2 bin/rxevm $VMFLAGS -boot-timeout "$BOOT_TIMEOUT" -timeout 6h -out "$dir" \
-		-include "$RDMAAB" -include "$A" -include "$B" "$dir/trials.sh" | tee "$dir/guest.log"
-	kill $lp
-	[ -n "$np" ] && kill "$np" && wait "$np"
-	echo "$((SECONDS - start)) s, $(loadrange "$dir/load.log")" >"$dir/took.txt"
-}
-
-# duet_judge NAME: each trial's gate status and paired lines.
-duet_judge() {
-	local name=$1 fails=0 passes=0 undecided=0 broken=0 lines=""
-	for i in $(seq 1 "$TRIALS"); do
-		t=$D/$name/$name$i
-		[ -s "$t/old.txt" ] || { lines+="  trial $i: no results"$'\n'; continue; }
-		bin/rdmaab gate -count "$DUET_PAIRS" -metrics "$DUET_METRICS" -threshold "$THRESHOLD" "$t/old.txt" "$t/new.txt" >"$t/gate.txt"
-		g=$?
-		case $g in 1) fails=$((fails + 1)) ;; 0) passes=$((passes + 1)) ;; 4) undecided=$((undecided + 1)) ;; *) broken=$((broken + 1)) ;; esac
-		took=$(grep "trial $name$i done" "$D/$name/guest.log" | awk '{split($NF, a, "-"); printf "%.0f s", a[2] - a[1]}')
-		lines+="  trial $i: gate status $g; $(cat "$t/stop.txt"); guest time $took"$'\n'
-		lines+="$(grep -E 'p50-ns: |min-ns: ' "$t/gate.txt" | sed 's/^/    /')"$'\n'
-	done
-	say "  the gate (paired verdict, $DUET_METRICS, threshold $THRESHOLD): failed $fails, passed $passes, undecided $undecided, could not judge $broken of $TRIALS"
-	printf "%s" "$lines" | tee -a "$F"
-}
-
-step_duet_aa() {
-	duet_trials duet-aa "$A" "$A"
-	say ""
-	say "Duet A/A, one boot, $TRIALS trials of at most $DUET_PAIRS duet pairs, 2 B, $DUET_BENCHTIME, turns of $BURST, noise $NOISE (seed $NOISE_SEED) ($(cat "$D/duet-aa/took.txt")):"
-	duet_judge duet-aa
-}
-
-step_duet_ab() {
-	duet_trials duet-ab "$A" "$B"
-	say ""
-	say "Duet A/B, +$DELAY_NS ns per round trip, one boot, $TRIALS trials of at most $DUET_PAIRS duet pairs, 2 B, $DUET_BENCHTIME, turns of $BURST, noise $NOISE (seed $NOISE_SEED) ($(cat "$D/duet-ab/took.txt")):"
-	duet_judge duet-ab
-}
-
-# work_trials NAME OLD NEW: TRIALS comparisons on work in one boot of
-# rxevm -insns into $D/NAME/NAMEi, with the co-tenant on when NOISE=1.
-work_trials() {
-	local name=$1 old=$2 new=$3 dir=$D/$1
-	rm -rf "$dir"
-	mkdir -p "$dir"
-	cat >"$dir/trials.sh" <<EOS
-#!/bin/sh
-i=1
-while [ \$i -le $TRIALS ]; do
-	s=\$(cut -d' ' -f1 /proc/uptime)
-	$RDMAAB run -work -old $old -new $new -out "\$RXEVM_OUT/$name\$i" -bench '^Benchmark$WORK_BENCH\$' -benchtime $WORK_BENCHTIME -count $WORK_RUNS >/dev/null || echo "trial $name\$i failed"
-	echo "trial $name\$i done, guest seconds \$s-\$(cut -d' ' -f1 /proc/uptime)"
-	i=\$((i + 1))
-done
-EOS
-	chmod +x "$dir/trials.sh"
-	local np=""
-	if [ "$NOISE" = 1 ]; then
-		bin/rdmanoise -seed "$NOISE_SEED" -cpu "$NOISE_CPU" >"$dir/noise.txt" &
-		np=$!
-		NOISE_PID=$np
-	fi
-	loadlog "$dir/load.log" &
-	local lp=$!
-	LOAD_PID=$lp
-	local start=$SECONDS
-	RDMABENCH_SIZES=2 bin/rxevm -insns $VMFLAGS -boot-timeout "$BOOT_TIMEOUT" -timeout 6h -out "$dir" \
+	RDMABENCH_SIZES=2 bin/rxevm $vmflags $VMFLAGS -boot-timeout "$BOOT_TIMEOUT" -timeout 6h -out "$dir" \
 		-include "$RDMAAB" -include "$old" -include "$new" "$dir/trials.sh" | tee "$dir/guest.log"
 	kill $lp
 	[ -n "$np" ] && kill "$np" && wait "$np"
 	echo "$((SECONDS - start)) s, $(loadrange "$dir/load.log")" >"$dir/took.txt"
 }
+
+# trial_load NAME I: trial I's guest time and the host's 1-minute load
+# over it (load.log's samples between its clock times).
+trial_load() {
+	local l
+	l=$(grep "trial $1$2 done" "$D/$1/guest.log") || { echo "no time"; return; }
+	echo "$l" | awk '{split($(NF-2), g, "-"); sub(",", "", $(NF-2)); split($NF, c, "-"); printf "%.0f %s %s\n", g[2] - g[1], c[1], c[2]}' |
+		{ read -r secs from to; awk -v s="$secs" -v from="$from" -v to="$to" '$1 >= from && $1 <= to {l = l sep $2; sep = " "} END {printf "%s s (load %s)", s, l == "" ? "not sampled" : l}' "$D/$1/load.log"; }
+}
+
+# judge_trials NAME DETAIL GATE FLAGS...: each trial's gate status
+# (rdmaab gate FLAGS), counted into JUDGED, and its lines into
+# JUDGE_LINES: status, guest time and load, then DETAIL TRIALDIR's output
+# (its first line continues the trial's).
+judge_trials() {
+	local name=$1 detail=$2 fails=0 passes=0 undecided=0 broken=0 lines="" i t g
+	shift 2
+	for i in $(seq 1 "$TRIALS"); do
+		t=$D/$name/$name$i
+		[ -s "$t/old.txt" ] || { lines+="  trial $i: no results"$'\n'; continue; }
+		bin/rdmaab gate "$@" "$t/old.txt" "$t/new.txt" >"$t/gate.txt"
+		g=$?
+		case $g in 1) fails=$((fails + 1)) ;; 0) passes=$((passes + 1)) ;; 4) undecided=$((undecided + 1)) ;; *) broken=$((broken + 1)) ;; esac
+		lines+="  trial $i: gate status $g; guest time $(trial_load "$name" "$i"); $("$detail" "$t")"$'\n'
+	done
+	JUDGED="failed $fails, passed $passes, undecided $undecided, could not judge $broken of $TRIALS"
+	JUDGE_LINES=$lines
+}
+
+# duet_detail TRIALDIR: why the duet stopped, and its p50 and min lines.
+duet_detail() {
+	cat "$1/stop.txt"
+	grep -E 'p50-ns: |min-ns: ' "$1/gate.txt" | sed 's/^/    /'
+}
+
+duet_step() {
+	local name=$1 new=$2 what=$3
+	vm_trials "$name" "$A" "$new" RDMAWrite "" "-benchtime $DUET_BENCHTIME -count $DUET_PAIRS -burst $BURST -metrics $DUET_METRICS -threshold $THRESHOLD"
+	say ""
+	say "Duet $what, one boot, $TRIALS trials of at most $DUET_PAIRS duet pairs, 2 B, $DUET_BENCHTIME, turns of $BURST, noise $NOISE (seed $NOISE_SEED) ($(cat "$D/$name/took.txt")):"
+	judge_trials "$name" duet_detail -count "$DUET_PAIRS" -metrics "$DUET_METRICS" -threshold "$THRESHOLD"
+	say "  the gate (paired verdict, $DUET_METRICS, threshold $THRESHOLD): $JUDGED"
+	printf "%s" "$JUDGE_LINES" | tee -a "$F"
+}
+step_duet_aa() { duet_step duet-aa "$A" "A/A"; }
+step_duet_ab() { duet_step duet-ab "$B" "A/B, +$DELAY_NS ns per round trip"; }
 
 # work_spread NAME SIDE UNIT: the spread of UNIT over every run of SIDE of
 # every trial: "min-max (max/min - 1 %)".
@@ -322,40 +309,26 @@ work_spread() {
 		awk '{a[NR] = $1} END {if (NR) printf "%s-%s (%.3f%%, %d runs)", a[1], a[NR], 100 * (a[NR] / a[1] - 1), NR; else printf "none"}'
 }
 
-# work_judge NAME: each trial's gate status on work, its lines, and the
-# diff's top function.
-work_judge() {
-	local name=$1 fails=0 passes=0 undecided=0 broken=0 lines=""
-	for i in $(seq 1 "$TRIALS"); do
-		t=$D/$name/$name$i
-		[ -s "$t/old.txt" ] || { lines+="  trial $i: no results"$'\n'; continue; }
-		bin/rdmaab gate -metrics user-insns/op,kernel-insns/op,kernel-work-insns/op "$t/old.txt" "$t/new.txt" >"$t/gate.txt"
-		g=$?
-		case $g in 1) fails=$((fails + 1)) ;; 0) passes=$((passes + 1)) ;; 4) undecided=$((undecided + 1)) ;; *) broken=$((broken + 1)) ;; esac
-		took=$(grep "trial $name$i done" "$D/$name/guest.log" | awk '{split($NF, a, "-"); printf "%.0f s", a[2] - a[1]}')
-		lines+="  trial $i: gate status $g; guest time $took; top of the diff: $(grep -A1 '^  Benchmark' "$t/gate.txt" | sed -n 2p | sed 's/^ *//;s/  */ /g')"$'\n'
-		lines+="$(grep -E 'insns/op: ' "$t/gate.txt" | sed 's/^/    /')"$'\n'
-	done
-	say "  the gate on work (user-insns/op, kernel-insns/op; abtest.DefaultThresholds): failed $fails, passed $passes, undecided $undecided, could not judge $broken of $TRIALS"
+# work_detail TRIALDIR: the work diff's top line and the work rule's lines.
+work_detail() {
+	echo "top of the diff: $(grep -A1 '^  Benchmark' "$1/gate.txt" | sed -n 2p | sed 's/^ *//;s/  */ /g')"
+	grep -E 'insns/op: ' "$1/gate.txt" | sed 's/^/    /'
+}
+
+work_step() {
+	local name=$1 new=$2 what=$3
+	vm_trials "$name" "$A" "$new" "$WORK_BENCH" -insns "-work -benchtime $WORK_BENCHTIME -count $WORK_RUNS"
+	say ""
+	say "Work $what, one boot of rxevm -insns, $TRIALS trials of $WORK_RUNS interleaved runs a side, $WORK_BENCH 2 B, $WORK_BENCHTIME, noise $NOISE (seed $NOISE_SEED) ($(cat "$D/$name/took.txt")):"
+	judge_trials "$name" work_detail -metrics user-insns/op,kernel-insns/op,kernel-work-insns/op
+	say "  the gate on work (user-insns/op, kernel-insns/op, kernel-work-insns/op; abtest.DefaultThresholds): $JUDGED"
 	for side in old new; do
-		say "  $side side, every run: user-insns/op $(work_spread "$name" $side user-insns/op); kernel-insns/op $(work_spread "$name" $side kernel-insns/op)"
+		say "  $side side, every run: user-insns/op $(work_spread "$name" $side user-insns/op); kernel-insns/op $(work_spread "$name" $side kernel-insns/op); kernel-work-insns/op $(work_spread "$name" $side kernel-work-insns/op)"
 	done
-	printf "%s" "$lines" | tee -a "$F"
+	printf "%s" "$JUDGE_LINES" | tee -a "$F"
 }
-
-step_work_aa() {
-	work_trials work-aa "$A" "$A"
-	say ""
-	say "Work A/A, one boot of rxevm -insns, $TRIALS trials of $WORK_RUNS interleaved runs a side, $WORK_BENCH 2 B, $WORK_BENCHTIME, noise $NOISE (seed $NOISE_SEED) ($(cat "$D/work-aa/took.txt")):"
-	work_judge work-aa
-}
-
-step_work_ab() {
-	work_trials work-ab "$A" "$W"
-	say ""
-	say "Work A/B, +$((2 * EXTRA_INSNS)) instructions per round trip (-DRB_EXTRA_INSNS=$EXTRA_INSNS), one boot of rxevm -insns, $TRIALS trials of $WORK_RUNS interleaved runs a side, $WORK_BENCH 2 B, $WORK_BENCHTIME, noise $NOISE (seed $NOISE_SEED) ($(cat "$D/work-ab/took.txt")):"
-	work_judge work-ab
-}
+step_work_aa() { work_step work-aa "$A" "A/A"; }
+step_work_ab() { work_step work-ab "$W" "A/B, +$((2 * EXTRA_INSNS)) instructions per round trip (-DRB_EXTRA_INSNS=$EXTRA_INSNS)"; }
 
 # kernel_trials NAME RDMAAB-FLAGS...: TRIALS kernel comparisons in boots
 # into $D/NAME/NAMEi, each trial's gate status, wall time and diff top line.

@@ -6,8 +6,10 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 
+	"github.com/rdmabench/rdmabench/env"
 	"github.com/rdmabench/rdmabench/internal/abtest"
 )
 
@@ -44,7 +46,7 @@ func Report(ctx context.Context, stdout, stderr io.Writer, dir string, rule abte
 	fmt.Fprintln(stdout)
 	var code int
 	vf := newVerdictFile(rule)
-	timeJudged := len(rule.Units) > 0
+	timeJudged := judgesTime(stdout, oldName, newName, rule, wrule)
 	switch recs, err := readBootsFile(filepath.Join(dir, bootsFile)); {
 	case !timeJudged:
 	case err == nil && len(recs) > 0:
@@ -98,7 +100,7 @@ func gate(stdout, stderr io.Writer, oldName, newName string, rule abtest.GateRul
 		fmt.Fprintf(stderr, "rdmaab: %v\n", err)
 		return ExitFailed
 	}
-	code, timeJudged := 0, len(rule.Units) > 0
+	code, timeJudged := 0, judgesTime(stdout, oldName, newName, rule, wrule)
 	if bs, err := readBurstsFile(filepath.Join(filepath.Dir(oldName), burstsFile)); err == nil && timeJudged {
 		pairs, err := readPairs(oldName, newName)
 		if err != nil {
@@ -114,6 +116,49 @@ func gate(stdout, stderr io.Writer, oldName, newName string, rule abtest.GateRul
 		fmt.Fprintf(stdout, "\nwhere the work went: no diff: %v\n", err)
 	}
 	return code
+}
+
+// judgesTime reports whether the time metrics are judged: where the rule
+// has time units, unless work is judged too and the runs warmed up with
+// fewer round trips than the default (rdmaab -work's -work-warmup), which
+// it says. Those runs' time is in benchstat's table, but the gate's time
+// figures stand for warmed-up loops.
+func judgesTime(stdout io.Writer, oldName, newName string, rule abtest.GateRule, wrule abtest.WorkRule) bool {
+	if len(rule.Units) == 0 {
+		return false
+	}
+	full := env.Default().Warmup
+	n, ok := leastWarmup(oldName, newName)
+	if !ok || n >= full || len(wrule.Units) == 0 {
+		return true
+	}
+	fmt.Fprintf(stdout, "time: not judged: the runs warmed up with %d round trips, not %d (rdmaab -work's -work-warmup; -work-warmup %d judges time too)\n\n", n, full, full)
+	return false
+}
+
+// warmupLine is the config line that says a run's warm-up (testenv).
+const warmupLine = "rdmabench-warmup:"
+
+// leastWarmup returns the smallest warm-up the files' config lines name,
+// and whether any does.
+func leastWarmup(names ...string) (int, bool) {
+	least, found := 0, false
+	for _, name := range names {
+		b, err := os.ReadFile(name)
+		if err != nil {
+			continue
+		}
+		for line := range strings.Lines(string(b)) {
+			v, ok := strings.CutPrefix(line, warmupLine)
+			if !ok {
+				continue
+			}
+			if n, err := strconv.Atoi(strings.TrimSpace(v)); err == nil && (!found || n < least) {
+				least, found = n, true
+			}
+		}
+	}
+	return least, found
 }
 
 // uTestVerdict judges every gated metric by the U test over the runs (an

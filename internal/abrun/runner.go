@@ -9,9 +9,12 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
+	"strings"
 	"time"
 
+	"github.com/rdmabench/rdmabench/env"
 	"github.com/rdmabench/rdmabench/internal/abtest"
 	"github.com/rdmabench/rdmabench/internal/cmdout"
 	"github.com/rdmabench/rdmabench/internal/turn"
@@ -43,6 +46,9 @@ func RunSides(ctx context.Context, s *Spec, progress io.Writer) error {
 			way = fmt.Sprintf("interleaved runs: the %s side's binary %s predates turn-taking (it lacks %s)", abtest.Side(side), s.Bins[side], turn.Version)
 		}
 	}
+	if s.Work {
+		way += lowerWarmup(s)
+	}
 	if !s.THP {
 		// Set on this process, inherited by every benchmark process it
 		// starts (fork keeps the flag, exec too).
@@ -63,6 +69,21 @@ func RunSides(ctx context.Context, s *Spec, progress io.Writer) error {
 	}
 	_, err := runInterleaved(ctx, s, progress)
 	return err
+}
+
+// lowerWarmup sets each side's RDMABENCH_WARMUP to s.WorkWarmup where
+// neither the environment nor the side's -env sets it, and says what the
+// runs warm up with, for way.txt.
+func lowerWarmup(s *Spec) string {
+	if v := os.Getenv(env.VarWarmup); v != "" {
+		return "; warm-up " + v + " round trips a run (" + env.VarWarmup + ")"
+	}
+	for side := range s.Env {
+		if !slices.ContainsFunc(s.Env[side], func(kv string) bool { return strings.HasPrefix(kv, env.VarWarmup+"=") }) {
+			s.Env[side] = append(s.Env[side], env.VarWarmup+"="+strconv.Itoa(s.WorkWarmup))
+		}
+	}
+	return "; warm-up " + strconv.Itoa(s.WorkWarmup) + " round trips a run (-work-warmup), where -old-env/-new-env set none"
 }
 
 // sideFile is where a side's benchmark output accumulates.

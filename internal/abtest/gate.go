@@ -177,39 +177,19 @@ func (v Verdict) Print(w io.Writer) error {
 		p.Printf("gate: a metric fails when it is worse by more than %g%% and the U test says p < %g (medians, %g%% intervals)\n",
 			v.Rule.Threshold*100, v.Rule.Alpha, v.Rule.Confidence*100)
 	}
-	for _, f := range v.Findings {
-		tag := "ok  "
-		switch {
-		case f.Regressed:
-			tag = "FAIL"
-		case !f.Judged:
-			tag = "??  "
-		}
-		p.Printf("%s %s %s: old %s new %s: %s, %s\n", tag, f.Key.Name, f.Key.Unit,
-			summaryString(f.Old, f.Key.Unit), summaryString(f.New, f.Key.Unit), changeString(f), reason(f, v.Rule))
-		for _, e := range warnings(f) {
-			p.Printf("     warning: %v\n", e)
-		}
-	}
-	for _, k := range v.Missing {
-		p.Printf("     %s %s: on one side only: not compared, and not counted in the verdict\n", k.Name, k.Unit)
-	}
 	n := 0
 	for _, f := range v.Findings {
 		if f.Regressed {
 			n++
 		}
+		p.Printf("%s %s %s: old %s new %s: %s, %s\n", findingTag(f.Regressed, f.Judged), f.Key.Name, f.Key.Unit,
+			summaryString(f.Old, f.Key.Unit), summaryString(f.New, f.Key.Unit), changeString(f), reason(f, v.Rule))
+		for _, e := range warnings(f) {
+			p.Printf("     warning: %v\n", e)
+		}
 	}
-	switch err := v.Err(); {
-	case n > 0:
-		p.Printf("gate: FAIL: %d of %d metrics regressed\n", n, len(v.Findings))
-	case errors.Is(err, ErrTooFew):
-		p.Printf("gate: UNDECIDED: %v\n", err)
-	case err != nil:
-		p.Printf("gate: CANNOT JUDGE: %v\n", err)
-	default:
-		p.Printf("gate: pass: no metric of %d regressed\n", len(v.Findings))
-	}
+	err := v.Err()
+	printOutcome(p, "gate", v.Missing, n, len(v.Findings), err, errors.Is(err, ErrTooFew))
 	return p.Err
 }
 

@@ -201,35 +201,15 @@ func (v WorkVerdict) Print(w io.Writer) error {
 	}
 	p.Printf("work: a metric fails when its median is worse by more than its threshold (%s) and every run of new is worse than every run of old; "+
 		"%d runs a side at least (no test: counted work repeats; medians, [min, max] of the runs)\n", strings.Join(ths, ", "), v.Rule.MinRuns)
-	for _, f := range v.Findings {
-		tag := "ok  "
-		switch {
-		case f.Regressed:
-			tag = "FAIL"
-		case !f.Judged:
-			tag = "??  "
-		}
-		p.Printf("%s %s %s: old %s new %s: %s, %s\n", tag, f.Key.Name, f.Key.Unit, f.Old, f.New, workChange(f), workReason(f, v.Rule))
-	}
-	for _, k := range v.Missing {
-		p.Printf("     %s %s: on one side only: not compared, and not counted in the verdict\n", k.Name, k.Unit)
-	}
 	n := 0
 	for _, f := range v.Findings {
 		if f.Regressed {
 			n++
 		}
+		p.Printf("%s %s %s: old %s new %s: %s, %s\n", findingTag(f.Regressed, f.Judged), f.Key.Name, f.Key.Unit, f.Old, f.New, workChange(f), workReason(f, v.Rule))
 	}
-	switch err := v.Err(); {
-	case n > 0:
-		p.Printf("work: FAIL: %d of %d metrics regressed\n", n, len(v.Findings))
-	case err != nil && len(v.Findings) > 0:
-		p.Printf("work: UNDECIDED: %v\n", err)
-	case err != nil:
-		p.Printf("work: not judged: %v\n", err)
-	default:
-		p.Printf("work: pass: no metric of %d regressed\n", len(v.Findings))
-	}
+	err := v.Err()
+	printOutcome(p, "work", v.Missing, n, len(v.Findings), err, len(v.Findings) > 0)
 	return p.Err
 }
 
