@@ -33,8 +33,23 @@ func completionError(op spec.Op, role string, recv bool, status verbs.WCStatus, 
 		}
 		detail = v
 	}
-	return &verbs.Error{Op: what, Err: status, Detail: detail}
+	return &verbs.Error{Op: what, Err: &Completion{Status: status, VendorErr: vendorErr, Recv: recv}, Detail: detail}
 }
+
+// Completion is the cause of a loop's completion error: the facts that
+// rdmapeer sends its client (oob CodeCompletion) so that the client's
+// error matches the status as a local one would. It matches its Status
+// through Unwrap.
+type Completion struct {
+	Status    verbs.WCStatus
+	VendorErr uint32 // the provider's vendor_err, 0 for none
+	Recv      bool   // on the receive queue (the peer's message), else a post of this side's
+}
+
+func (c *Completion) Error() string { return c.Status.String() }
+
+// Unwrap returns the status, so errors.Is(err, verbs.WCLocLenErr) works.
+func (c *Completion) Unwrap() error { return c.Status }
 
 // statusBlame says which side an error status blames and what to check.
 var statusBlame = map[verbs.WCStatus]string{
