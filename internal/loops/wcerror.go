@@ -36,6 +36,12 @@ func completionError(op spec.Op, role string, recv bool, status verbs.WCStatus, 
 	return &verbs.Error{Op: what, Err: &Completion{Status: status, VendorErr: vendorErr, Recv: recv}, Detail: detail}
 }
 
+// ShortRecvForTest, when positive, is the length of every receive the
+// loops post, in place of Config.RecvLen: a test-only hook, set by
+// cmd/rdmapeer's tests in their rdmapeer process before it serves, so that
+// a SEND longer than it fails there with a real error completion.
+var ShortRecvForTest int
+
 // Completion is the cause of a loop's completion error: the facts that
 // rdmapeer sends its client (oob CodeCompletion) so that the client's
 // error matches the status as a local one would. It matches its Status
