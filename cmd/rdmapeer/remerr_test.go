@@ -30,19 +30,12 @@ func TestTwoNodePeerCompletionError(t *testing.T) {
 	})
 	require.NoError(t, err)
 	defer p.Close()
+	// The first SEND fails, in the warm-up: Start's error holds this
+	// side's completion and the peer's.
 	r, err := p.Start(64, 10)
-	require.NoError(t, err)
-	var runErr error
-	for range 100 {
-		if _, runErr = r.Next(); runErr != nil {
-			break
-		}
-	}
-	require.Error(t, runErr, "a 64-byte SEND into a 16-byte receive must fail")
-	t.Logf("the run's error: %v", runErr)
-	err = r.Close()
-	require.Error(t, err, "Close returns the peer's account of the failure")
-	t.Logf("Close's error: %v", err)
+	require.Error(t, err, "a 64-byte SEND into a 16-byte receive must fail")
+	require.Nil(t, r)
+	t.Logf("Start's error: %v", err)
 
 	var pe *oob.Error
 	require.True(t, errors.As(err, &pe), "the peer's Error is in the chain: %v", err)
@@ -51,10 +44,9 @@ func TestTwoNodePeerCompletionError(t *testing.T) {
 	status := verbs.WCStatus(pe.WCStatus)
 	assert.NotEqual(t, verbs.WCSuccess, status)
 	assert.ErrorIs(t, err, status, "matches the peer's status as a local completion would")
-	// rxe answers a SEND over the receive with a length error on the
-	// receiver's side (IB spec class C: LOC_LEN_ERR there, REM_INV_REQ_ERR
-	// at the sender).
-	assert.Contains(t, []verbs.WCStatus{verbs.WCLocLenErr, verbs.WCRemInvReqErr}, status, "status %d (%v)", pe.WCStatus, status)
+	// The IB spec has the receiver see LOC_LEN_ERR; rxe (Linux 6.1)
+	// reports LOC_QP_OP_ERR there, and REM_OP_ERR at the sender.
+	assert.Contains(t, []verbs.WCStatus{verbs.WCLocLenErr, verbs.WCLocQPOpErr}, status, "status %d (%v)", pe.WCStatus, status)
 	var ve *verbs.Error
 	require.True(t, errors.As(err, &ve))
 	assert.Equal(t, "rdmapeer's work completion on its receive queue", ve.Op)
@@ -63,8 +55,8 @@ func TestTwoNodePeerCompletionError(t *testing.T) {
 	assert.Contains(t, msg, "rdmapeer at "+pp.addr)
 	assert.Contains(t, msg, "rdmapeer ("+peerDev+"): verbs: responder's send work completion on the receive queue")
 	assert.Contains(t, msg, "an error completion on the peer's node, not this one")
-	assert.True(t, strings.Contains(runErr.Error(), "rdmapeer") || errors.Is(runErr, verbs.WCRemInvReqErr) || errors.Is(runErr, verbs.WCRetryExcErr),
-		"the run's own error is the peer's or this side's completion: %v", runErr)
+	assert.True(t, strings.Contains(msg, "initiator on "+dev) || strings.Count(msg, "rdmapeer's work completion") == 1,
+		"this side's own completion, or the peer's alone once: %v", err)
 
 	_, err = p.Start(64, 0)
 	assert.ErrorContains(t, err, "has ended")
