@@ -120,10 +120,11 @@ func startRun(local *Endpoint, remote PeerInfo, resp Responder, cfg runConfig) (
 		}
 		// A warm-up that failed on an error completion: the peer's account
 		// of it (rdmapeer's, which Close waits for a moment) joins this
-		// side's, so that the peer's status matches too.
+		// side's, first, as the cause (this side's REM_OP_ERR follows from
+		// the peer's failure), so that errors.As finds the peer's.
 		var peer *peerCompletionError
 		if cerr := r.Close(); isCompletion(err) && errors.As(cerr, &peer) && !errors.As(err, &peer) {
-			err = errors.Join(err, cerr)
+			err = errors.Join(cerr, err)
 		}
 	}()
 	// Quiesce the Go runtime first: testing.B runs a GC just before each

@@ -30,8 +30,8 @@ func TestTwoNodePeerCompletionError(t *testing.T) {
 	})
 	require.NoError(t, err)
 	defer p.Close()
-	// The first SEND fails, in the warm-up: Start's error holds this
-	// side's completion and the peer's.
+	// The first SEND fails, in the warm-up: Start's error holds the
+	// peer's completion, then this side's.
 	r, err := p.Start(64, 10)
 	require.Error(t, err, "a 64-byte SEND into a 16-byte receive must fail")
 	require.Nil(t, r)
@@ -53,7 +53,8 @@ func TestTwoNodePeerCompletionError(t *testing.T) {
 	assert.Equal(t, status, ve.Err)
 	msg := err.Error()
 	assert.Contains(t, msg, "rdmapeer at "+pp.addr)
-	assert.Contains(t, msg, "rdmapeer ("+peerDev+"): verbs: responder's send work completion on the receive queue")
+	assert.Contains(t, msg, "rdmapeer ("+peerDev+"): rdmalat: responder: verbs: responder's send work completion on the receive queue")
+	assert.True(t, strings.HasPrefix(msg, "two-node session with rdmapeer at "), "the peer's account, the cause, comes first: %v", err)
 	assert.Contains(t, msg, "an error completion on the peer's node, not this one")
 	assert.True(t, strings.Contains(msg, "initiator on "+dev) || strings.Count(msg, "rdmapeer's work completion") == 1,
 		"this side's own completion, or the peer's alone once: %v", err)
