@@ -20,6 +20,9 @@ var (
 
 // Errors of a two-node session (DialPeer), which errors.Is matches: the
 // out-of-band protocol's own, named here because that protocol is internal.
+// An error completion on the peer's side matches its verbs.WCStatus and is
+// a *verbs.Error whose Op begins "rdmapeer's work completion", as a local
+// completion's error is; its message says it happened on the peer.
 var (
 	// ErrPeerAddr: an address that is not host:port or a bare host.
 	ErrPeerAddr = oob.ErrAddr

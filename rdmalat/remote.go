@@ -258,7 +258,7 @@ func (r *remoteResponder) Start(size int, abort func(error)) error {
 		return r.end(err)
 	}
 	r.w = r.conn.Watch(func(err error) {
-		abort(fmt.Errorf("two-node run: %w", err))
+		abort(fromPeer(fmt.Errorf("two-node run: %w", err)))
 	})
 	return nil
 }
@@ -268,6 +268,16 @@ func (r *remoteResponder) endRun(ran uint64, runErr error) { r.ran, r.runErr = r
 func (r *remoteResponder) Stop() (uint64, error) {
 	if r.w == nil {
 		return 0, nil
+	}
+	if isCompletion(r.runErr) {
+		// Give the peer's account of the failure a moment to arrive.
+		t := time.NewTimer(peerErrorWait)
+		select {
+		case <-r.w.Failed():
+		case <-r.w.Ended():
+		case <-t.C:
+		}
+		t.Stop()
 	}
 	werr := r.w.Stop()
 	r.w = nil
@@ -306,9 +316,9 @@ func (r *remoteResponder) end(err error) error {
 // the other side).
 func sessionErr(addr string, err error) error {
 	if strings.Contains(err.Error(), addr) {
-		return fmt.Errorf("two-node session: %w", err)
+		return fromPeer(fmt.Errorf("two-node session: %w", err))
 	}
-	return fmt.Errorf("two-node session with rdmapeer at %s: %w", addr, err)
+	return fromPeer(fmt.Errorf("two-node session with rdmapeer at %s: %w", addr, err))
 }
 
 // close ends the session: the peer sees the connection close between runs

@@ -115,8 +115,16 @@ func startRun(local *Endpoint, remote PeerInfo, resp Responder, cfg runConfig) (
 	}
 	r := &Run{resp: resp, buf: newSampleBuffer(maxChunk + 1), pingPong: !local.cfg.Op.OneSided(), device: local.ctx.Name()}
 	defer func() {
-		if err != nil {
-			r.Close()
+		if err == nil {
+			return
+		}
+		// A warm-up that failed on an error completion: the peer's account
+		// of it (rdmapeer's, which Close waits for a moment) joins this
+		// side's, first, as the cause (this side's REM_OP_ERR follows from
+		// the peer's failure), so that errors.As finds the peer's.
+		var peer *peerCompletionError
+		if cerr := r.Close(); isCompletion(err) && errors.As(cerr, &peer) && !errors.As(err, &peer) {
+			err = errors.Join(cerr, err)
 		}
 	}()
 	// Quiesce the Go runtime first: testing.B runs a GC just before each

@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -19,6 +20,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/rdmabench/rdmabench/env"
+	"github.com/rdmabench/rdmabench/internal/loops"
 	"github.com/rdmabench/rdmabench/latency"
 	"github.com/rdmabench/rdmabench/rdmalat"
 	"github.com/rdmabench/rdmabench/testenv"
@@ -39,9 +41,16 @@ import (
 // with the binary's arguments; "client" runs helperClient.
 const roleEnv = "RDMAPEER_TEST_ROLE"
 
+// recvLenEnv, in a peer helper's environment, shortens every receive it
+// posts to that many bytes (loops.ShortRecvForTest).
+const recvLenEnv = "RDMAPEER_TEST_RECV_LEN"
+
 func TestMain(m *testing.M) {
 	switch os.Getenv(roleEnv) {
 	case "peer":
+		if n, err := strconv.Atoi(os.Getenv(recvLenEnv)); err == nil {
+			loops.ShortRecvForTest = n
+		}
 		os.Exit(run(context.Background(), os.Args[1:], os.Getenv, os.Stdout, os.Stderr))
 	case "client":
 		os.Exit(helperClient(os.Getenv("RDMAPEER_TEST_ADDR")))

@@ -82,6 +82,9 @@ func New(cfg Config) (*Loop, error) {
 	p.lkey = C.uint32_t(cfg.MR.LKey())
 	p.send_off, p.recv_off = C.uint32_t(cfg.Send), C.uint32_t(cfg.Recv)
 	p.recv_len, p.size = C.uint32_t(cfg.RecvLen), C.uint32_t(cfg.Size)
+	if ShortRecvForTest > 0 && cfg.RecvLen > 0 {
+		p.recv_len = C.uint32_t(ShortRecvForTest)
+	}
 	p.raddr, p.rkey = C.uint64_t(cfg.RemoteAddr), C.uint32_t(cfg.RKey)
 	if cfg.Op.Receives() {
 		p.rx_depth, p.posted = C.int32_t(cfg.RxDepth), C.int32_t(cfg.Posted)

@@ -33,8 +33,29 @@ func completionError(op spec.Op, role string, recv bool, status verbs.WCStatus, 
 		}
 		detail = v
 	}
-	return &verbs.Error{Op: what, Err: status, Detail: detail}
+	return &verbs.Error{Op: what, Err: &Completion{Status: status, VendorErr: vendorErr, Recv: recv}, Detail: detail}
 }
+
+// ShortRecvForTest, when positive, is the length of every receive the
+// loops post, in place of Config.RecvLen: a test-only hook, set by
+// cmd/rdmapeer's tests in their rdmapeer process before it serves, so that
+// a SEND longer than it fails there with a real error completion.
+var ShortRecvForTest int
+
+// Completion is the cause of a loop's completion error: the facts that
+// rdmapeer sends its client (oob CodeCompletion) so that the client's
+// error matches the status as a local one would. It matches its Status
+// through Unwrap.
+type Completion struct {
+	Status    verbs.WCStatus
+	VendorErr uint32 // the provider's vendor_err, 0 for none
+	Recv      bool   // on the receive queue (the peer's message), else a post of this side's
+}
+
+func (c *Completion) Error() string { return c.Status.String() }
+
+// Unwrap returns the status, so errors.Is(err, verbs.WCLocLenErr) works.
+func (c *Completion) Unwrap() error { return c.Status }
 
 // statusBlame says which side an error status blames and what to check.
 var statusBlame = map[verbs.WCStatus]string{

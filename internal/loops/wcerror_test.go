@@ -30,6 +30,9 @@ func TestCompletionError(t *testing.T) {
 	assert.Contains(t, err.Error(), "responder's send work completion on the receive queue: ")
 	assert.Contains(t, err.Error(), "(this side: a message longer than the receive buffer")
 	assert.NotContains(t, err.Error(), "vendor error")
+	var c *Completion
+	require.True(t, errors.As(err, &c), "the facts rdmapeer sends its client")
+	assert.Equal(t, Completion{Status: verbs.WCLocLenErr, Recv: true}, *c)
 
 	// A status without a blame, and no role (setting up): only the vendor code.
 	err = completionError(spec.Read, "", false, verbs.WCGeneralErr, 7)

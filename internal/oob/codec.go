@@ -333,14 +333,41 @@ func (m Done) appendPayload(e *encoder) { e.u64(m.RoundTrips) }
 
 func (Done) decodePayload(d *decoder) Message { return Done{RoundTrips: d.u64("round_trips")} }
 
+// An Error's code and msg are frozen; a CodeCompletion Error (version 6,
+// sent only once the handshake agreed on a version) carries its
+// completion's fields after them, and no other Error does.
 func (m Error) appendPayload(e *encoder) {
 	e.u16(uint16(m.Code))
 	e.str("msg", m.Msg)
+	if m.Code != CodeCompletion {
+		if e.err == nil && (m.WCStatus != 0 || m.VendorErr != 0 || m.RecvQueue) {
+			e.err = fmt.Errorf("oob: Error with code %d carries completion fields, which only code %d (CodeCompletion) may", m.Code, CodeCompletion)
+		}
+		return
+	}
+	e.u32(m.WCStatus)
+	e.u32(m.VendorErr)
+	var queue uint8
+	if m.RecvQueue {
+		queue = 1
+	}
+	e.u8(queue)
 }
 
 func (Error) decodePayload(d *decoder) Message {
 	var m Error
 	m.Code = Code(d.u16("code"))
 	m.Msg = d.str("msg")
+	if m.Code != CodeCompletion {
+		return m
+	}
+	m.WCStatus = d.u32("wc_status")
+	m.VendorErr = d.u32("vendor_err")
+	switch q := d.u8("queue"); {
+	case q == 1:
+		m.RecvQueue = true
+	case q > 1 && d.err == nil:
+		d.err = malformed("Error queue is %d, not 0 (send) or 1 (receive)", q)
+	}
 	return m
 }

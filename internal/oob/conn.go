@@ -458,7 +458,13 @@ func (c *Conn) RecvDone() (uint64, error) {
 // SendError sends Error{code, msg}. Unlike Send it never fails on msg:
 // invalid UTF-8 is replaced and a msg over MaxString is cut short.
 func (c *Conn) SendError(code Code, msg string) error {
-	msg = strings.ToValidUTF8(msg, "\uFFFD")
+	return c.SendErrorMessage(Error{Code: code, Msg: msg})
+}
+
+// SendErrorMessage sends e, its Msg made valid as SendError makes it: the
+// way to send an Error with a completion's fields (CodeCompletion).
+func (c *Conn) SendErrorMessage(e Error) error {
+	msg := strings.ToValidUTF8(e.Msg, "\uFFFD")
 	if len(msg) > MaxString {
 		const more = "..."
 		cut := MaxString - len(more)
@@ -467,7 +473,8 @@ func (c *Conn) SendError(code Code, msg string) error {
 		}
 		msg = msg[:cut] + more
 	}
-	return c.Send(Error{Code: code, Msg: msg})
+	e.Msg = msg
+	return c.Send(e)
 }
 
 // SendErr reports err to the peer with the Code that matches it

@@ -330,6 +330,32 @@ func TestSendErrorTruncates(t *testing.T) {
 	assert.True(t, strings.HasSuffix(perr.Msg, "é..."), perr.Msg[len(perr.Msg)-10:])
 }
 
+// TestSendErrorMessageCompletion: a completion's fields cross with the
+// Error, its msg made valid as SendError makes it; the Watcher of a run
+// reports it as an *Error with them.
+func TestSendErrorMessageCompletion(t *testing.T) {
+	client, server := pair(t, time.Second)
+	w := client.Watch(func(error) {})
+	sent := oob.Error{Code: oob.CodeCompletion, Msg: "rdmapeer (rxe1): \xff" + strings.Repeat("x", oob.MaxString), WCStatus: 2, VendorErr: 0x81, RecvQueue: true}
+	require.NoError(t, server.SendErrorMessage(sent))
+	select {
+	case <-w.Failed():
+	case <-time.After(5 * time.Second):
+		t.Fatal("the Watcher saw no Error within 5 s")
+	}
+	var perr *oob.Error
+	require.ErrorAs(t, w.Stop(), &perr)
+	assert.Equal(t, oob.CodeCompletion, perr.Code)
+	assert.Equal(t, uint32(2), perr.WCStatus)
+	assert.Equal(t, uint32(0x81), perr.VendorErr)
+	assert.True(t, perr.RecvQueue)
+	assert.True(t, strings.HasPrefix(perr.Msg, "rdmapeer (rxe1): \uFFFDx"), perr.Msg[:24])
+	assert.LessOrEqual(t, len(perr.Msg), oob.MaxString)
+
+	// Completion fields with any other code are refused, not sent.
+	assert.ErrorContains(t, server.SendErrorMessage(oob.Error{Code: oob.CodeInternal, VendorErr: 1}), "only code 9")
+}
+
 func TestSendErrCodes(t *testing.T) {
 	client, server := pair(t, time.Second)
 	for _, tc := range []struct {

@@ -48,11 +48,14 @@
 //	Run      seq uint32, size uint32
 //	Barrier  seq uint32
 //	Done     round_trips uint64
-//	Error    code uint16, msg string
+//	Error    code uint16, msg string; with code 9 (completion) only, then
+//	         wc_status uint32, vendor_err uint32, queue uint8 (0 send, 1 receive)
 //
 // The frame header and the layouts of Hello and Error are frozen: every
 // version of the protocol reads them the same way, so two different versions
-// can always tell each other what they are. Version is the protocol version
+// can always tell each other what they are. (Error's fields after msg come
+// only with code 9, which a side sends only once the handshake agreed on
+// a version of 6 or later; every other Error is code and msg alone.) Version is the protocol version
 // this package speaks; it changes whenever any other layout or the sequence
 // below changes.
 //
@@ -84,9 +87,14 @@
 // the session, one of those the peer serves (rdmapeer -device rxe0,rxe1),
 // empty for its first; a peer refuses any other with CodeParams, naming
 // the devices it serves. A client with several rails sends one session per
-// rail, each naming its device.
+// rail, each naming its device. Version 6 also added Error code 9,
+// completion: an error work completion on the sender's side, with the
+// completion's ibv_wc_status, vendor_err and queue, so that the client's
+// error matches the status as a local one would (rdmalat makes it a
+// *verbs.Error); its msg says the device and what the status blames.
 // Error codes: 1 internal, 2 protocol, 3 version, 4 params, 5 resource,
-// 6 timeout, 7 busy, 8 auth (the client's token is missing or wrong).
+// 6 timeout, 7 busy, 8 auth (the client's token is missing or wrong),
+// 9 completion.
 //
 // # Sequence
 //

@@ -216,15 +216,28 @@ const (
 	CodeTimeout  Code = 6 // the RDMA loop stalled for IdleTimeout
 	CodeBusy     Code = 7 // the peer is at its session or memory limit
 	CodeAuth     Code = 8 // the client's token is missing or wrong
+	// CodeCompletion: an error work completion on the sender's side; the
+	// Error carries its status, vendor_err and queue (version 6).
+	CodeCompletion Code = 9
 )
 
 // Error is the message either side sends instead of any other when it
 // fails. Received, it is returned as an *Error: its text is the peer's,
 // prefixed with "peer: ", and it matches ErrProtocol, ErrVersion,
-// ErrInvalidParams, ErrBusy and os.ErrDeadlineExceeded by code.
+// ErrInvalidParams, ErrBusy and os.ErrDeadlineExceeded by code. The
+// completion's fields are sent with CodeCompletion only, and must be zero
+// with any other code; the package does not import verbs, so the client
+// (rdmalat) turns them into the *verbs.Error that a local completion gives.
 type Error struct {
 	Code Code
 	Msg  string
+	// WCStatus is the completion's enum ibv_wc_status (verbs.WCStatus).
+	WCStatus uint32
+	// VendorErr is the completion's vendor_err, 0 for none.
+	VendorErr uint32
+	// RecvQueue: the completion was on the sender's receive queue (the
+	// other side's message), else for a post of the sender's own.
+	RecvQueue bool
 }
 
 func (e *Error) Error() string { return "peer: " + e.Msg }

@@ -75,6 +75,19 @@ const goldenDone = `
 	00 00 00 00 00 0f 42 40       // round trips 1 000 000 = 0xf_4240
 `
 
+const goldenCompletion = `
+	06                            // type: Error
+	00                            // reserved
+	00 13                         // payload length: 19 = 2 + 2+6 + 4+4+1
+	00 09                         // code 9: completion (version 6)
+	00 06 72 78 65 30 3a 20       // msg "rxe0: "
+	00 00 00 01                   // wc_status 1: IBV_WC_LOC_LEN_ERR
+	00 00 00 81                   // vendor_err 0x81
+	01                            // queue 1: the receive queue
+`
+
+var goldenCompletionValue = oob.Error{Code: oob.CodeCompletion, Msg: "rxe0: ", WCStatus: 1, VendorErr: 0x81, RecvQueue: true}
+
 func TestGolden(t *testing.T) {
 	for _, tc := range []struct {
 		name string
@@ -85,6 +98,9 @@ func TestGolden(t *testing.T) {
 		{"Params", goldenParamsValue, goldenParams},
 		{"Run", oob.Run{Seq: 3, Size: 4096}, goldenRun},
 		{"Done", oob.Done{RoundTrips: 1e6}, goldenDone},
+		{"Error/completion", goldenCompletionValue, goldenCompletion},
+		// Any other code: code and msg only, the layout every version reads.
+		{"Error/frozen", oob.Error{Code: oob.CodeParams, Msg: "rxe0: "}, "06 00 00 0a  00 04  00 06 72 78 65 30 3a 20"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			want := unhex(t, tc.hex)
@@ -118,6 +134,8 @@ func allMessages() map[string]oob.Message {
 		"Done":           oob.Done{RoundTrips: 1e9},
 		"Error":          oob.Error{Code: oob.CodeParams, Msg: "size 0: must be 1..8388608 bytes"},
 		"Error/empty":    oob.Error{},
+		"Error/wc":       goldenCompletionValue,
+		"Error/wc/send":  oob.Error{Code: oob.CodeCompletion, WCStatus: ^uint32(0), VendorErr: ^uint32(0)},
 		"Endpoint/v3":    oob.Endpoint{Device: "rxe1", CMAddr: "192.168.77.1:4711", CMCookie: 0xfeedface_cafebeef, CPU: -1, Sessions: 3},
 		"Challenge":      oob.Challenge{Nonce: [oob.NonceSize]byte{0: 1, 31: 0xff}, Flags: oob.ChallengeToken},
 		"Auth":           oob.Auth{MAC: [oob.NonceSize]byte{5: 9}, Addr: "[fe80::1]:18515"},
@@ -152,6 +170,7 @@ func TestMarshalRejects(t *testing.T) {
 		{"nil", nil, "oob: cannot encode a nil Message"},
 		{"long string", oob.Hello{Software: strings.Repeat("x", oob.MaxString+1)}, "oob: Hello software is 1025 bytes, over the 1024-byte bound"},
 		{"not UTF-8", oob.Endpoint{Device: "rxe\xff"}, `oob: Endpoint device is not valid UTF-8: "rxe\xff"`},
+		{"completion fields", oob.Error{Code: oob.CodeInternal, WCStatus: 1}, "oob: Error with code 1 carries completion fields, which only code 9 (CodeCompletion) may"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			b, err := oob.Append([]byte("keep"), tc.msg)
@@ -185,6 +204,9 @@ func TestDecodeRejects(t *testing.T) {
 		{"string over bound", longMsg, "Error msg is 1025 bytes, over the 1024-byte bound"},
 		{"string past payload", unhex(t, "06 00 00 06  00 01  00 0a 68 69"), "Error payload ends inside msg (2 bytes left, 10 needed)"},
 		{"string not UTF-8", unhex(t, "06 00 00 05  00 01  00 01 ff"), `Error msg is not valid UTF-8: "\xff"`},
+		{"completion queue 2", unhex(t, "06 00 00 0d  00 09  00 00  00 00 00 01  00 00 00 00  02"), "Error queue is 2, not 0 (send) or 1 (receive)"},
+		{"completion cut", unhex(t, "06 00 00 08  00 09  00 00  00 00 00 01"), "Error payload ends inside vendor_err (0 bytes left, 4 needed)"},
+		{"fields after a frozen code", unhex(t, "06 00 00 0d  00 01  00 00  00 00 00 01  00 00 00 00  01"), "Error payload has 9 trailing bytes"},
 		{"bad magic", append([]byte{1, 0, 0, 27}, append([]byte("RDMABENCX"), hello[13:]...)...), `Hello magic is "RDMABENCX", not "RDMABENCH"`},
 		{"short magic", unhex(t, "01 00 00 02 52 44"), "Hello payload ends inside magic (2 bytes left, 9 needed)"},
 	} {

@@ -12,9 +12,11 @@ import (
 	"time"
 
 	"github.com/rdmabench/rdmabench/env"
+	"github.com/rdmabench/rdmabench/internal/loops"
 	"github.com/rdmabench/rdmabench/internal/oob"
 	"github.com/rdmabench/rdmabench/internal/responder"
 	"github.com/rdmabench/rdmabench/rdmalat"
+	"github.com/rdmabench/rdmabench/verbs"
 )
 
 // ServeConfig says how Serve answers a client: rdmapeer's side of a
@@ -210,6 +212,23 @@ func (s *servedSession) fail(code oob.Code, err error) error {
 	return err
 }
 
+// failLoop is fail for the answering loop's error: an error completion
+// goes as CodeCompletion with its status, vendor_err and queue, so that
+// the client's error matches the status as its own would.
+func (s *servedSession) failLoop(err error) error {
+	var status verbs.WCStatus
+	if !errors.As(err, &status) {
+		return s.fail(oob.CodeInternal, err)
+	}
+	e := oob.Error{Code: oob.CodeCompletion, Msg: fmt.Sprintf("rdmapeer (%s): %v", s.device, err), WCStatus: uint32(status)}
+	if c := (*loops.Completion)(nil); errors.As(err, &c) {
+		e.VendorErr, e.RecvQueue = c.VendorErr, c.Recv
+	}
+	s.finish()
+	_ = s.conn.SendErrorMessage(e) // best effort: the session ends anyway
+	return err
+}
+
 // open starts a session: checks p, registers the buffer, exchanges the
 // endpoints and connects the queue pair.
 func (s *servedSession) open(p oob.Params) error {
@@ -344,7 +363,7 @@ func (s *servedSession) run(m oob.Run) error {
 	case errors.Is(loopErr, rdmalat.ErrTimeout):
 		return s.fail(oob.CodeTimeout, loopErr)
 	case loopErr != nil:
-		return s.fail(oob.CodeInternal, loopErr)
+		return s.failLoop(loopErr)
 	}
 	ran, err := s.conn.RecvDone()
 	if err != nil {
