@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/rdmabench/rdmabench/internal/work"
 	"github.com/rdmabench/rdmabench/latency"
 )
 
@@ -34,6 +35,7 @@ func Measure(b B, p *Pair, size, warmup int, raw io.Writer) *latency.Recorder {
 		rw = latency.NewRawWriter(raw)
 		rec.SetRaw(rw)
 	}
+	work.Prepare() // before the run starts: its peer waits with a deadline
 	run, err := p.Start(size, warmup)
 	if err != nil {
 		b.Fatal(err)
