@@ -128,8 +128,8 @@ type Params struct {
 	// QoS is the traffic class, flow label, service level and P_Key
 	// index both sides' queue pairs use; zero: every default.
 	QoS spec.QoS
-	// Device names the peer's device for this session (a rail of a node
-	// with several NICs); "": the first device the peer serves. A peer
+	// Device names the peer's device for this connection's runs (a rail
+	// of a node with several NICs); "": the first device the peer serves. A peer
 	// refuses a device it does not serve, listing those it does.
 	Device string
 }
