@@ -144,9 +144,9 @@ func TestPerfCounts(t *testing.T) {
 	}
 }
 
-// TestPerfMultiplexed: a count from an event that ran part of the time it
-// was enabled is scaled up, as perf stat scales it.
-func TestPerfMultiplexed(t *testing.T) {
+// resetPerf opens a counter on a fake source and resets it.
+func resetPerf(t *testing.T) (*fakePerf, Counter) {
+	t.Helper()
 	f := &fakePerf{}
 	c, err := openPerfWith(f)
 	if err != nil {
@@ -155,6 +155,13 @@ func TestPerfMultiplexed(t *testing.T) {
 	if err := c.Reset(); err != nil {
 		t.Fatal(err)
 	}
+	return f, c
+}
+
+// TestPerfMultiplexed: a count from an event that ran part of the time it
+// was enabled is scaled up, as perf stat scales it.
+func TestPerfMultiplexed(t *testing.T) {
+	f, c := resetPerf(t)
 	f.count(1000, 3000, 4e6, 1e6) // ran a quarter of the time
 	n, err := c.Read()
 	if err != nil || n != (Counts{User: 4000, Kernel: 12000}) {
@@ -232,14 +239,7 @@ func TestPerfUnavailable(t *testing.T) {
 
 // TestPerfErrors: a failing ioctl or read is an error naming the step.
 func TestPerfErrors(t *testing.T) {
-	f := &fakePerf{}
-	c, err := openPerfWith(f)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := c.Reset(); err != nil {
-		t.Fatal(err)
-	}
+	f, c := resetPerf(t)
 	f.readErr = unix.EIO
 	if _, err := c.Read(); err == nil || !strings.Contains(err.Error(), "perf read") || !errors.Is(err, unix.EIO) {
 		t.Errorf("read failing: %v, want a perf read error wrapping EIO", err)
