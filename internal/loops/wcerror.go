@@ -60,14 +60,14 @@ func (c *Completion) Unwrap() error { return c.Status }
 // statusBlame says which side an error status blames and what to check.
 var statusBlame = map[verbs.WCStatus]string{
 	verbs.WCLocLenErr:      "this side: a message longer than the receive buffer, or a post over the device's limits",
-	verbs.WCLocQPOpErr:     "this side: its queue pair could not carry out the request",
+	verbs.WCLocQPOpErr:     "this side: its queue pair could not carry out the request (rxe also reports a received message longer than the posted receive so)",
 	verbs.WCLocProtErr:     "this side: its memory region does not cover the buffer or lacks the access",
 	verbs.WCLocAccessErr:   "this side: its memory region lacks the access the operation needs",
 	verbs.WCWRFlushErr:     "flushed: the queue pair had already failed, the first error is the cause",
 	verbs.WCBadRespErr:     "the peer: an unexpected response",
 	verbs.WCRemInvReqErr:   "the peer: it found the request invalid, a message over its receive buffer or an operation its queue pair does not allow",
 	verbs.WCRemAccessErr:   "the peer: it refused the access, check the rkey, the address range and its memory region's access flags",
-	verbs.WCRemOpErr:       "the peer: it could not carry out the operation",
+	verbs.WCRemOpErr:       "the peer: it could not carry out the operation (rxe also reports a message longer than the peer's receive buffer so)",
 	verbs.WCRetryExcErr:    "the peer or the path: no acknowledgement within the retries, the peer's queue pair gone or in error, or packets lost",
 	verbs.WCRNRRetryExcErr: "the peer: it had no receive posted within the retries",
 }
