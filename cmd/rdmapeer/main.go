@@ -230,19 +230,26 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return 1
 	}
 	// Each device opened once now; NUMA (RDMABENCH_NUMA on this host):
-	// each device's sessions' buffers on its node, and without -cpu the
-	// answering threads on the last CPU of the first device's node. One
+	// each device's sessions' buffers on its node, and without -cpu its
+	// answering threads on the last CPU of that node (answeringCPUs). One
 	// node: nothing changes.
-	place, served, err := openDevices(o, logger)
+	places, served, err := openDevices(o, logger)
 	if err != nil {
 		logger.Printf("%v", err)
 		return 1
 	}
-	if o.cpuDefault && len(place.CPUs) > 0 {
-		o.cpus = place.CPUs[len(place.CPUs)-1:]
+	var railCPUs map[string][]int
+	if o.cpuDefault {
+		o.cpus, railCPUs = answeringCPUs(o.devices, places, o.cpus)
 	}
-	if n, ok := place.Node.ID(); ok {
-		logger.Printf("NUMA node %d (%s's): answering on CPUs %s", n, o.devices[0], env.FormatCPUList(o.cpus))
+	for i, p := range places {
+		if n, ok := p.Node.ID(); ok {
+			cpus := o.cpus
+			if c, own := railCPUs[o.devices[i]]; own {
+				cpus = c
+			}
+			logger.Printf("NUMA node %d (%s's): answering on CPUs %s", n, o.devices[i], env.FormatCPUList(cpus))
+		}
 	}
 
 	ln, err := net.Listen("tcp", o.listen)
@@ -258,6 +265,11 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	cpuDesc := "not pinned"
 	if len(o.cpus) > 0 {
 		cpuDesc = "pinned to CPU " + strings.Trim(strings.Join(strings.Fields(fmt.Sprint(o.cpus)), ","), "[]")
+	}
+	for _, d := range o.devices {
+		if cpus, own := railCPUs[d]; own {
+			cpuDesc += fmt.Sprintf(" (%s's: CPU %s, its NUMA node's)", d, env.FormatCPUList(cpus))
+		}
 	}
 	logger.Printf("listening on %s%s; devices %s (the first unless a client names another); answering threads %s; up to %d sessions, %d bytes per message, %d bytes registered",
 		ln.Addr(), where, strings.Join(o.devices, ","), cpuDesc, o.maxSessions, o.maxSize, o.maxMemory)
@@ -280,7 +292,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 			},
 			Idle: o.idle, Timeout: o.timeout,
 		},
-		CPUs: o.cpus, MaxSessions: o.maxSessions, MaxMemory: o.maxMemory, Timeout: o.timeout, HandshakeTimeout: o.handshake,
+		CPUs: o.cpus, RailCPUs: railCPUs, MaxSessions: o.maxSessions, MaxMemory: o.maxMemory, Timeout: o.timeout, HandshakeTimeout: o.handshake,
 		Token: o.token, Allow: o.allow, MaxPerClient: o.maxPerClient,
 		Logf: logger.Printf,
 	})
