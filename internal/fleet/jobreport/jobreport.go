@@ -47,6 +47,8 @@ type collected struct {
 	plan    *fleet.Plan
 	results *fleet.Results
 	judged  []judgedBench // one, or with rails one per rail
+	// railsLeft counts the rails past maxRails, not judged.
+	railsLeft int
 }
 
 // collect reads dir's plan and pair files. A planned pair with neither a
@@ -75,6 +77,9 @@ func collect(ctx context.Context, dir string, o Options, benches []string) (*col
 	}
 	if benches == nil {
 		benches = judgedBenches(c.results.Benches, o.Bench)
+		if len(benches) > maxRails {
+			c.railsLeft, benches = len(benches)-maxRails, benches[:maxRails]
+		}
 	}
 	n := 0
 	for _, round := range plan.Rounds {
@@ -190,6 +195,9 @@ func Write(ctx context.Context, dir string, o Options, stdout io.Writer) error {
 	}
 	if len(c.judged) > 1 {
 		formatRails(&b, c.judged, as)
+	}
+	if c.railsLeft > 0 {
+		fmt.Fprintf(&b, "%d more rails in the results are not judged (at most %d are): -judge RDMAWrite/rail=DEV/size=S judges one\n", c.railsLeft, maxRails)
 	}
 	for i, j := range c.judged {
 		fmt.Fprintf(&b, "judged on: %s %s, %d nodes, plan %s\n", j.bench, o.Metric, len(c.plan.Nodes), c.plan.Pattern)

@@ -15,6 +15,11 @@ type judgedBench struct {
 	measures []fleet.Measure
 }
 
+// maxRails bounds the rails judged, each a verdict and a heat map: a node
+// has a NIC per GPU, 8 or so, and results naming thousands of rails would
+// make a report of thousands of heat maps.
+const maxRails = 32
+
 // railKey is the level of a benchmark's name that names its rail
 // (rdmafleet -rails, RDMABENCH_DEVICE=a,b).
 const railKey = "rail="

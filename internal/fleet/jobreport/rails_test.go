@@ -2,6 +2,7 @@ package jobreport
 
 import (
 	"bytes"
+	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -141,4 +142,27 @@ func TestJudgedBenches(t *testing.T) {
 	}
 	assert.Equal(t, "heatmap-rail2", heatmapName(judgedBench{rail: "../x"}, 2, 1), "a rail unfit for a file name")
 	assert.Equal(t, "heatmap", heatmapName(judgedBench{rail: "a"}, 1, 0))
+}
+
+// TestReportRailsBounded: results naming more rails than maxRails have
+// the first maxRails judged, and the report says how many were left.
+func TestReportRailsBounded(t *testing.T) {
+	dir := copyDir(t, "testdata/job")
+	path := filepath.Join(dir, "pairs", "round01-n1-n4.txt")
+	b, err := os.ReadFile(path)
+	require.NoError(t, err)
+	var extra strings.Builder
+	for i := range maxRails + 3 {
+		extra.WriteString(fmt.Sprintf("BenchmarkRDMAWrite/src=n1/dst=n4/rail=r%d/size=2-4 5000 11000 ns/op 11000 p50-ns\n", i))
+	}
+	// The rails come first, so that the first benchmark is a rail's.
+	header, results, _ := strings.Cut(string(b), "BenchmarkRDMAWrite")
+	require.NoError(t, os.WriteFile(path, []byte(header+extra.String()+"BenchmarkRDMAWrite"+results), 0o644))
+	var stdout bytes.Buffer
+	require.NoError(t, Write(t.Context(), dir, DefaultOptions, &stdout))
+	out := stdout.String()
+	assert.Contains(t, out, fmt.Sprintf("rails: %d, each judged on its own", maxRails))
+	assert.Contains(t, out, "3 more rails in the results are not judged (at most 32 are)")
+	assert.FileExists(t, filepath.Join(dir, fmt.Sprintf("heatmap-r%d.png", maxRails-1)))
+	assert.NoFileExists(t, filepath.Join(dir, fmt.Sprintf("heatmap-r%d.png", maxRails)))
 }
