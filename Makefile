@@ -70,12 +70,14 @@ test-vm: build
 	@# those that need the host's C compiler (the counter's plugin and preload library, the
 	@# symbolizer's test objects), the iWARP ones (rxevm -siw, below)
 	@# the isolcpus one and the NUMA one (their own boots, below).
-	@if grep -E -- '--- SKIP' $(OUT)/test-vm.log | grep -vE 'TestLddHost|TestVM |TestTwoKernels |TestFleetOnSlurm |TestBuildFromGit|TestIndexRendersInChromium|TestMakeBench|TestAgreesWithBenchstat|TestBenchstatPinned|TestBenchstatOffline|TestOwnProject|TestActionlint|TestAction|TestVariablesDoc|TestVariablesComplete|TestSideAmbiguousPathAndRevision|TestSweepStale|TestNoInternalTypes|TestExportUsers|TestResolutionTable|TestArchitectureRules|TestBuildCaches|TestBuildPreload|TestSymbolizer|TestSymbolizerStripped|TestAttribute|TestIWARPOnSIW|TestIWARPReadReturnsPeerBytes|TestIWARPRefusals|TestIsolatedCPUsInVM|TestNUMAPlacement|TestReportCommandMax'; then \
+	@if grep -E -- '--- SKIP' $(OUT)/test-vm.log | grep -vE 'TestLddHost|TestVM |TestTwoKernels |TestFleetOnSlurm |TestBuildFromGit|TestIndexRendersInChromium|TestMakeBench|TestAgreesWithBenchstat|TestBenchstatPinned|TestBenchstatOffline|TestOwnProject|TestActionlint|TestAction|TestVariablesDoc|TestVariablesComplete|TestSideAmbiguousPathAndRevision|TestSweepStale|TestNoInternalTypes|TestExportUsers|TestResolutionTable|TestArchitectureRules|TestBuildCaches|TestBuildPreload|TestSymbolizer|TestSymbolizerStripped|TestAttribute|TestIWARPOnSIW|TestIWARPReadReturnsPeerBytes|TestIWARPRefusals|TestIsolatedCPUsInVM|TestNUMAPlacement|TestRailsNUMA|TestReportCommandMax'; then \
 		echo "FAIL: tests skipped inside the VM (see above)"; exit 1; fi
 	@# NIC-local placement, in a guest of two NUMA nodes with rxe2 on node 1
 	@# (above, in the one-node guest, it skips).
-	set -o pipefail; $(GO) test -p 1 -count=1 -v -run='^TestNUMAPlacement$$' -exec '$(RXEVM) -numa2 $(VMFLAGS)' ./rdmalat 2>&1 | tee $(OUT)/test-vm-numa.log
-	@if grep -E -- '--- SKIP' $(OUT)/test-vm-numa.log; then echo "FAIL: the NUMA test skipped in the -numa2 VM"; exit 1; fi
+	@# rdmapeer's rails, each answering on its own device's node, likewise.
+	set -o pipefail; $(GO) test -p 1 -count=1 -v -run='^(TestNUMAPlacement|TestRailsNUMA)$$' -exec '$(RXEVM) -numa2 $(VMFLAGS)' ./rdmalat ./cmd/rdmapeer 2>&1 | tee $(OUT)/test-vm-numa.log
+	@if grep -E -- '--- SKIP' $(OUT)/test-vm-numa.log; then echo "FAIL: a NUMA test skipped in the -numa2 VM"; exit 1; fi
+	@grep -q -- '--- PASS: TestRailsNUMA' $(OUT)/test-vm-numa.log || { echo "FAIL: TestRailsNUMA did not run in the -numa2 VM"; exit 1; }
 	@# The work metrics' test again, with the instruction counter loaded
 	@# (without it, above, it checks that the metrics are absent), and
 	@# the method make compare measures perftest by, on perftest.

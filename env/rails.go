@@ -16,7 +16,8 @@ import (
 // Each rail meets a device of the other side: in loopback mode itself, in
 // two-node mode rdmapeer's device of the same name (nodes alike name their
 // NICs alike), or RDMABENCH_PEER_DEVICE's, one per rail in the same order
-// (rail i with the peer's device i). rdmapeer serves several devices
+// (rail i with the peer's device i: pairing by position, refused with
+// "all", whose order the user does not choose). rdmapeer serves several devices
 // (-device mlx5_0,mlx5_1 or all) and each rail's session names its own.
 
 // railsAll is RDMABENCH_DEVICE's value for every active device.
@@ -59,6 +60,12 @@ func parsePeerDevices(v string, rails []string) (first string, peers []string, e
 			return "", nil, fmt.Errorf("%s=%q: a list pairs rails, and %s names one device; name one peer device, or the rails in %s (e.g. %s=mlx5_0,mlx5_1 %s=mlx5_2,mlx5_3)", VarPeerDevice, v, VarDevice, VarDevice, VarDevice, VarPeerDevice)
 		}
 		return v, nil, nil
+	}
+	if rails[0] == railsAll && strings.Contains(v, ",") {
+		// Which rail is i-th would depend on the order the devices are
+		// found in, which the user does not see: pair by name, or name
+		// the rails.
+		return "", nil, fmt.Errorf("%s=%s with %s=all: a list pairs rails by position, and all leaves their order to the host; name the rails in the order of the list (%s=DEV0,DEV1 %s=%s), or unset %s to pair each rail with the peer's device of its name", VarPeerDevice, v, VarDevice, VarDevice, VarPeerDevice, v, VarPeerDevice)
 	}
 	for _, d := range strings.Split(v, ",") {
 		d = strings.TrimSpace(d)

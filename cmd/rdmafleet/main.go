@@ -28,9 +28,11 @@
 //	matrix.txt               per size (and rail) and metric, rows src, columns dst
 //	outliers.txt             pairs above 2.1x the fastest or median + 6 MAD,
 //	                         failed pairs, and the nodes in most of them
-//	heatmap.png, heatmap.svg
+//	                         (with rails, each rail judged on its own)
+//	heatmap.png, heatmap.svg (with rails, heatmap-DEV.png and .svg per rail)
 //
-// Other subcommands: `rdmafleet plan` prints a plan without running it;
+// Other subcommands: `rdmafleet plan` prints a plan without running it
+// (and, with rails, which each pair measures);
 // `rdmafleet report -dir JOBDIR` writes the report files again.
 //
 // Exit status: 0 when the report is written (failed pairs and outliers are

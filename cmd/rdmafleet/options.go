@@ -44,7 +44,7 @@ func pairArgs(o agent.Options) []string {
 func reportFlags(fs *flag.FlagSet, o *jobreport.Options) {
 	*o = jobreport.DefaultOptions
 	fs.StringVar(&o.Metric, "metric", o.Metric, "the `unit` outliers and the heat map are judged on, as benchstat names it (p50-sec, p99-sec, min-sec, sec/op)")
-	fs.StringVar(&o.Bench, "judge", "", "the `benchmark` judged, without the pair, e.g. RDMAWrite/size=2 (default the first in the results)")
+	fs.StringVar(&o.Bench, "judge", "", "the `benchmark` judged, without the pair, e.g. RDMAWrite/size=2, judged on every rail, or RDMAWrite/rail=mlx5_1/size=2, that rail alone (default the first in the results, on every rail)")
 	fs.Float64Var(&o.Thresholds.MinRatio, "min-ratio", o.Thresholds.MinRatio, "flag pairs slower than this `factor` times the fastest pair")
 	fs.Float64Var(&o.Thresholds.MADs, "mads", o.Thresholds.MADs, "flag pairs slower than the median plus this many median absolute deviations")
 	fs.Func("max", "absolute `limits` on every cell's median, as RDMABENCH_MAX writes them (p99=20us,max=1ms); cells over are listed in outliers.txt and the exit status is 3", func(v string) (err error) {

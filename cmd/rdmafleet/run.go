@@ -23,6 +23,12 @@ type planFlags struct {
 	seed        uint64
 }
 
+// planRailsFlag registers rdmafleet plan's -rails, which only describes
+// the rails in the plan's header.
+func planRailsFlag(fs *flag.FlagSet) *string {
+	return fs.String("rails", "", "the `devices` each pair measures rail by rail, as rdmafleet run -rails: named in the plan's header; the rounds are the same (default: $RDMABENCH_DEVICE's list)")
+}
+
 func (p *planFlags) register(fs *flag.FlagSet, getenv func(string) string) {
 	fs.StringVar(&p.nodes, "nodes", "", "the nodes, as a Slurm host `list` like n[1-4,7] (default $SLURM_JOB_NODELIST)")
 	fs.StringVar(&p.spec, "plan", "all-pairs", "all-pairs, sample:K (K rounds: each node measured K times), or a `file` of \"<round> <node1> <node2>\" lines (ClusterKit's format; node1 runs the benchmark)")
@@ -45,16 +51,24 @@ func runPlan(ctx context.Context, args []string, getenv func(string) string, std
 	fs.SetOutput(stderr)
 	var pf planFlags
 	pf.register(fs, getenv)
+	rails := planRailsFlag(fs)
 	if err := fs.Parse(args); err != nil {
 		return exitFlag(err)
 	}
-	plan, err := pf.build(ctx, getenv)
+	rp, err := planRails(*rails, getenv)
+	var plan *fleet.Plan
+	if err == nil {
+		plan, err = pf.build(ctx, getenv)
+	}
 	if err != nil {
 		fmt.Fprintf(stderr, "rdmafleet plan: %v\n", err)
 		if ctx.Err() != nil {
 			return 1 // stopped by a signal: a failure, as for report and run, not bad input
 		}
 		return 2
+	}
+	if d := rp.String(); d != "" {
+		fmt.Fprintf(stdout, "# rails: each pair measures %s\n", d)
 	}
 	if err := plan.Write(stdout); err != nil {
 		return 1
@@ -92,6 +106,10 @@ func runDriver(ctx context.Context, args []string, getenv func(string) string, s
 	if err == nil {
 		err = opts.Check()
 	}
+	var rp railPlan
+	if err == nil {
+		rp, err = planRails(opts.Rails, getenv)
+	}
 	if err == nil && fs.NArg() > 0 {
 		err = fmt.Errorf("unexpected arguments %q: rdmafleet run takes only flags", fs.Args())
 	}
@@ -101,6 +119,9 @@ func runDriver(ctx context.Context, args []string, getenv func(string) string, s
 	if err != nil {
 		fmt.Fprintf(stderr, "rdmafleet run: %v\n", err)
 		return 2
+	}
+	if r := rp.String(); r != "" {
+		d.Logf("rails: each pair measures %s", r)
 	}
 	err = d.Run(ctx, plan, stdout)
 	if err != nil {

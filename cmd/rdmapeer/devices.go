@@ -68,31 +68,62 @@ func resolveDevices(devs []string, p env.Prober) ([]string, error) {
 
 // openDevices opens each device once, so that a bad device, port or GID
 // fails at start rather than in a client's session, and places its
-// sessions' buffers (RDMABENCH_NUMA). It returns the first device's
-// placement (the answering CPUs follow it) and the served devices.
-func openDevices(o *options, logger *log.Logger) (env.Placement, peer.ServeConfig, error) {
-	var first env.Placement
+// sessions' buffers (RDMABENCH_NUMA). It returns each device's placement
+// (answeringCPUs places the answering threads by them) and the served
+// devices.
+func openDevices(o *options, logger *log.Logger) ([]env.Placement, peer.ServeConfig, error) {
+	var places []env.Placement
 	var sc peer.ServeConfig
 	for i, name := range o.devices {
 		probe, err := rdmalat.NewEndpoint(rdmalat.EndpointConfig{Device: name, Port: o.port, GIDIndex: env.GIDSetting(o.gidIndex), MaxSize: 1, Inline: 0})
 		if err != nil {
-			return first, sc, fmt.Errorf("device %s: %v", name, err)
+			return nil, sc, fmt.Errorf("device %s: %v", name, err)
 		}
 		dev := probe.Device()
 		probe.Close()
 		place, err := env.Config{NUMA: o.numa}.Place(name)
 		if err != nil {
-			return first, sc, err
+			return nil, sc, err
 		}
 		if n, ok := place.Node.ID(); ok {
 			logger.Printf("device %s on NUMA node %d: its sessions' buffers there", name, n)
 		}
 		logger.Printf("device %s port %d (fw %s, %s, MTU %d, GID index %d %s)", dev.Name, dev.Port, dev.Firmware, dev.LinkLayer, dev.MTU, dev.GIDIndex, dev.GIDType)
+		places = append(places, place)
 		if i == 0 {
-			first, sc.Device, sc.MemNode = place, name, place.Node
+			sc.Device, sc.MemNode = name, place.Node
 			continue
 		}
 		sc.Rails = append(sc.Rails, peer.Rail{Device: name, MemNode: place.Node})
 	}
-	return first, sc, nil
+	return places, sc, nil
+}
+
+// answeringCPUs is the rule that places rdmapeer's answering threads when
+// -cpu is not given, beside env.Place's for the buffers: each device
+// answers on the last CPU of its own NUMA node that this process may use,
+// where its buffers are; a device placed nowhere (one node, RDMABENCH_NUMA
+// off, a node unknown, or no allowed CPU there) on def, the last CPU this
+// process may use. It returns the first device's CPUs and, for each other
+// device that answers on other CPUs, its own (peer.Config.RailCPUs; nil
+// when every device answers on the first's). A node's rails on two
+// sockets thus each answer on their own socket.
+func answeringCPUs(devices []string, places []env.Placement, def []int) ([]int, map[string][]int) {
+	of := func(p env.Placement) []int {
+		if len(p.CPUs) == 0 {
+			return def
+		}
+		return p.CPUs[len(p.CPUs)-1:]
+	}
+	first := of(places[0])
+	var rails map[string][]int
+	for i := 1; i < len(devices); i++ {
+		if cpus := of(places[i]); !slices.Equal(cpus, first) {
+			if rails == nil {
+				rails = map[string][]int{}
+			}
+			rails[devices[i]] = cpus
+		}
+	}
+	return first, rails
 }

@@ -13,7 +13,9 @@
 // naming none gets the first), its port (-port, RDMABENCH_PORT)
 // and GID (-gid-index, RDMABENCH_GID_INDEX; default the best, RoCE v2 over
 // IPv4 first), and the CPU its answering threads are pinned to (-cpu,
-// default the last CPU it may use).
+// default the last CPU it may use; on a host of several NUMA nodes the last
+// of each device's own node, so that each rail answers where its buffers
+// are).
 //
 // It serves sessions one after another and -max-sessions at once (more
 // clients are told it is busy), until SIGINT or SIGTERM, and logs one line
@@ -103,7 +105,7 @@ func parseFlags(args []string, getenv func(string) string, stderr io.Writer) (*o
 	device := fs.String("device", defDevice, "RDMA `devices` to serve: one, several separated by commas (a node's rails: each client session names one, RDMABENCH_PEER_DEVICE; the first is the default), or all (every device with an active port) (default $RDMABENCH_DEVICE, else the first device with an active port)")
 	fs.IntVar(&o.port, "port", cfg.Port, "device `port` (default $RDMABENCH_PORT, else the first active port)")
 	fs.IntVar(&o.gidIndex, "gid-index", env.GIDIndexOf(cfg.GIDIndex), "GID table `index` (default $RDMABENCH_GID_INDEX, else the best: RoCE v2 over IPv4 first; -1: the best)")
-	cpu := fs.String("cpu", "", "`CPUs` to pin the answering threads to, e.g. 3 or 2,3 (concurrent sessions take them in turn), or none (default: the last CPU this process may use; on a host with several NUMA nodes, the last of the device's node: RDMABENCH_NUMA)")
+	cpu := fs.String("cpu", "", "`CPUs` to pin the answering threads to, e.g. 3 or 2,3 (concurrent sessions take them in turn), or none (default: the last CPU this process may use; on a host with several NUMA nodes, the last of each device's node, rail by rail: RDMABENCH_NUMA)")
 	fs.IntVar(&o.maxSessions, "max-sessions", peer.DefaultMaxSessions, "most sessions served at once; more clients are told the peer is busy")
 	maxMemory := fs.String("max-memory", "64M", "registered memory all sessions together may hold, in `bytes` (suffix K, M, G)")
 	maxSize := fs.String("max-size", "8M", "largest message a client may ask for, in `bytes` (suffix K, M, G)")
@@ -230,19 +232,26 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return 1
 	}
 	// Each device opened once now; NUMA (RDMABENCH_NUMA on this host):
-	// each device's sessions' buffers on its node, and without -cpu the
-	// answering threads on the last CPU of the first device's node. One
+	// each device's sessions' buffers on its node, and without -cpu its
+	// answering threads on the last CPU of that node (answeringCPUs). One
 	// node: nothing changes.
-	place, served, err := openDevices(o, logger)
+	places, served, err := openDevices(o, logger)
 	if err != nil {
 		logger.Printf("%v", err)
 		return 1
 	}
-	if o.cpuDefault && len(place.CPUs) > 0 {
-		o.cpus = place.CPUs[len(place.CPUs)-1:]
+	var railCPUs map[string][]int
+	if o.cpuDefault {
+		o.cpus, railCPUs = answeringCPUs(o.devices, places, o.cpus)
 	}
-	if n, ok := place.Node.ID(); ok {
-		logger.Printf("NUMA node %d (%s's): answering on CPUs %s", n, o.devices[0], env.FormatCPUList(o.cpus))
+	for i, p := range places {
+		if n, ok := p.Node.ID(); ok {
+			cpus := o.cpus
+			if c, own := railCPUs[o.devices[i]]; own {
+				cpus = c
+			}
+			logger.Printf("NUMA node %d (%s's): answering on CPUs %s", n, o.devices[i], env.FormatCPUList(cpus))
+		}
 	}
 
 	ln, err := net.Listen("tcp", o.listen)
@@ -258,6 +267,11 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	cpuDesc := "not pinned"
 	if len(o.cpus) > 0 {
 		cpuDesc = "pinned to CPU " + strings.Trim(strings.Join(strings.Fields(fmt.Sprint(o.cpus)), ","), "[]")
+	}
+	for _, d := range o.devices {
+		if cpus, own := railCPUs[d]; own {
+			cpuDesc += fmt.Sprintf(" (%s's sessions: CPU %s)", d, env.FormatCPUList(cpus))
+		}
 	}
 	logger.Printf("listening on %s%s; devices %s (the first unless a client names another); answering threads %s; up to %d sessions, %d bytes per message, %d bytes registered",
 		ln.Addr(), where, strings.Join(o.devices, ","), cpuDesc, o.maxSessions, o.maxSize, o.maxMemory)
@@ -280,7 +294,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 			},
 			Idle: o.idle, Timeout: o.timeout,
 		},
-		CPUs: o.cpus, MaxSessions: o.maxSessions, MaxMemory: o.maxMemory, Timeout: o.timeout, HandshakeTimeout: o.handshake,
+		CPUs: o.cpus, RailCPUs: railCPUs, MaxSessions: o.maxSessions, MaxMemory: o.maxMemory, Timeout: o.timeout, HandshakeTimeout: o.handshake,
 		Token: o.token, Allow: o.allow, MaxPerClient: o.maxPerClient,
 		Logf: logger.Printf,
 	})

@@ -54,6 +54,10 @@ type Analysis struct {
 	Flagged            []Flag    // slowest first
 	Failed             []Measure // in plan order
 	Suspects           []Suspect // most bad pairs first
+	// Rail, if set, is the rail judged (rdmafleet -rails): Format names it
+	// on every pair and node line, as a report of several rails has a
+	// verdict per rail.
+	Rail string
 }
 
 // Analyse applies th to the measures. A node is a suspect when more than
@@ -176,6 +180,10 @@ func (a Analysis) BadPairs() []Pair {
 // Format writes the verdict for people, times in microseconds.
 func (a Analysis) Format(b *strings.Builder) {
 	us := func(s float64) string { return fmt.Sprintf("%.2fus", s*1e6) }
+	on := "" // the rail after the pair or node, with rails only
+	if a.Rail != "" {
+		on = " rail " + a.Rail
+	}
 	fmt.Fprintf(b, "pairs measured: %d, failed: %d\n", a.Measured, len(a.Failed))
 	if a.Measured > 0 {
 		fmt.Fprintf(b, "fastest: %s %s %s; median %s, MAD %s\n", a.Fastest.Src, a.Fastest.Dst, us(a.Min), us(a.Median), us(a.MAD))
@@ -187,15 +195,15 @@ func (a Analysis) Format(b *strings.Builder) {
 		return
 	}
 	for _, f := range a.Flagged {
-		fmt.Fprintf(b, "flagged: round %d %s %s %s = %.2fx min (rules %s)\n", f.Round, f.Src, f.Dst, us(f.Value), f.Value/a.Min, strings.Join(f.Rules, ","))
+		fmt.Fprintf(b, "flagged: round %d %s %s%s %s = %.2fx min (rules %s)\n", f.Round, f.Src, f.Dst, on, us(f.Value), f.Value/a.Min, strings.Join(f.Rules, ","))
 	}
 	for _, m := range a.Failed {
-		fmt.Fprintf(b, "failed: round %d %s %s: %s\n", m.Round, m.Src, m.Dst, m.Failed)
+		fmt.Fprintf(b, "failed: round %d %s %s%s: %s\n", m.Round, m.Src, m.Dst, on, m.Failed)
 	}
 	if len(a.Suspects) == 0 {
 		b.WriteString("no node is in most of its bad pairs: suspect the links (or, with 2 nodes, either node)\n")
 	}
 	for _, s := range a.Suspects {
-		fmt.Fprintf(b, "node %s: in %d of its %d pairs flagged or failed\n", s.Node, s.Bad, s.Measured)
+		fmt.Fprintf(b, "node %s%s: in %d of its %d pairs flagged or failed\n", s.Node, on, s.Bad, s.Measured)
 	}
 }

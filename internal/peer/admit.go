@@ -111,18 +111,19 @@ type admission struct {
 	client netip.Prefix // its clientKey
 }
 
-// admit takes a slot, a count for ip's client (clientKey) and a free CPU, under s.mu; it
-// returns the refusal to send when one of them is not free.
-func (s *Server) admitLocked(ip netip.Addr) (admission, string, string) {
+// admit takes a slot, a count for ip's client (clientKey) and a free CPU
+// of device's (cpusOf), under s.mu; it returns the refusal to send when
+// one of them is not free.
+func (s *Server) admitLocked(ip netip.Addr, device string) (admission, string, string) {
 	k := clientKey(ip)
 	if n := s.perClient[k]; n >= s.cfg.MaxPerClient {
 		return admission{}, "per-client", fmt.Sprintf("rdmapeer is busy: %s already has %d sessions, this peer's limit per client address (rdmapeer -max-per-client); try again later", clientName(k), n)
 	}
 	var cpu env.CPU
-	if len(s.cfg.CPUs) > 0 {
+	if cpus := s.cpusOf(device); len(cpus) > 0 {
 		var free bool
-		if cpu, free = s.freeCPULocked(); !free {
-			return admission{}, "cpu", fmt.Sprintf("rdmapeer is busy: every answering CPU (rdmapeer -cpu %s) serves another session, and two sessions on one CPU would spoil each other's latency; try again later, or give rdmapeer more CPUs", formatCPUs(s.cfg.CPUs))
+		if cpu, free = s.freeCPULocked(cpus); !free {
+			return admission{}, "cpu", fmt.Sprintf("rdmapeer is busy: every answering CPU (rdmapeer -cpu %s) serves another session, and two sessions on one CPU would spoil each other's latency; try again later, or give rdmapeer more CPUs", formatCPUs(cpus))
 		}
 	}
 	select {
@@ -148,8 +149,20 @@ func (s *Server) releaseLocked(a admission) {
 	}
 }
 
-func (s *Server) freeCPULocked() (env.CPU, bool) {
-	for _, c := range s.cfg.CPUs {
+// cpusOf returns the answering CPUs of the device a connection's first
+// Params name ("": the default device): its own in RailCPUs, else CPUs.
+func (s *Server) cpusOf(device string) []int {
+	if device == "" {
+		device = s.cfg.Session.Device
+	}
+	if cpus, ok := s.cfg.RailCPUs[device]; ok {
+		return cpus
+	}
+	return s.cfg.CPUs
+}
+
+func (s *Server) freeCPULocked(cpus []int) (env.CPU, bool) {
+	for _, c := range cpus {
 		if !s.cpuBusy[c] {
 			return env.PinTo(c), true
 		}

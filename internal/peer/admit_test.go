@@ -212,6 +212,33 @@ func TestCPUs(t *testing.T) {
 	assert.Equal(t, ea.CPU, ed.CPU, "a's CPU, freed")
 }
 
+// TestRailCPUs: a connection answers on a CPU of the device its first
+// Params name: RailCPUs' for a rail that has its own (on its own NUMA
+// node), CPUs for the default device; a rail's CPU taken leaves the
+// other rail's free, and the refusal names the rail's CPUs.
+func TestRailCPUs(t *testing.T) {
+	_, addr, _ := startFake(t, Config{MaxSessions: 4, MaxPerClient: 4, CPUs: []int{7}, RailCPUs: map[string][]int{"rail1": {3}}})
+	openOn := func(device string) (oob.Endpoint, error) {
+		c, err := dialFrom(t, addr, "127.0.0.1", "")
+		require.NoError(t, err)
+		p := params
+		p.Device = device
+		require.NoError(t, c.SendParams(p))
+		return c.RecvEndpoint()
+	}
+	e, err := openOn("rail1")
+	require.NoError(t, err)
+	assert.Equal(t, int32(3), e.CPU, "rail1's own CPU")
+	e, err = openOn("")
+	require.NoError(t, err)
+	assert.Equal(t, int32(7), e.CPU, "the default device's")
+	_, err = openOn("rail1")
+	require.ErrorIs(t, err, oob.ErrBusy)
+	assert.Contains(t, err.Error(), "every answering CPU (rdmapeer -cpu 3) serves another session")
+	_, err = openOn("nodev0")
+	require.ErrorIs(t, err, oob.ErrBusy, "the default device, named: CPU 7, taken")
+}
+
 // TestUnpinnedShare: without CPUs, sessions run side by side and each
 // is told how many others ran when it opened.
 func TestUnpinnedShare(t *testing.T) {

@@ -62,6 +62,11 @@ type Config struct {
 	// run side by side wherever the scheduler puts them; each client's
 	// config lines then say how many others ran when it opened.
 	CPUs []int
+	// RailCPUs, if set, are the answering CPUs of devices served that
+	// answer elsewhere than CPUs: a node's rails on two NUMA nodes each
+	// answer on their own node (rdmapeer's rule). A connection takes a
+	// CPU of the device its first Params name, and keeps it.
+	RailCPUs map[string][]int
 	// MaxSessions bounds the sessions served at once; a client over it is
 	// answered with an Error of oob.CodeBusy. A connection takes a slot
 	// once its handshake is done. Default DefaultMaxSessions.
@@ -305,7 +310,11 @@ func (s *Server) handle(nc net.Conn, ip netip.Addr) {
 	var adm admission
 	var reason, refusal string
 	if err == nil && !closing {
-		adm, reason, refusal = s.admitLocked(ip)
+		var device string
+		if p, ok := first.(oob.Params); ok {
+			device = p.Device
+		}
+		adm, reason, refusal = s.admitLocked(ip, device)
 		if refusal == "" {
 			// Tracked under s.mu, so that Shutdown sees every connection
 			// in a slot.

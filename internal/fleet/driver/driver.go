@@ -64,11 +64,11 @@ func (d *Driver) Run(ctx context.Context, plan *fleet.Plan, stdout io.Writer) er
 	d.Logf("%d nodes, %s: %d rounds, %d pairs; results in %s", len(plan.Nodes), plan.Pattern, len(plan.Rounds), len(plan.Steps()), d.Dir)
 	runErr := d.runRounds(ctx, d.Dir, plan)
 	if runErr == nil && d.Retest {
-		a, err := jobreport.Analyse(ctx, d.Dir, d.Report)
+		as, err := jobreport.Analyse(ctx, d.Dir, d.Report)
 		if err != nil {
 			return err
 		}
-		if bad := a.BadPairs(); len(bad) > 0 {
+		if bad := jobreport.BadPairs(as); len(bad) > 0 {
 			re, err := fleet.Retest(plan.Nodes, bad, d.PerRound)
 			if err != nil {
 				return err

@@ -15,7 +15,7 @@ import (
 // reason, and leaves the other pair's cell as it was.
 func TestReportMismatchedPairFile(t *testing.T) {
 	dir := copyDir(t, "testdata/job")
-	before, err := collect(t.Context(), dir, DefaultOptions)
+	before, err := collect(t.Context(), dir, DefaultOptions, nil)
 	require.NoError(t, err)
 	cell, ok := before.results.Cell("RDMAWrite/size=2", "p50-sec", "n2", "n3")
 	require.True(t, ok)
@@ -28,7 +28,7 @@ func TestReportMismatchedPairFile(t *testing.T) {
 	assert.Contains(t, stdout.String(), "failed: round 3 n1 n2: bad result file: "+
 		filepath.Join(dir, "pairs", "round03-n1-n2.txt")+": holds results of n2 -> n3, not of n1 -> n2\n")
 	assert.NotContains(t, stdout.String(), "n2 n3 5.26us")
-	after, err := collect(t.Context(), dir, DefaultOptions)
+	after, err := collect(t.Context(), dir, DefaultOptions, nil)
 	require.NoError(t, err)
 	got, ok := after.results.Cell("RDMAWrite/size=2", "p50-sec", "n2", "n3")
 	require.True(t, ok)

@@ -46,7 +46,7 @@ func BenchmarkCollect(b *testing.B) {
 	ctx := context.Background()
 	var oldNs, oldAllocs float64
 	for b.Loop() {
-		c, err := collect(ctx, dir, DefaultOptions)
+		c, err := collect(ctx, dir, DefaultOptions, nil)
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -44,20 +44,22 @@ func (o *Options) Check() error {
 
 // collected is what one plan's run left in its directory.
 type collected struct {
-	plan     *fleet.Plan
-	results  *fleet.Results
-	bench    string
-	measures []fleet.Measure
+	plan    *fleet.Plan
+	results *fleet.Results
+	judged  []judgedBench // one, or with rails one per rail
+	// railsLeft counts the rails past maxRails, not judged.
+	railsLeft int
 }
 
 // collect reads dir's plan and pair files. A planned pair with neither a
 // result nor a failure file counts as failed, and so does one whose file
 // is malformed or holds another pair's results (with the reason); only a
-// missing or unreadable plan fails the whole report.
+// missing or unreadable plan fails the whole report. The benchmarks
+// judged are benches, or when nil judgedBenches'.
 //
 // Every read stops when ctx is done, and a pair file that is not a
 // regular file (a FIFO would block the open) fails its pair.
-func collect(ctx context.Context, dir string, o Options) (*collected, error) {
+func collect(ctx context.Context, dir string, o Options, benches []string) (*collected, error) {
 	path := filepath.Join(dir, jobdir.PlanFile)
 	plan, err := jobdir.ReadPlan(ctx, path)
 	if pe := (*fs.PathError)(nil); errors.As(err, &pe) { // not there, or unreadable
@@ -73,30 +75,50 @@ func collect(ctx context.Context, dir string, o Options) (*collected, error) {
 	if err != nil {
 		return nil, err
 	}
-	c.bench = o.Bench
-	if c.bench == "" && len(c.results.Benches) > 0 {
-		c.bench = c.results.Benches[0]
+	if benches == nil {
+		benches = judgedBenches(c.results.Benches, o.Bench)
+		if len(benches) > maxRails {
+			c.railsLeft, benches = len(benches)-maxRails, benches[:maxRails]
+		}
 	}
 	n := 0
 	for _, round := range plan.Rounds {
 		n += len(round)
 	}
-	c.measures = make([]fleet.Measure, 0, n)
-	for r, round := range plan.Rounds {
-		for _, pair := range round {
-			s := fleet.Step{Pair: pair, Round: r + 1, Index: len(c.measures)}
-			m := fleet.Measure{Pair: s.Pair, Round: s.Round}
-			if why, ok := failed[s.Index]; ok {
-				m.Failed = why
-			} else if cell, ok := c.results.Cell(c.bench, o.Metric, s.Src, s.Dst); ok {
-				m.Value = cell.Center
-			} else {
-				m.Failed = fmt.Sprintf("no %s result for %s in %s", o.Metric, c.bench, jobdir.ResultPath(dir, s))
+	for _, bench := range benches {
+		j := judgedBench{bench: bench, measures: make([]fleet.Measure, 0, n)}
+		j.rail, _ = railOf(bench)
+		for r, round := range plan.Rounds {
+			for _, pair := range round {
+				s := fleet.Step{Pair: pair, Round: r + 1, Index: len(j.measures)}
+				m := fleet.Measure{Pair: s.Pair, Round: s.Round}
+				if why, ok := failed[s.Index]; ok {
+					m.Failed = why
+				} else if cell, ok := c.results.Cell(bench, o.Metric, s.Src, s.Dst); ok {
+					m.Value = cell.Center
+				} else {
+					m.Failed = fmt.Sprintf("no %s result for %s in %s", o.Metric, bench, jobdir.ResultPath(dir, s))
+				}
+				j.measures = append(j.measures, m)
 			}
-			c.measures = append(c.measures, m)
 		}
+		c.judged = append(c.judged, j)
 	}
 	return c, nil
+}
+
+// analyse judges each of c's judged benchmarks, and lets their measures
+// go: the half million of a 1000-node job are not needed after.
+func (c *collected) analyse(th fleet.Thresholds) []fleet.Analysis {
+	as := make([]fleet.Analysis, len(c.judged))
+	for i := range c.judged {
+		as[i] = fleet.Analyse(c.judged[i].measures, th)
+		if len(c.judged) > 1 {
+			as[i].Rail = c.judged[i].rail
+		}
+		c.judged[i].measures = nil
+	}
+	return as
 }
 
 // oneLine keeps a reason on one line of outliers.txt.
@@ -106,13 +128,30 @@ func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
 // quoted lines come from the job directory.
 func cut(s string) string { return jobdir.CutReason(s) }
 
-// Analyse judges the pairs of dir.
-func Analyse(ctx context.Context, dir string, o Options) (fleet.Analysis, error) {
-	c, err := collect(ctx, dir, o)
+// Analyse judges the pairs of dir: one verdict, or with rails one per
+// rail (judgedBenches).
+func Analyse(ctx context.Context, dir string, o Options) ([]fleet.Analysis, error) {
+	c, err := collect(ctx, dir, o, nil)
 	if err != nil {
-		return fleet.Analysis{}, err
+		return nil, err
 	}
-	return fleet.Analyse(c.measures, o.Thresholds), nil
+	return c.analyse(o.Thresholds), nil
+}
+
+// BadPairs returns the pairs flagged or failed on any rail of as, each
+// once, in the order of as: the ones to retest.
+func BadPairs(as []fleet.Analysis) []fleet.Pair {
+	var pairs []fleet.Pair
+	seen := map[fleet.Pair]bool{}
+	for _, a := range as {
+		for _, p := range a.BadPairs() {
+			if !seen[p] {
+				seen[p] = true
+				pairs = append(pairs, p)
+			}
+		}
+	}
+	return pairs
 }
 
 // Write writes matrix.txt, outliers.txt and the heat map into dir,
@@ -121,21 +160,25 @@ func Analyse(ctx context.Context, dir string, o Options) (fleet.Analysis, error)
 // o.Limits, outliers.txt lists and counts the cells over them, and once
 // every file is written the error matches ErrOverLimits.
 func Write(ctx context.Context, dir string, o Options, stdout io.Writer) error {
-	c, err := collect(ctx, dir, o)
+	c, err := collect(ctx, dir, o, nil)
 	if err != nil {
 		return err
 	}
 	// The verdict first: then the half million measures of a 1000-node job
 	// can go before the matrix and the heat map are drawn.
-	a := fleet.Analyse(c.measures, o.Thresholds)
-	c.measures = nil
+	as := c.analyse(o.Thresholds)
 	err = atomicfile.Write(filepath.Join(dir, "matrix.txt"), 0o644, func(m io.Writer) error {
 		fmt.Fprintf(m, "# rdmafleet: the median of each pair's results ± its 95%% confidence interval, as\n")
 		fmt.Fprintf(m, "# benchstat -filter /size:S -row /src -col /dst pairs/*.txt prints them; rows run the benchmark.\n")
 		if n := len(c.plan.Nodes); n > fullMatrixNodes {
-			fmt.Fprintf(m, "# %d nodes, more than %d: only the judged table (%s %s, the heat map's) is written;\n", n, fullMatrixNodes, c.bench, o.Metric)
+			fmt.Fprintf(m, "# %d nodes, more than %d: only the judged table (%s %s, the heat map's) is written;\n", n, fullMatrixNodes, judgedNames(c.judged), o.Metric)
 			fmt.Fprintf(m, "# for a node's row of another, add /src:NODE to the filter (benchstat -filter '/size:S /src:NODE').\n")
-			return c.results.WriteMatrixOf(m, c.plan.Nodes, c.bench, o.Metric)
+			for _, j := range c.judged {
+				if err := c.results.WriteMatrixOf(m, c.plan.Nodes, j.bench, o.Metric); err != nil {
+					return err
+				}
+			}
+			return nil
 		}
 		return c.results.WriteMatrix(m, c.plan.Nodes)
 	})
@@ -144,29 +187,56 @@ func Write(ctx context.Context, dir string, o Options, stdout io.Writer) error {
 	}
 
 	var b strings.Builder
-	fmt.Fprintf(&b, "judged on: %s %s, %d nodes, plan %s\n", c.bench, o.Metric, len(c.plan.Nodes), c.plan.Pattern)
-	a.Format(&b)
+	var re *collected
+	if re, err = collect(ctx, filepath.Join(dir, jobdir.RetestDir), o, judgedNamesOf(c.judged)); errors.Is(err, os.ErrNotExist) {
+		re = nil
+	} else if err != nil {
+		return err
+	}
+	if len(c.judged) > 1 {
+		formatRails(&b, c.judged, as)
+	}
+	if c.railsLeft > 0 {
+		fmt.Fprintf(&b, "%d more rails in the results are not judged (at most %d are): -judge RDMAWrite/rail=DEV/size=S judges one\n", c.railsLeft, maxRails)
+	}
+	for i, j := range c.judged {
+		fmt.Fprintf(&b, "judged on: %s %s, %d nodes, plan %s\n", j.bench, o.Metric, len(c.plan.Nodes), c.plan.Pattern)
+		if len(c.judged) > 1 {
+			fmt.Fprintf(&b, "heat map: %s.png, .svg\n", heatmapName(j, len(c.judged), i))
+		}
+		as[i].Format(&b)
+	}
 	var over []overCell
 	judged := 0
 	if len(o.Limits) > 0 {
 		over, judged = checkLimits(c, o.Limits)
 		formatLimits(&b, o.Limits, over, judged)
 	}
-	if re, err := collect(ctx, filepath.Join(dir, jobdir.RetestDir), o); err == nil {
-		formatRetest(&b, a, re)
-	} else if !errors.Is(err, os.ErrNotExist) {
-		return err
+	for i := range c.judged {
+		if re != nil && (len(c.judged) == 1 || len(as[i].BadPairs()) > 0) {
+			formatRetest(&b, as[i], re.judged[i], len(re.plan.Rounds))
+		}
 	}
 	if err := jobdir.WriteAtomic(filepath.Join(dir, "outliers.txt"), []byte(b.String())); err != nil {
 		return err
 	}
 	io.WriteString(stdout, b.String())
 
-	if a.Measured == 0 {
-		return limitsErr(over, judged) // nothing to draw; outliers.txt says why
+	for i, j := range c.judged {
+		if as[i].Measured == 0 {
+			continue // nothing to draw; outliers.txt says why
+		}
+		if err := writeHeatmap(ctx, dir, c, j, o.Metric, heatmapName(j, len(c.judged), i)); err != nil {
+			return err
+		}
 	}
-	grid := heatGrid(c.results, c.bench, o.Metric, c.plan.Nodes)
-	p, err := heatmap.New(fmt.Sprintf("%s %s, job %s", c.bench, strings.TrimSuffix(o.Metric, "-sec"), jobOf(c.results)), "us", c.plan.Nodes, grid)
+	return limitsErr(over, judged)
+}
+
+// writeHeatmap draws j's heat map into dir as name.png and name.svg.
+func writeHeatmap(ctx context.Context, dir string, c *collected, j judgedBench, metric, name string) error {
+	grid := heatGrid(c.results, j.bench, metric, c.plan.Nodes)
+	p, err := heatmap.New(fmt.Sprintf("%s %s, job %s", j.bench, strings.TrimSuffix(metric, "-sec"), jobOf(c.results)), "us", c.plan.Nodes, grid)
 	if err != nil {
 		return err
 	}
@@ -175,15 +245,27 @@ func Write(ctx context.Context, dir string, o Options, stdout io.Writer) error {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		err := atomicfile.Write(filepath.Join(dir, "heatmap."+format), 0o644, func(f io.Writer) error {
+		err := atomicfile.Write(filepath.Join(dir, name+"."+format), 0o644, func(f io.Writer) error {
 			return heatmap.Save(f, p, side, format)
 		})
 		if err != nil {
 			return err
 		}
 	}
-	return limitsErr(over, judged)
+	return nil
 }
+
+// judgedNamesOf returns the benchmarks of judged.
+func judgedNamesOf(judged []judgedBench) []string {
+	names := make([]string, len(judged))
+	for i, j := range judged {
+		names[i] = j.bench
+	}
+	return names
+}
+
+// judgedNames returns the benchmarks of judged for a line of text.
+func judgedNames(judged []judgedBench) string { return strings.Join(judgedNamesOf(judged), ", ") }
 
 // fullMatrixNodes is the most nodes whose matrix.txt holds every table
 // (each size and time metric); beyond, it holds the judged one only. A
@@ -223,21 +305,38 @@ func jobOf(r *fleet.Results) string {
 }
 
 // formatRetest says, for each retested pair, whether it is still above
-// the first run's limits.
-func formatRetest(b *strings.Builder, first fleet.Analysis, re *collected) {
-	fmt.Fprintf(b, "retest (%d pairs in %d rounds, against the limits above):\n", len(re.measures), len(re.plan.Rounds))
+// the first run's limits. With rails, a rail's verdict lists the pairs
+// bad on that rail only: the retest measures every rail of a pair bad on
+// any.
+func formatRetest(b *strings.Builder, first fleet.Analysis, re judgedBench, rounds int) {
+	measures := re.measures
+	on := ""
+	if first.Rail != "" {
+		on = " rail " + first.Rail
+		bad := map[fleet.Pair]bool{}
+		for _, p := range first.BadPairs() {
+			bad[p] = true
+		}
+		measures = nil
+		for _, m := range re.measures {
+			if bad[m.Pair] {
+				measures = append(measures, m)
+			}
+		}
+	}
+	fmt.Fprintf(b, "retest%s (%d pairs in %d rounds, against the limits above):\n", on, len(measures), rounds)
 	confirmed := 0
-	for _, m := range re.measures {
+	for _, m := range measures {
 		switch {
 		case m.Failed != "":
 			confirmed++
-			fmt.Fprintf(b, "retest: %s %s failed again: %s\n", m.Src, m.Dst, m.Failed)
+			fmt.Fprintf(b, "retest: %s %s%s failed again: %s\n", m.Src, m.Dst, on, m.Failed)
 		case m.Value > first.MinLimit || m.Value > first.MADLimit:
 			confirmed++
-			fmt.Fprintf(b, "retest: %s %s %.2fus: still slow (confirmed)\n", m.Src, m.Dst, m.Value*1e6)
+			fmt.Fprintf(b, "retest: %s %s%s %.2fus: still slow (confirmed)\n", m.Src, m.Dst, on, m.Value*1e6)
 		default:
-			fmt.Fprintf(b, "retest: %s %s %.2fus: within the limits now (not confirmed)\n", m.Src, m.Dst, m.Value*1e6)
+			fmt.Fprintf(b, "retest: %s %s%s %.2fus: within the limits now (not confirmed)\n", m.Src, m.Dst, on, m.Value*1e6)
 		}
 	}
-	fmt.Fprintf(b, "confirmed: %d of %d\n", confirmed, len(re.measures))
+	fmt.Fprintf(b, "confirmed%s: %d of %d\n", on, confirmed, len(measures))
 }

@@ -51,9 +51,9 @@ func TestReportGolden(t *testing.T) {
 	assert.Contains(t, readJobFile(t, dir, "heatmap.svg"), ">n4<")
 
 	// The heat map shows each pair both ways, in microseconds.
-	c, err := collect(t.Context(), dir, DefaultOptions)
+	c, err := collect(t.Context(), dir, DefaultOptions, nil)
 	require.NoError(t, err)
-	grid := heatGrid(c.results, c.bench, "p50-sec", c.plan.Nodes)
+	grid := heatGrid(c.results, c.judged[0].bench, "p50-sec", c.plan.Nodes)
 	assert.InDelta(t, 112.31, grid[0][3], 0.01, "n1 -> n4, measured")
 	assert.Equal(t, grid[0][3], grid[3][0], "n4 -> n1, mirrored")
 	assert.True(t, math.IsNaN(grid[2][2]))
