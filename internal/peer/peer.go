@@ -305,7 +305,7 @@ func (s *Server) handle(nc net.Conn, ip netip.Addr) {
 	var adm admission
 	var reason, refusal string
 	if err == nil && !closing {
-		adm, reason, refusal = s.admitLocked(ip)
+		adm, reason, refusal = s.admitLocked(ip, !isLoad(first))
 		if refusal == "" {
 			// Tracked under s.mu, so that Shutdown sees every connection
 			// in a slot.
@@ -380,6 +380,7 @@ func (s *Server) serve(c *oob.Conn, adm admission, first oob.Message) {
 	cfg.Others = func() int { return s.Stats().Active - 1 }
 	cfg.Done = s.done
 	cfg.Last = release
+	cfg.LoadOnly = isLoad(first)
 	_ = s.serveConn(c, cfg, first) // reported, session by session, through report
 }
 
