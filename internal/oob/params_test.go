@@ -68,7 +68,7 @@ func TestParamsValidate(t *testing.T) {
 			`device "rxe0\nforged": not a device name (up to 63 printable characters, no spaces or '/'; empty for the peer's first device)`},
 		{"hugepages and odp", with(func(p *oob.Params) { p.Flags = oob.FlagHugePages | oob.FlagODP }), oob.DefaultLimits, ""},
 		{"thp", with(func(p *oob.Params) { p.Flags = oob.FlagTHP }), oob.DefaultLimits, ""},
-		{"load", with(func(p *oob.Params) { p.Flags, p.Size = oob.FlagLoad, 64 << 10 }), oob.DefaultLimits, ""},
+		{"load", with(func(p *oob.Params) { p.Flags, p.Size = oob.FlagLoad, 64<<10 }), oob.DefaultLimits, ""},
 		{"load over the size limit", with(func(p *oob.Params) { p.Flags, p.Size = oob.FlagLoad, 4097 }), small, "size 4097: over the peer's limit of 4096 bytes"},
 		{"load with read", with(func(p *oob.Params) { p.Flags, p.Op = oob.FlagLoad, spec.Read }), oob.DefaultLimits,
 			"load stream with read over rc (flags 0x20): a load stream is RDMA WRITEs over rc, without events or rdma_cm"},
