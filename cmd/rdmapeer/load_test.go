@@ -72,6 +72,26 @@ func TestTwoNodeLoad(t *testing.T) {
 	assert.Contains(t, stopped, "open verbs objects none, registered bytes 0")
 }
 
+// TestTwoNodeLoadIdle: a load stream that is not renewed (no measured
+// run starts) within rdmapeer -idle loses its session: the peer frees the
+// target, so streaming alone cannot hold a slot and its memory forever.
+// The client's StopLoad then reports that the session has gone.
+func TestTwoNodeLoadIdle(t *testing.T) {
+	dev, peerDev := twoNodeDevices(t)
+	pp := startPeer(t, peerDev, "-idle", "2s")
+	p := dialPeer(t, pp.addr, dev, 64, 5*time.Second)
+	require.NoError(t, p.StartLoad(4<<10))
+	line := pp.log.wait(t, 30*time.Second, " load-stream ", "result=")
+	assert.Contains(t, line, " runs=0 ")
+	assert.Contains(t, line, "result=error: oob: no request (Params or Run) from ")
+	assert.Contains(t, line, "within 2s")
+	assert.ErrorContains(t, p.StopLoad(), "load stream's session")
+
+	require.NoError(t, pp.cmd.Process.Signal(syscall.SIGTERM))
+	stopped := pp.log.wait(t, 10*time.Second, "stopped: ")
+	assert.Contains(t, stopped, "open verbs objects none, registered bytes 0")
+}
+
 // measure runs Measure on p for n round trips of 64 bytes and returns
 // the metrics it reported.
 func measure(t *testing.T, p *rdmalat.Pair, n int) map[string]float64 {
