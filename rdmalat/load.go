@@ -76,7 +76,7 @@ func (p *Pair) StartLoad(size int) (err error) {
 	l := &loadStream{size: size, done: make(chan error, 1)}
 	defer func() {
 		if err != nil {
-			err = errors.Join(err, l.close())
+			_ = l.close() // err says why the start failed; what close adds is its echo
 		}
 	}()
 	if l.src, err = NewEndpoint(cfg); err != nil {
