@@ -58,7 +58,7 @@ test-host: deps
 # skip for want of a device (RDMABENCH_REQUIRE=1 there), then a smoke run of
 # every benchmark.
 test-vm: build
-	set -o pipefail; $(GO) test -p 1 -count=1 -v -exec '$(RXEVM) $(VMFLAGS)' ./... 2>&1 | tee $(OUT)/test-vm.log
+	set -o pipefail; $(GO) test -p 1 -count=1 -timeout=30m -v -exec '$(RXEVM) $(VMFLAGS)' ./... 2>&1 | tee $(OUT)/test-vm.log
 	@# In the VM a device is promised: a skipped test there is a failure,
 	@# except the runner tests that need the host's own tools (TestVM and
 	@# the fleet bed's, which boot VMs themselves: make test-fleet), and

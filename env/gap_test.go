@@ -50,6 +50,8 @@ func TestLoadLoad(t *testing.T) {
 		_, err = LoadFrom(vars(VarLoad, bad))
 		assert.EqualError(t, err, `RDMABENCH_LOAD="`+bad+`": want the load stream's message size from 1 byte to 8M, e.g. RDMABENCH_LOAD=64K (0: no load)`, bad)
 	}
-	_, err = LoadFrom(vars(VarLoad, "64K", VarPeer, "nodeB"))
-	assert.EqualError(t, err, "RDMABENCH_LOAD with RDMABENCH_PEER: the load stream runs in loopback mode only (its two queue pairs are in this process; rdmapeer does not answer a stream yet); unset one of them, or load the link from outside (e.g. ib_write_bw between the two nodes) while measuring")
+	// Two-node mode: rdmapeer holds the stream's target.
+	c, err = LoadFrom(vars(VarLoad, "64K", VarPeer, "nodeB"))
+	require.NoError(t, err)
+	assert.Equal(t, 65536, c.Load)
 }

@@ -46,7 +46,7 @@ func Measure(b B, p *Pair, size, warmup int, raw io.Writer) *latency.Recorder {
 		run.Expect(n)
 	}
 	ctr := startCounters(b, p)
-	lm := startLoadMeter(p)
+	lm := startLoadMeter(b, p)
 
 	b.ReportAllocs()
 	wm := startWork(run)

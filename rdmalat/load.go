@@ -26,13 +26,18 @@ func (e *Endpoint) sendDepth() int { return max(e.cfg.depth, sendQueueDepth) }
 // of its own to another, while the pair measures latency (SuperBench's
 // congestors on the same port): signaled RDMA WRITEs of size bytes,
 // loadDepth in flight, from a goroutine on its own OS thread, pinned to a
-// CPU the measuring threads do not use when there is one.
+// CPU the measuring threads do not use when there is one. In loopback
+// mode the target is a second endpoint of this process (dst); in
+// two-node mode it is a load session of the pair's rdmapeer (peer).
 type loadStream struct {
 	src, dst *Endpoint
+	peer     *loadPeer // two-node mode's target; nil in loopback
+	remote   PeerInfo  // the target's queue pair and buffer
 	size     int
 	bytes    atomic.Uint64 // written so far
 	stop     atomic.Bool
 	done     chan error
+	running  bool // run has been started: close waits for it
 	closed   bool
 }
 
@@ -43,20 +48,22 @@ const maxLoadSize = 8 << 20
 // loadAckTimeout is the stream's ACK timeout exponent: 4.096 us * 2^20.
 const loadAckTimeout = 20
 
-// StartLoad starts a load stream of size-byte RDMA WRITEs between two
-// queue pairs of its own on the pair's devices (the initiator's to the
-// responder's), running until Close. Measure then reports its throughput
-// over each measured run beside the latency, as load-MB/s. Loopback only:
-// in two-node mode the stream would need the peer's queue pair.
+// StartLoad starts a load stream of size-byte RDMA WRITEs from a queue
+// pair of its own on the initiator's device, running until StopLoad or
+// Close, to a queue pair of its own on the responder's device: in this
+// process in loopback mode, a load session of the pair's rdmapeer in
+// two-node mode (a second connection, which takes a session slot there
+// but no answering CPU). Measure then reports its throughput over each
+// measured run beside the latency, as load-MB/s.
 func (p *Pair) StartLoad(size int) (err error) {
-	if p.Mode != "loopback" {
-		return fmt.Errorf("rdmalat: %s: a load stream runs in loopback mode only (its two queue pairs are in this process; rdmapeer does not answer a stream yet); unset %s or %s, or load the link from outside (e.g. ib_write_bw between the two nodes)", env.VarLoad, env.VarLoad, env.VarPeer)
-	}
 	if p.load != nil {
 		return errors.New("rdmalat: the pair has a load stream already")
 	}
 	if size < 1 || size > maxLoadSize {
 		return fmt.Errorf("rdmalat: %s: size %d: want 1 byte to %d", env.VarLoad, size, maxLoadSize)
+	}
+	if p.Mode == "two-node" && p.peer == nil {
+		return fmt.Errorf("rdmalat: %s: this two-node pair was not made by DialPeer, which the stream needs to reach rdmapeer", env.VarLoad)
 	}
 	cfg := p.Local.cfg
 	cfg.Op, cfg.Transport, cfg.Events, cfg.CM = spec.Write, spec.RC, false, false
@@ -69,27 +76,35 @@ func (p *Pair) StartLoad(size int) (err error) {
 	l := &loadStream{size: size, done: make(chan error, 1)}
 	defer func() {
 		if err != nil {
-			l.close()
+			_ = l.close() // err says why the start failed; what close adds is its echo
 		}
 	}()
 	if l.src, err = NewEndpoint(cfg); err != nil {
 		return fmt.Errorf("rdmalat: %s: %w", env.VarLoad, err)
 	}
-	dcfg := cfg
-	if p.PeerDevice.Name != "" && p.PeerDevice.Name != cfg.Device {
-		dcfg.Device, dcfg.Port = p.PeerDevice.Name, 0
-	}
-	if l.dst, err = NewEndpoint(dcfg); err != nil {
-		return fmt.Errorf("rdmalat: %s: %w", env.VarLoad, err)
-	}
-	if err = l.src.Connect(l.dst.Info()); err != nil {
-		return err
-	}
-	if err = l.dst.Connect(l.src.Info()); err != nil {
-		return err
+	if p.peer != nil {
+		if l.peer, l.remote, err = dialLoadPeer(p.peer, l.src); err != nil {
+			return err
+		}
+	} else {
+		dcfg := cfg
+		if p.PeerDevice.Name != "" && p.PeerDevice.Name != cfg.Device {
+			dcfg.Device, dcfg.Port = p.PeerDevice.Name, 0
+		}
+		if l.dst, err = NewEndpoint(dcfg); err != nil {
+			return fmt.Errorf("rdmalat: %s: %w", env.VarLoad, err)
+		}
+		l.remote = l.dst.Info()
+		if err = l.src.Connect(l.remote); err != nil {
+			return err
+		}
+		if err = l.dst.Connect(l.src.Info()); err != nil {
+			return err
+		}
 	}
 	cpu := spareCPU(p.CPUs)
 	started := make(chan error, 1)
+	l.running = true
 	go l.run(cpu, p.Timeout, started)
 	if err = <-started; err != nil {
 		return err
@@ -124,17 +139,20 @@ func (l *loadStream) run(cpu env.CPU, timeout time.Duration, started chan<- erro
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
 	if _, err := pinThread(cpu); err != nil {
+		l.done <- err // close reads it
 		started <- err
 		return
 	}
-	remote := l.dst.Info()
+	remote := l.remote
 	wr := verbs.SendWR{
 		Op: verbs.OpWrite, Local: l.src.mr.SGE(l.src.lay.send, l.size),
 		RemoteAddr: remote.Addr, RKey: remote.RKey, Flags: verbs.FlagSignaled,
 	}
 	for range loadDepth {
 		if err := l.src.qp.PostSend(&wr); err != nil {
-			started <- fmt.Errorf("rdmalat: load stream: %w", err)
+			err = fmt.Errorf("rdmalat: load stream: %w", err)
+			l.done <- err // close reads it
+			started <- err
 			return
 		}
 	}
@@ -170,15 +188,15 @@ func (l *loadStream) stream(wr *verbs.SendWR, timeout time.Duration) error {
 	return nil
 }
 
-// close stops the stream, waits for it, and releases its endpoints; it
-// returns the stream's error if it ended on one.
+// close stops the stream, waits for it, and releases its endpoints and
+// its rdmapeer session; it returns the stream's error if it ended on one.
 func (l *loadStream) close() error {
 	if l.closed {
 		return nil
 	}
 	l.closed = true
 	var err error
-	if l.src != nil && l.dst != nil && l.src.remote != nil {
+	if l.running {
 		l.stop.Store(true)
 		select {
 		case err = <-l.done:
@@ -186,7 +204,13 @@ func (l *loadStream) close() error {
 			err = errors.New("rdmalat: load stream did not stop within 10s")
 		}
 	}
-	return errors.Join(err, l.dst.Close(), l.src.Close())
+	// The source first: the target's session ends once no write of the
+	// stream can reach it.
+	err = errors.Join(err, l.src.Close(), l.dst.Close())
+	if l.peer != nil {
+		err = errors.Join(err, l.peer.close(l.bytes.Load()))
+	}
+	return err
 }
 
 // loadMeter is the load stream's bytes at the start of a measured run.
@@ -196,9 +220,17 @@ type loadMeter struct {
 	t     time.Time
 }
 
-func startLoadMeter(p *Pair) loadMeter {
+// startLoadMeter starts the meter of a measured run; in two-node mode it
+// first renews the stream's rdmapeer session for the run, failing b when
+// the peer does not answer.
+func startLoadMeter(b B, p *Pair) loadMeter {
 	if p.load == nil {
 		return loadMeter{}
+	}
+	if p.load.peer != nil {
+		if err := p.load.peer.renew(p.load.size); err != nil {
+			b.Fatal(err)
+		}
 	}
 	return loadMeter{l: p.load, bytes: p.load.bytes.Load(), t: time.Now()}
 }

@@ -50,6 +50,7 @@ type Pair struct {
 	// samples: latency after an idle rather than back to back.
 	Gap     time.Duration
 	load    *loadStream // StartLoad (load.go); nil: none
+	peer    *peerDial   // two-node: how DialPeer reached rdmapeer, for StartLoad
 	closers []func() error
 }
 

@@ -181,6 +181,7 @@ func dialPeerOnce(ctx context.Context, addr string, cfg RemoteConfig) (_ *Pair, 
 	}
 	p.PeerCPU = cpuOfWire(pe.CPU)
 	p.PeerSessions = int(pe.Sessions)
+	p.peer = &peerDial{addr: addr, cfg: cfg}
 	return p, nil
 }
 

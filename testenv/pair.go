@@ -56,6 +56,12 @@ func NewPair(c env.Config, op rdmalat.Op, maxSize int) (p *rdmalat.Pair, err err
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", env.VarPeer, err) // DialPeer names the address
 		}
+		if c.Load > 0 {
+			if err = p.StartLoad(c.Load); err != nil {
+				p.Close()
+				return nil, err
+			}
+		}
 		return p, nil
 	}
 	lp, err := rdmalat.NewLoopback(rdmalat.LoopbackConfig{

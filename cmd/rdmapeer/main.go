@@ -24,7 +24,10 @@
 // with only the remote access its operation needs, and frees it when it
 // ends: when the client closes the connection, or dies (its socket
 // closes: the answering loop stops at once), or stalls (the loop's idle
-// timeout, which the client sets: RDMABENCH_TIMEOUT). The first line on
+// timeout, which the client sets: RDMABENCH_TIMEOUT). A client measuring
+// under a load stream (RDMABENCH_LOAD) opens a second session, the
+// stream's target: a buffer its RDMA WRITEs land in, with no answering
+// thread and no CPU, logged as load-stream with the bytes it took. The first line on
 // standard output is "rdmapeer listening on ADDR".
 //
 // By default it listens on every address, port 18515 (perftest's); use

@@ -65,7 +65,10 @@
 // perftest -e), bit 1 rdma_cm (the queue pairs connect through the RDMA
 // connection manager, perftest -R: the peer's Endpoint names its listener
 // in cm_addr, the client connects to it before sending its own Endpoint;
-// the QP numbers and PSNs in both Endpoints are then for the record). Params.size is the
+// the QP numbers and PSNs in both Endpoints are then for the record), bit 2
+// huge pages, bit 3 on-demand paging, bit 4 transparent huge pages (both
+// sides' buffers), bit 5 load (a load stream's target, below); a peer
+// refuses bits it does not know with CodeParams. Params.size is the
 // largest message of the session (the peer registers twice that: a send and
 // a receive half); inline is the largest message sent inline, 0 for never,
 // -1 for the peer's device limit, -2 for perftest's default for the
@@ -122,6 +125,18 @@
 //	               <----------      Done{m}: round trips the peer answered (m == n)
 //	   the client sends the next Run, or new Params (a new session on the same
 //	   connection), or closes the connection: the peer frees the session
+//
+// A load session (Params.flags bit 5, write over RC only, on a connection
+// of its own beside the measuring one) is the target of a bandwidth stream
+// the client runs while it measures latency on its other session: the
+// peer's Endpoint is a buffer the client's queue pair writes into, and
+// nothing on the peer answers or polls. The peer pins no CPU for it (a
+// connection whose first Params are a load session may open only load
+// sessions), counts it against its sessions and registered memory like
+// any other, and waits for the client's next request for at most
+// rdmapeer -idle: each Run{seq,size} renews it and is answered with
+// Barrier{seq} at once, with no Done. The client's Done{n} says the
+// stream stopped after n bytes written; the peer answers Done{0}.
 //
 // A session is one pair of connected queue pairs and one registered buffer
 // on each side; a benchmark runs all its sizes and repetitions as Runs of one

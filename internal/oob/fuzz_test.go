@@ -79,12 +79,14 @@ func FuzzAcceptHandshake(f *testing.F) {
 	auth, _ := oob.Marshal(oob.Auth{Addr: "pipe"})
 	params, _ := oob.Marshal(oob.Params{Op: 1, Transport: 1, Size: 64, Inline: -1, GIDIndex: -1})
 	rail, _ := oob.Marshal(oob.Params{Op: 1, Transport: 1, Size: 64, Inline: -1, GIDIndex: -1, Device: "rxe1"})
+	load, _ := oob.Marshal(oob.Params{Op: 1, Transport: 1, Size: 4096, GIDIndex: -1, Flags: oob.FlagLoad})
+	badLoad, _ := oob.Marshal(oob.Params{Op: 2, Transport: 2, Size: 4096, GIDIndex: -1, Flags: oob.FlagLoad | oob.FlagCM | 0x80})
 	old, _ := oob.Marshal(oob.Hello{Version: 3, Software: "rdmabench v0.3.0"})
 	v5, _ := oob.Marshal(oob.Hello{Version: 5, Software: "rdmabench before rails"})
 	errm, _ := oob.Marshal(oob.Error{Code: oob.CodeInternal, Msg: "x\nforged"})
 	cat := func(parts ...[]byte) []byte { return bytes.Join(parts, nil) }
 	for _, seed := range [][]byte{
-		cat(hello, auth, params), cat(hello, auth, rail), cat(hello, auth), cat(hello), cat(old), cat(v5, auth, params), cat(errm),
+		cat(hello, auth, params), cat(hello, auth, rail), cat(hello, auth, load), cat(hello, auth, badLoad), cat(hello, auth), cat(hello), cat(old), cat(v5, auth, params), cat(errm),
 		cat(hello, params), cat(hello, auth, auth), cat(hello, auth, params)[:len(hello)+3],
 		[]byte("GET / HTTP/1.1\r\n\r\n"), {},
 	} {

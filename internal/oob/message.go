@@ -151,9 +151,16 @@ const (
 	FlagODP Flags = 1 << 3
 	// FlagTHP: both sides' buffers are backed by transparent huge pages.
 	FlagTHP Flags = 1 << 4
+	// FlagLoad: the session is the target of a load stream, not a latency
+	// pair: the peer's buffer takes the client's RDMA WRITEs (op write
+	// over RC only) and nothing answers them; no CPU of the peer is
+	// pinned for it. Each Run only renews the session (Barrier at once),
+	// and the client's Done says how many bytes it wrote.
+	FlagLoad Flags = 1 << 5
 	// Version 6 knows all of these (a peer of an older version refuses a
-	// version-6 client by its version before any flag).
-	knownFlags = FlagEvents | FlagCM | FlagHugePages | FlagODP | FlagTHP
+	// version-6 client by its version before any flag; a version-6 peer
+	// built before a bit existed refuses it as unknown).
+	knownFlags = FlagEvents | FlagCM | FlagHugePages | FlagODP | FlagTHP | FlagLoad
 )
 
 // Endpoint describes one side's queue pair, port and the buffer the other

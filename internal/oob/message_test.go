@@ -60,6 +60,29 @@ var goldenParamsValue = oob.Params{Op: spec.Write, Transport: spec.RC, Size: 655
 	MTU: 1024, Inline: -1, GIDIndex: -1, IdleTimeout: 10 * time.Second, Flags: oob.FlagEvents,
 	QoS: spec.QoS{TrafficClass: 96, FlowLabel: 123456, SL: 3, PKeyIndex: 2}, Device: "rxe1"}
 
+// goldenLoadParams asks for a load stream's target: 64 KiB RDMA WRITEs
+// over RC, flags bit 5 (FlagLoad), every other field its default.
+const goldenLoadParams = `
+	02                            // type: Params
+	00                            // reserved
+	00 29                         // payload length: 41, as goldenParams (device "rxe0" is 4 bytes too)
+	01                            // op: write
+	01                            // transport: RC
+	00 01 00 00                   // size 65536
+	00 00 00 00                   // mtu 0: the port's active MTU
+	00 00 00 00                   // inline 0: never
+	ff ff ff ff                   // gid index -1
+	00 00 00 00 00 00 00 00       // idle timeout 0: the peer's default
+	20                            // flags: load (bit 5)
+	00                            // traffic class 0
+	00 00 00 00                   // flow label 0
+	00                            // service level 0
+	00 00                         // P_Key index 0
+	00 04 72 78 65 30             // device "rxe0"
+`
+
+var goldenLoadParamsValue = oob.Params{Op: spec.Write, Transport: spec.RC, Size: 65536, GIDIndex: -1, Flags: oob.FlagLoad, Device: "rxe0"}
+
 const goldenRun = `
 	07                            // type: Run
 	00                            // reserved
@@ -96,6 +119,7 @@ func TestGolden(t *testing.T) {
 	}{
 		{"Hello", oob.Hello{Version: 1, Software: "rdmabench test"}, goldenHello},
 		{"Params", goldenParamsValue, goldenParams},
+		{"Params/load", goldenLoadParamsValue, goldenLoadParams},
 		{"Run", oob.Run{Seq: 3, Size: 4096}, goldenRun},
 		{"Done", oob.Done{RoundTrips: 1e6}, goldenDone},
 		{"Error/completion", goldenCompletionValue, goldenCompletion},

@@ -130,6 +130,9 @@ func (p Params) Validate(limits Limits) error {
 	if p.Flags&FlagCM != 0 && (p.QoS.FlowLabel != 0 || p.QoS.SL != 0 || p.QoS.PKeyIndex != 0) {
 		add("rdma_cm with a flow label, service level or P_Key index: rdma_cm takes those from its route; only the traffic class applies")
 	}
+	if p.Flags&FlagLoad != 0 && (p.Op != spec.Write || p.Transport != spec.RC || p.Flags&(FlagEvents|FlagCM) != 0) {
+		add("load stream with %v over %v (flags %#x): a load stream is RDMA WRITEs over rc, without events or rdma_cm", p.Op, p.Transport, uint8(p.Flags))
+	}
 	if !deviceName(p.Device) {
 		add("device %q: not a device name (up to %d printable characters, no spaces or '/'; empty for the peer's first device)", p.Device, maxDeviceName)
 	}

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/rdmabench/rdmabench/env"
+	"github.com/rdmabench/rdmabench/internal/oob"
 )
 
 // Defaults of the admission limits.
@@ -111,16 +112,16 @@ type admission struct {
 	client netip.Prefix // its clientKey
 }
 
-// admit takes a slot, a count for ip's client (clientKey) and a free CPU
-// of device's (cpusOf), under s.mu; it returns the refusal to send when
-// one of them is not free.
-func (s *Server) admitLocked(ip netip.Addr, device string) (admission, string, string) {
+// admit takes a slot, a count for ip's client (clientKey) and, when it
+// answers (not a load stream's target), a free CPU of device's (cpusOf),
+// under s.mu; it returns the refusal to send when one of them is not free.
+func (s *Server) admitLocked(ip netip.Addr, device string, answers bool) (admission, string, string) {
 	k := clientKey(ip)
 	if n := s.perClient[k]; n >= s.cfg.MaxPerClient {
 		return admission{}, "per-client", fmt.Sprintf("rdmapeer is busy: %s already has %d sessions, this peer's limit per client address (rdmapeer -max-per-client); try again later", clientName(k), n)
 	}
 	var cpu env.CPU
-	if cpus := s.cpusOf(device); len(cpus) > 0 {
+	if cpus := s.cpusOf(device); len(cpus) > 0 && answers {
 		var free bool
 		if cpu, free = s.freeCPULocked(cpus); !free {
 			return admission{}, "cpu", fmt.Sprintf("rdmapeer is busy: every answering CPU (rdmapeer -cpu %s) serves another session, and two sessions on one CPU would spoil each other's latency; try again later, or give rdmapeer more CPUs", formatCPUs(cpus))
@@ -220,4 +221,11 @@ func clientName(k netip.Prefix) string {
 		return k.Addr().String()
 	}
 	return k.String()
+}
+
+// isLoad reports whether a connection's first request asks for a load
+// stream's target (oob.FlagLoad), which takes no answering CPU.
+func isLoad(first oob.Message) bool {
+	p, ok := first.(oob.Params)
+	return ok && p.Flags&oob.FlagLoad != 0
 }

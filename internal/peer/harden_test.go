@@ -109,14 +109,14 @@ func TestPendingPerIPv6Prefix(t *testing.T) {
 	s = New(Config{MaxPerClient: 1, Logf: t.Logf})
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	a, _, refusal := s.admitLocked(in(1), "")
+	a, _, refusal := s.admitLocked(in(1), "", true)
 	require.Empty(t, refusal)
-	_, _, refusal = s.admitLocked(in(2), "")
+	_, _, refusal = s.admitLocked(in(2), "", true)
 	assert.Equal(t, "rdmapeer is busy: 2001:db8::/64 already has 1 sessions, this peer's limit per client address (rdmapeer -max-per-client); try again later", refusal)
-	_, _, refusal = s.admitLocked(other, "")
+	_, _, refusal = s.admitLocked(other, "", true)
 	assert.Empty(t, refusal, "another /64")
 	s.releaseLocked(a)
-	_, _, refusal = s.admitLocked(in(2), "")
+	_, _, refusal = s.admitLocked(in(2), "", true)
 	assert.Empty(t, refusal, "given back")
 }
 

@@ -314,7 +314,7 @@ func (s *Server) handle(nc net.Conn, ip netip.Addr) {
 		if p, ok := first.(oob.Params); ok {
 			device = p.Device
 		}
-		adm, reason, refusal = s.admitLocked(ip, device)
+		adm, reason, refusal = s.admitLocked(ip, device, !isLoad(first))
 		if refusal == "" {
 			// Tracked under s.mu, so that Shutdown sees every connection
 			// in a slot.
@@ -389,6 +389,7 @@ func (s *Server) serve(c *oob.Conn, adm admission, first oob.Message) {
 	cfg.Others = func() int { return s.Stats().Active - 1 }
 	cfg.Done = s.done
 	cfg.Last = release
+	cfg.LoadOnly = isLoad(first)
 	_ = s.serveConn(c, cfg, first) // reported, session by session, through report
 }
 

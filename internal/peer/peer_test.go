@@ -134,6 +134,11 @@ func TestPeerRefusesParams(t *testing.T) {
 		{"rdma_cm reaches the device", with(func(p *oob.Params) { p.Op, p.Flags = spec.Send, oob.FlagCM }), oob.CodeResource, nil, "rdmapeer (nodev0): "},
 		{"every op reaches the device", with(func(p *oob.Params) { p.Op, p.Transport, p.Size = spec.FetchAdd, spec.RC, 8 }), oob.CodeResource, nil, "rdmapeer (nodev0): "},
 		{"device", goodParams, oob.CodeResource, nil, "rdmapeer (nodev0): "},
+		{"load stream of reads", with(func(p *oob.Params) { p.Op, p.Flags = spec.Read, oob.FlagLoad }), oob.CodeParams, oob.ErrInvalidParams,
+			"load stream with read over rc (flags 0x20): a load stream is RDMA WRITEs over rc"},
+		{"load stream over the size limit", with(func(p *oob.Params) { p.Size, p.Flags = 64<<10+1, oob.FlagLoad }), oob.CodeParams, oob.ErrInvalidParams,
+			"size 65537: over the peer's limit of 65536 bytes"},
+		{"load stream reaches the device", with(func(p *oob.Params) { p.Flags = oob.FlagLoad }), oob.CodeResource, nil, "rdmapeer (nodev0): "},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			c := dial(t, addr)
@@ -195,6 +200,7 @@ func TestPeerProtocolErrors(t *testing.T) {
 	}{
 		{"Run first", oob.Run{Seq: 1, Size: 2}, "Run before Params"},
 		{"Barrier", oob.Barrier{Seq: 1}, "expected Params or Run from"},
+		{"Done outside a load session", oob.Done{RoundTrips: 1}, "expected Params or Run from"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			c := dial(t, addr)
@@ -218,6 +224,8 @@ func TestFormatReport(t *testing.T) {
 			"session 10.0.0.1:4711 device=rxe1 op=write max-size=4096 sizes=2,4096 runs=20 round-trips=123456 duration=2.346s result=ok"},
 		{peer.SessionReport{Client: "10.0.0.1:4712", Params: goodParams, Device: "rxe1", Duration: time.Millisecond, Err: errors.New("boom")},
 			"session 10.0.0.1:4712 device=rxe1 op=write max-size=4096 sizes=none runs=0 round-trips=0 duration=1ms result=error: boom"},
+		{peer.SessionReport{Client: "10.0.0.1:4714", Params: oob.Params{Op: spec.Write, Transport: spec.RC, Size: 4096, Flags: oob.FlagLoad}, Device: "rxe1", Sizes: []int{4096}, Runs: 3, Bytes: 1 << 20, Duration: 2 * time.Second},
+			"session 10.0.0.1:4714 device=rxe1 load-stream op=write max-size=4096 runs=3 bytes=1048576 duration=2s result=ok"},
 		{peer.SessionReport{Client: "10.0.0.1:4713", Duration: 3 * time.Second},
 			"session 10.0.0.1:4713 no session duration=3s result=ok"},
 	} {

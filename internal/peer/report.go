@@ -25,9 +25,13 @@ func (s *Server) report(r SessionReport) {
 func FormatReport(r SessionReport) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "session %s", r.Client)
-	if r.Params == (oob.Params{}) {
+	switch {
+	case r.Params == (oob.Params{}):
 		b.WriteString(" no session")
-	} else {
+	case r.Params.Flags&oob.FlagLoad != 0:
+		fmt.Fprintf(&b, " device=%s load-stream op=%v max-size=%d runs=%d bytes=%d",
+			r.Device, r.Params.Op, r.Params.Size, r.Runs, r.Bytes)
+	default:
 		sizes := make([]string, len(r.Sizes))
 		for i, n := range r.Sizes {
 			sizes[i] = strconv.Itoa(n)

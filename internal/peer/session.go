@@ -1,7 +1,6 @@
 package peer
 
 import (
-	"context"
 	"crypto/rand"
 	"encoding/binary"
 	"errors"
@@ -63,6 +62,10 @@ type ServeConfig struct {
 	// Report, if not nil, is called once for each session when it ends,
 	// and once for a connection that ends before its first Params.
 	Report func(SessionReport)
+	// LoadOnly is set for a connection admitted with no CPU of its own
+	// (its first Params asked for a load stream, oob.FlagLoad): it may
+	// open only load sessions.
+	LoadOnly bool
 }
 
 // Rail is a device served beside ServeConfig.Device, with the NUMA node
@@ -108,6 +111,7 @@ type SessionReport struct {
 	Sizes      []int      // distinct run sizes, in order of first use
 	Runs       int
 	RoundTrips uint64 // answered, every run, warm-up included
+	Bytes      uint64 // a load stream's: what the client says it wrote
 	Duration   time.Duration
 	// Err is why the session ended; nil when the client ended it
 	// cleanly (closed the connection or sent new Params between runs).
@@ -159,6 +163,8 @@ func serve(conn *oob.Conn, cfg ServeConfig, first oob.Message) error {
 				err = s.open(m)
 			case oob.Run:
 				err = s.run(m)
+			case oob.Done:
+				err = s.loadDone(m)
 			default:
 				err = fmt.Errorf("%w: expected Params or Run from %s, got %v", oob.ErrProtocol, s.client, m.Type())
 				s.finish()
@@ -192,6 +198,7 @@ type servedSession struct {
 	resp    responder.Loop
 	seq     uint32
 	last    bool // cfg.Last was called
+	load    bool // the session is a load stream's target (load.go)
 }
 
 // finish calls cfg.Last, once: before the connection's last message.
@@ -239,6 +246,9 @@ func (s *servedSession) open(p oob.Params) error {
 	if err := p.Validate(s.cfg.Limits); err != nil {
 		return s.fail(oob.CodeParams, err)
 	}
+	if s.load = p.Flags&oob.FlagLoad != 0; s.cfg.LoadOnly && !s.load {
+		return s.fail(oob.CodeProtocol, fmt.Errorf("%w: this connection opened as a load stream, with no answering CPU: open a connection of its own for a latency session", oob.ErrProtocol))
+	}
 	rail, err := s.cfg.rail(p.Device)
 	if err != nil {
 		s.rep.Device = p.Device // the log line names the device asked for
@@ -265,6 +275,9 @@ func (s *servedSession) open(p oob.Params) error {
 			return s.fail(code, err)
 		}
 		s.release = release
+	}
+	if s.load {
+		return s.openLoad(p, rail)
 	}
 	gid := s.cfg.GIDIndex
 	timeout := loopTimeout(p, s.cfg)
@@ -312,6 +325,8 @@ func (s *servedSession) open(p oob.Params) error {
 // client's Done while the loop answers and a Watcher reads the socket.
 func (s *servedSession) run(m oob.Run) error {
 	switch {
+	case s.load && s.active:
+		return s.renewLoad(m)
 	case s.ep == nil:
 		return s.fail(oob.CodeProtocol, fmt.Errorf("%w: Run before Params", oob.ErrProtocol))
 	case m.Seq != s.seq+1:
@@ -425,46 +440,6 @@ func (s *servedSession) wire(ep *rdmalat.Endpoint) oob.Endpoint {
 		w.Sessions = uint16(min(max(s.cfg.Others(), 0), 1<<16-1))
 	}
 	return w
-}
-
-// acceptCM is a session's rdma_cm connection (oob.FlagCM): a listener on
-// this side's device address, named in the Endpoint sent to the client
-// with a random cookie, accepts the client's connection, then closes (one
-// connection per session). Requests without the cookie are refused and
-// the wait goes on; it is bounded by the session's timeout, at most this
-// peer's own whatever the client asked, and by Shutdown. It returns what the client told of
-// itself.
-func (s *servedSession) acceptCM(ep *rdmalat.Endpoint, timeout time.Duration) (rdmalat.PeerInfo, error) {
-	l, err := server().ListenCM(ep)
-	if err != nil {
-		return rdmalat.PeerInfo{}, s.fail(oob.CodeResource, err)
-	}
-	defer l.Close()
-	wire := s.wire(ep)
-	wire.CMAddr = l.Addr().String()
-	if wire.CMCookie, err = newCookie(); err != nil {
-		return rdmalat.PeerInfo{}, s.fail(oob.CodeInternal, err)
-	}
-	if err := s.conn.SendEndpoint(wire); err != nil {
-		return rdmalat.PeerInfo{}, err
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), min(timeout, s.cfg.Timeout))
-	defer cancel()
-	if s.cfg.Done != nil {
-		go func() {
-			select {
-			case <-s.cfg.Done:
-				cancel()
-			case <-ctx.Done():
-			}
-		}()
-	}
-	client, err := server().AcceptCM(ctx, ep, l, wire.CMCookie)
-	if err != nil {
-		// rdmacm's error names the address
-		return rdmalat.PeerInfo{}, s.fail(oob.CodeResource, fmt.Errorf("accepting the client's rdma_cm connection: %w", err))
-	}
-	return client, nil
 }
 
 // server is rdmalat's server side: the answering loop and the rdma_cm
