@@ -28,7 +28,7 @@ func TestParseBenchMetrics(t *testing.T) {
 func TestMarkerWork(t *testing.T) {
 	rs := []*BenchResult{
 		{Metrics: map[string]float64{work.UnitUser: 830, work.UnitKernel: 28700, work.UnitKernelWork: 28300}},
-		{Metrics: map[string]float64{"ns/op": 1}}, // a run without a counter
+		{Metrics: map[string]float64{"ns/op": 1}},                                 // a run without a counter
 		{Metrics: map[string]float64{work.UnitUser: 829, work.UnitKernel: 28900}}, // a plugin without the roles
 		{Metrics: map[string]float64{work.UnitUser: 829, work.UnitKernel: 28800, work.UnitKernelWork: 28400}},
 	}
