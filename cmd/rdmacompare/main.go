@@ -99,7 +99,7 @@ func parseFlags(args []string, stderr io.Writer) (*perftestcmp.Config, error) {
 	fs.IntVar(&c.WorkIters, "work-iters", perftestcmp.DefaultWorkIters, "under rxevm -insns, after the rounds, run each side for `N` and 2N operations to count its instructions per operation (user and kernel, the verdict where time is emulation; docs/comparing.md); 0: no work runs")
 	fs.StringVar(&c.WorkBench, "work-bench", "", "the rdmabench test `binary` built without markers (CGO_CFLAGS=-DRB_NO_MARKERS; make compare builds it): the work runs measure it as they measure perftest, to check the method against our markers")
 	fs.Float64Var(&c.WorkTolerance, "work-tolerance", 0, "fail (exit status 3) when the method's user work figure of ours (-work-bench) differs from our markers' by more than this `fraction` (0.01: 1%); 0: not judged")
-	fs.Float64Var(&c.WorkKernelTolerance, "work-kernel-tolerance", 0, "the same for the kernel's figure, on all vCPUs (it moves with timing: 0.05 judges it at 5%); 0: not judged")
+	fs.Float64Var(&c.WorkKernelTolerance, "work-kernel-tolerance", 0, "the same for the kernel's figure, kernel work (kernel-work-insns/op; 0.05 judges it at 5%); 0: not judged")
 	fs.IntVar(&c.Retries, "retries", 2, "run ib_write_lat again up to `N` times when it could not estimate the CPU frequency (inf/nan figures)")
 	fs.Usage = func() {
 		fmt.Fprintf(stderr, "usage: rdmacompare -bench BINARY [flags]\n\n"+

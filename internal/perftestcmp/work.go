@@ -189,10 +189,14 @@ func (m *method) measure(c *Config, t *Tool, tag, side string, save func(string,
 			return res, fmt.Errorf("%s, %d operations: %w", side, iters, err)
 		}
 		res.Lost += lost
-		// The plugin's counts per guest address, for a look at where the
-		// work went (the processes are gone: no symbols).
-		if raw, err := os.ReadFile(filepath.Join(filepath.Dir(os.Getenv(work.EnvPlugin)), work.ProfileFile)); err == nil {
-			save(fmt.Sprintf("%s-n%d-%s-profile.txt", tag, iters, side), raw)
+		// The plugin's counts per guest address, and the kernel's split
+		// into work and time, for a look at where the work went (the
+		// processes are gone: their symbols with them; the kernel's are
+		// in kallsyms.txt).
+		for _, f := range []string{work.ProfileFile, work.ProfileFile + "-kernel"} {
+			if raw, err := os.ReadFile(filepath.Join(filepath.Dir(os.Getenv(work.EnvPlugin)), f)); err == nil {
+				save(fmt.Sprintf("%s-n%d-%s-%s.txt", tag, iters, side, f), raw)
+			}
 		}
 		if raw, err := os.ReadFile(os.Getenv(work.EnvPlugin)); err == nil {
 			save(fmt.Sprintf("%s-n%d-%s-counts.txt", tag, iters, side), raw)
@@ -301,6 +305,13 @@ func (c *Config) runWork(ctx context.Context, samples []Sample, bench map[string
 	// the plugin takes seconds. Without them kernel work is not counted.
 	if err := work.Prepare(); err != nil {
 		logf("no kernel work figures (the kernel's roles: %v)", err)
+	}
+	// The boot's kernel symbols, to read the saved profiles' kernel
+	// addresses by (they move with every boot).
+	if c.OutDir != "" {
+		if raw, err := os.ReadFile("/proc/kallsyms"); err == nil {
+			save("kallsyms.txt", raw)
+		}
 	}
 	var out []WorkResult
 	seen := map[string]bool{}
