@@ -145,6 +145,11 @@ func TestPrintWork(t *testing.T) {
 		{Tool: tools[1], Size: 2, HasOurs: true,
 			Perftest: work.PerOp{User: 310, Kernel: 20000},
 			Ours:     work.PerOp{User: 424, Kernel: 21000, KernelWork: 30000, HasKernelWork: true}},
+		// Markers from a counter without the kernel's roles.
+		{Tool: tools[4], Size: 8, HasOurs: true, HasMarkers: true,
+			Perftest: work.PerOp{User: 315, KernelWork: 14000, HasKernelWork: true},
+			Ours:     work.PerOp{User: 467, KernelWork: 14280, HasKernelWork: true},
+			Markers:  work.PerOp{User: 471.9}},
 	}
 	var b bytes.Buffer
 	if err := PrintWork(&b, works, nil, 200); err != nil {
@@ -154,12 +159,16 @@ func TestPrintWork(t *testing.T) {
 	for _, want := range []string{
 		"ran for 200 and 400 operations",
 		"kernel = kernel work (kernel-work-insns/op",
-		// 835/772 = 1.0816; 28600/27900 = 1.0251; 835/829.2-1 = +0.7%; 28600/28400-1 = +0.7%
-		"  write          2 |               772.0     835.0  1.082x     829.2   +0.7% |               27900     28600  1.025x     28400   +0.7%\n",
+		// 835/772 = 1.0816 (user: ours by the method); 28400/27900 =
+		// 1.0179 (kernel work: ours by the markers); 835/829.2-1 = +0.7%;
+		// 28600/28400-1 = +0.7%
+		"  write          2 |               772.0     835.0  1.082x     829.2   +0.7% |               27900     28600  1.018x     28400   +0.7%\n",
 		"  write       4096 | error: ours, 400 operations: boom\n",
 		// 424/310 = 1.3677; no kernel work of perftest's: no figure, no ratio
 		"  read           2 |               310.0     424.0  1.368x         -       - |                   -     30000       -         -       -\n",
-		"verdict work write size 2: ours costs 1.082x perftest's user instructions and 1.025x its kernel work per operation\n",
+		"verdict work write size 2: ours costs 1.082x perftest's user instructions and 1.018x its kernel work per operation\n",
+		// markers without kernel work: the method's, 14280/14000 = 1.02
+		"  atomic         8 |               315.0     467.0  1.483x     471.9   -1.0% |               14000     14280  1.020x         -       -\n",
 		"verdict work write size 4096: no figures (ours, 400 operations: boom)\n",
 		"verdict work read size 2: ours costs 1.368x perftest's user instructions and - its kernel work per operation\n",
 	} {

@@ -26,7 +26,8 @@ func PrintWork(w io.Writer, works []WorkResult, why error, iters int) error {
 	p.Printf("both sides by one method: each program ran for %d and %d operations under rxevm's preload library (its polls that found nothing left out,\n", iters, 2*iters)
 	p.Printf("as our loops leave theirs; a WRITE ping-pong's spin on its buffer too), work = difference of the two runs / %d, less the library's own\n", iters)
 	p.Printf("%d instructions per call; kernel = kernel work (kernel-work-insns/op: on every vCPU, time's part left out; - where not counted); docs/comparing.md\n", work.PreloadCallInsns)
-	p.Printf("ratio = ours/perftest (ours by the method, else by the markers); markers = ours from our loops' own markers (the rounds' runs);\n")
+	p.Printf("ratio = ours/perftest: user ours by the method, else by the markers; kernel work ours by the markers, else by the method (the method's\n")
+	p.Printf("windows on our Go process also hold its runtime's page faults); markers = ours from our loops' own markers (the rounds' runs);\n")
 	p.Printf("check = ours by the method (a build without markers, -work-bench) / by the markers - 1\n")
 	p.Printf("  %-10s %5s | %-9s %9s %9s %7s %9s %7s | %-9s %9s %9s %7s %9s %7s\n",
 		"tool", "size", "user", "perftest", "ours", "ratio", "markers", "check", "kern-work", "perftest", "ours", "ratio", "markers", "check")
