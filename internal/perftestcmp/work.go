@@ -10,6 +10,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/rdmabench/rdmabench/env"
 	"github.com/rdmabench/rdmabench/internal/loops"
 	"github.com/rdmabench/rdmabench/internal/perftest"
 	"github.com/rdmabench/rdmabench/internal/spec"
@@ -170,7 +171,10 @@ func (m *method) measure(c *Config, t *Tool, tag, side string, save func(string,
 		}
 		// The preload marks the programs' polls; RXEVM_INSNS empty keeps
 		// our benchmark from resetting the counter itself.
-		wc.extraEnv = []string{"LD_PRELOAD=" + m.preload, work.EnvPlugin + "=", m.tally.Env()}
+		// RDMABENCH_TIMEOUT: our benchmark's waits on the peer get
+		// workWaitTimeout, not 5 s (perftest has no such deadline).
+		wc.extraEnv = []string{"LD_PRELOAD=" + m.preload, work.EnvPlugin + "=", m.tally.Env(),
+			env.VarTimeout + "=" + workWaitTimeout.String()}
 		if t.op == spec.Write {
 			// Both sides spin on a buffer byte between a send completion
 			// and the next post.
@@ -224,6 +228,12 @@ func (c *Config) workTimeout(ops int) time.Duration {
 	}
 	return time.Duration(float64(c.Timeout) * float64(ops) / float64(c.Iters))
 }
+
+// workWaitTimeout is how long our benchmark's waits on its peer may last
+// in a work run: they count instructions, not time, and on a loaded host
+// under the plugin a stall outlasted the default 5 s (a 2000-operation
+// 4 KiB send run at load 20 failed so). The run's deadline still holds.
+const workWaitTimeout = 60 * time.Second
 
 // ErrLostWaits means the preload library's WRITE waits found no answer
 // more often than a run's end explains: the peer stalled past a second, or
