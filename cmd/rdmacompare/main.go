@@ -89,7 +89,7 @@ func parseFlags(args []string, stderr io.Writer) (*perftestcmp.Config, error) {
 	fs.StringVar(&c.Device, "device", os.Getenv(env.VarDevice), "RDMA `device` (default $RDMABENCH_DEVICE, else the one the benchmarks pick: the first with an ACTIVE port)")
 	fs.IntVar(&c.GIDIndex, "gid-index", -1, "GID `index` for both (ib_write_lat -x, RDMABENCH_GID_INDEX); -1: the one the benchmark picks, as perftest scores them")
 	fs.IntVar(&c.Inline, "inline", perftestcmp.InlineDefault, "largest inline message in `bytes` for both (ib_write_lat -I, RDMABENCH_INLINE); -1: perftest's default for each test on this device (0 on devices perftest does not recognise, such as rxe)")
-	fs.DurationVar(&c.Timeout, "timeout", 2*time.Minute, "kill a run (a perftest pair or a benchmark) after this `duration`")
+	fs.DurationVar(&c.Timeout, "timeout", 2*time.Minute, "kill a run (a perftest pair or a benchmark) of -iters operations after this `duration`; a work run of more operations gets proportionally more")
 	fs.StringVar(&c.ServerAddr, "server-addr", "127.0.0.1", "`address` the ib_write_lat client reaches its server at (perftest's TCP exchange only)")
 	fs.IntVar(&c.Port, "port", 18515, "first TCP `port` for ib_write_lat; each pair takes the next free one")
 	fs.StringVar(&c.OutDir, "out", os.Getenv("RXEVM_OUT"), "`dir`ectory for the raw outputs and the table (default $RXEVM_OUT; none when empty)")
@@ -99,7 +99,7 @@ func parseFlags(args []string, stderr io.Writer) (*perftestcmp.Config, error) {
 	fs.IntVar(&c.WorkIters, "work-iters", perftestcmp.DefaultWorkIters, "under rxevm -insns, after the rounds, run each side for `N` and 2N operations to count its instructions per operation (user and kernel, the verdict where time is emulation; docs/comparing.md); 0: no work runs")
 	fs.StringVar(&c.WorkBench, "work-bench", "", "the rdmabench test `binary` built without markers (CGO_CFLAGS=-DRB_NO_MARKERS; make compare builds it): the work runs measure it as they measure perftest, to check the method against our markers")
 	fs.Float64Var(&c.WorkTolerance, "work-tolerance", 0, "fail (exit status 3) when the method's user work figure of ours (-work-bench) differs from our markers' by more than this `fraction` (0.01: 1%); 0: not judged")
-	fs.Float64Var(&c.WorkKernelTolerance, "work-kernel-tolerance", 0, "the same for the kernel's figure, on all vCPUs (it moves with timing: 0.05 judges it at 5%); 0: not judged")
+	fs.Float64Var(&c.WorkKernelTolerance, "work-kernel-tolerance", 0, "the same for the kernel's figure, kernel work (kernel-work-insns/op; 0.05 judges it at 5%); 0: not judged")
 	fs.IntVar(&c.Retries, "retries", 2, "run ib_write_lat again up to `N` times when it could not estimate the CPU frequency (inf/nan figures)")
 	fs.Usage = func() {
 		fmt.Fprintf(stderr, "usage: rdmacompare -bench BINARY [flags]\n\n"+

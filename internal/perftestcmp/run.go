@@ -37,7 +37,7 @@ type Config struct {
 	// InlineFamily is the device's family in perftest's inline table,
 	// used with InlineDefault.
 	InlineFamily spec.Family
-	Timeout      time.Duration // a run (a perftest pair or a benchmark) is killed after it
+	Timeout      time.Duration // a run (a perftest pair or a benchmark) of Iters operations is killed after it (workTimeout: longer ones)
 	ServerAddr   string        // where perftest's client reaches its server (TCP exchange only)
 	Port         int           // first TCP port for perftest; each pair takes the next free one
 	OutDir       string        // raw outputs and the table; none when empty

@@ -76,14 +76,18 @@ func MeasureProgram(c Counter, run func() error) (Counts, error) {
 }
 
 // PerOp is work per operation, each part as Counts counts it, as
-// fractions: a difference of two runs.
+// fractions: a difference of two runs. KernelWork is there only when both
+// runs' counts had it (HasKernelWork: the plugin knew the kernel's roles).
 type PerOp struct {
 	User, Kernel, KernelWait, KernelOther float64
+
+	KernelWork    float64
+	HasKernelWork bool
 }
 
-// AllKernel is the kernel's work on every vCPU: where it runs (the
-// polling thread's vCPU, ksoftirqd on another, an interrupt during a
-// wait) follows timing, its sum much less. The method compares this.
+// AllKernel is every kernel instruction counted, on every vCPU: it
+// follows time (the timer's ticks and what they wake), as KernelWork,
+// the figure to compare, does not.
 func (p PerOp) AllKernel() float64 { return p.Kernel + p.KernelWait + p.KernelOther }
 
 // LessCalls returns p without the preload library's own instructions,
@@ -138,16 +142,22 @@ var ErrRuns = errors.New("work per operation needs two runs of different lengths
 // that what the program does once, whatever the number of operations,
 // cancels. A part may come out negative when what it counts follows time
 // (kernel-wait, kernel-other) and the shorter run happened to take more.
+// The kernel's work (time's part left out) is there when both runs know
+// the kernel's roles.
 func Between(c1, c2 Counts, n1, n2 uint64) (PerOp, error) {
 	if n2 <= n1 {
 		return PerOp{}, fmt.Errorf("%w: %d then %d operations (the second run must be the longer)", ErrRuns, n1, n2)
 	}
 	d := float64(n2 - n1)
 	diff := func(a, b uint64) float64 { return (float64(b) - float64(a)) / d }
-	return PerOp{
+	p := PerOp{
 		User:        diff(c1.User, c2.User),
 		Kernel:      diff(c1.Kernel, c2.Kernel),
 		KernelWait:  diff(c1.KernelWait, c2.KernelWait),
 		KernelOther: diff(c1.KernelOther, c2.KernelOther),
-	}, nil
+	}
+	if c1.RolesKnown && c2.RolesKnown {
+		p.KernelWork, p.HasKernelWork = diff(c1.KernelWork, c2.KernelWork), true
+	}
+	return p, nil
 }

@@ -12,7 +12,9 @@ import (
 
 // readCounts reads a plugin report kept in testdata/between: the counts
 // files of rdmacompare's work runs of perftest (ib_write_lat and
-// ib_send_lat -s 2 under rxevm -insns, 200 and 400 operations).
+// ib_send_lat -s 2 under rxevm -insns, 200 and 400 operations, from a
+// plugin before the kernel's line; ib_write_lat -s 4096, 500 and 1000
+// operations, with it).
 func readCounts(t *testing.T, name string) Counts {
 	t.Helper()
 	b, err := os.ReadFile(filepath.Join("testdata", "between", name))
@@ -44,6 +46,31 @@ func TestBetweenRecorded(t *testing.T) {
 		if math.Abs(p.User-tc.user) > 1e-9 || math.Abs(p.Kernel-tc.kernel) > 1e-6 {
 			t.Errorf("%s: user %v kernel %v, want %v and %v", tc.name, p.User, p.Kernel, tc.user, tc.kernel)
 		}
+	}
+}
+
+// TestBetweenKernelWork: kernel work per operation comes from the
+// reports' second line, and only when both runs have it.
+func TestBetweenKernelWork(t *testing.T) {
+	n500, n1000 := readCounts(t, "write4096-n500.txt"), readCounts(t, "write4096-n1000.txt")
+	p, err := Between(n500, n1000, 500, 1000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// user (675890-337890)/500 = 676 (the preload's 4 a call not yet
+	// taken off); kernel work (153514307-77266747)/500 = 152495.12;
+	// kernel (153930965-77426271)/500 = 153009.388.
+	if !p.HasKernelWork || math.Abs(p.KernelWork-152495.12) > 1e-6 || p.User != 676 || math.Abs(p.Kernel-153009.388) > 1e-6 {
+		t.Errorf("Between: %+v, want user 676, kernel 153009.388, kernel work 152495.12", p)
+	}
+	// A run whose plugin did not know the roles: no kernel work.
+	n500.RolesKnown = false
+	if p, err := Between(n500, n1000, 500, 1000); err != nil || p.HasKernelWork || p.KernelWork != 0 {
+		t.Errorf("Between with one run lacking the roles: %+v %v, want no kernel work", p, err)
+	}
+	old := readCounts(t, "write-n200.txt")
+	if p, err := Between(old, readCounts(t, "write-n400.txt"), 200, 400); err != nil || p.HasKernelWork {
+		t.Errorf("Between of reports without the kernel's line: %+v %v, want no kernel work", p, err)
 	}
 }
 
