@@ -146,12 +146,17 @@ static struct slot *prof;        /* NULL: no profile asked for */
 static int pfd = -1, pkfd = -1; /* profile=FILE and FILE-kernel */
 static pthread_mutex_t prof_lock = PTHREAD_MUTEX_INITIALIZER; /* inserts (translation) */
 
-/* A vCPU's user parts of the current poll, counted on got. */
+/* A vCPU's user parts of the current poll, counted on got: one entry a
+ * part, however often it ran. Another thread that the kernel runs on the
+ * vCPU inside the poll (a descheduled responder's CPU neighbour) alternates
+ * among a few parts millions of times; entries per run of a part filled
+ * the table then, and the poll's own last parts went to slot 0. */
 #define HELD 256
 struct held {
-	uint32_t slot[HELD], n[HELD];
+	uint32_t slot[HELD];
+	uint64_t n[HELD];
 	int len;
-	uint64_t spill; /* past HELD parts: counted to slot 0 */
+	uint64_t spill; /* past HELD distinct parts: counted to slot 0 */
 };
 static struct held helds[MAXCPU];
 
@@ -197,9 +202,12 @@ static inline void hold(unsigned v, struct part *p) {
 		return;
 	uint32_t s = part_slot(p);
 	uint64_t n = p->n;
-	if (h->len > 0 && h->slot[h->len - 1] == s)
-		h->n[h->len - 1] += n;
-	else if (h->len < HELD) {
+	for (int i = h->len - 1; i >= 0; i--)
+		if (h->slot[i] == s) {
+			h->n[i] += n;
+			return;
+		}
+	if (h->len < HELD) {
 		h->slot[h->len] = s;
 		h->n[h->len++] = n;
 	} else
