@@ -4,6 +4,7 @@ import (
 	"context"
 	"debug/elf"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -100,5 +101,28 @@ func TestBuildPreload(t *testing.T) {
 	}
 	if filepath.Base(so) == filepath.Base(PreloadFile) {
 		t.Errorf("the cached build %s is not named by its hash", so)
+	}
+}
+
+// The plugin's held parts: a neighbour thread that runs hundreds of parts
+// on the vCPU inside a poll (a descheduled responder) must not push the
+// poll's own parts out of the profile to slot 0, and the next poll starts
+// from an empty table (testdata/held.c drives the plugin's source).
+func TestHeldParts(t *testing.T) {
+	if os.Getenv("RDMABENCH_VM") == "1" {
+		t.Skip("skipping in the VM: compiles the plugin's source with the host's C compiler, which the guest lacks; runs on the host")
+	}
+	exe := filepath.Join(t.TempDir(), "held")
+	out, err := exec.Command(CC(), "-O2", "-Wall", "-o", exe, "testdata/held.c").CombinedOutput()
+	if err != nil {
+		t.Fatalf("%s testdata/held.c: %v: %s", CC(), err, out)
+	}
+	out, err = exec.Command(exe).Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	const want = "own 9 slot0 0 total 300009 left 0\n"
+	if string(out) != want {
+		t.Errorf("held parts: %q, want %q (the poll's own part 3 times 3, nothing in slot 0, all 3 x 100,003 counted, the index empty after)", out, want)
 	}
 }

@@ -146,12 +146,20 @@ static struct slot *prof;        /* NULL: no profile asked for */
 static int pfd = -1, pkfd = -1; /* profile=FILE and FILE-kernel */
 static pthread_mutex_t prof_lock = PTHREAD_MUTEX_INITIALIZER; /* inserts (translation) */
 
-/* A vCPU's user parts of the current poll, counted on got. */
-#define HELD 256
+/* A vCPU's user parts of the current poll, counted on got: one entry a
+ * part, however often it ran, found through a small hash index. Another
+ * thread that the kernel runs on the vCPU inside the poll (a descheduled
+ * responder's CPU neighbour, with its signal handlers) runs hundreds of
+ * parts millions of times; with an entry per run of a part the table
+ * filled, and the poll's own last parts went to slot 0. */
+#define HELD 4096
+#define HELD_INDEX (2 * HELD) /* a power of two */
 struct held {
-	uint32_t slot[HELD], n[HELD];
+	uint32_t slot[HELD];
+	uint64_t n[HELD];
+	uint16_t index[HELD_INDEX]; /* entry + 1 by slot hash; 0: free */
 	int len;
-	uint64_t spill; /* past HELD parts: counted to slot 0 */
+	uint64_t spill; /* past HELD distinct parts: counted to slot 0 */
 };
 static struct held helds[MAXCPU];
 
@@ -191,15 +199,28 @@ static inline void tally(struct part *p, int kind) {
 		tally_slot(part_slot(p), kind, p->n);
 }
 
+static inline uint32_t held_hash(uint32_t s) {
+	return (s * 0x9e3779b1u) >> (32 - 13) & (HELD_INDEX - 1);
+}
+
 static inline void hold(unsigned v, struct part *p) {
 	struct held *h = &helds[v];
 	if (!prof)
 		return;
 	uint32_t s = part_slot(p);
 	uint64_t n = p->n;
-	if (h->len > 0 && h->slot[h->len - 1] == s)
+	if (h->len > 0 && h->slot[h->len - 1] == s) {
 		h->n[h->len - 1] += n;
-	else if (h->len < HELD) {
+		return;
+	}
+	uint32_t i = held_hash(s);
+	for (; h->index[i]; i = (i + 1) & (HELD_INDEX - 1))
+		if (h->slot[h->index[i] - 1] == s) {
+			h->n[h->index[i] - 1] += n;
+			return;
+		}
+	if (h->len < HELD) {
+		h->index[i] = (uint16_t)(h->len + 1);
 		h->slot[h->len] = s;
 		h->n[h->len++] = n;
 	} else
@@ -207,8 +228,14 @@ static inline void hold(unsigned v, struct part *p) {
 }
 
 static inline void drop_held(unsigned v) {
-	helds[v].len = 0;
-	helds[v].spill = 0;
+	struct held *h = &helds[v];
+	for (int i = 0; i < h->len; i++) {
+		uint32_t j = held_hash(h->slot[i]);
+		while (h->index[j])
+			h->index[j] = 0, j = (j + 1) & (HELD_INDEX - 1);
+	}
+	h->len = 0;
+	h->spill = 0;
 }
 
 static void count_held(unsigned v) {
