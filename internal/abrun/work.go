@@ -231,7 +231,7 @@ func workDiff(w io.Writer, dir string) error {
 	for _, n := range names {
 		old, new := work.Mean(sides[abtest.Old][n]...), work.Mean(sides[abtest.New][n]...)
 		fmt.Fprintf(f, "%s: old %d runs, new %d runs (mean insns/op per function)\n", n, len(sides[abtest.Old][n]), len(sides[abtest.New][n]))
-		shown, err := work.WriteDiff(f, old, new, work.Counted, diffLines, diffMinDelta)
+		shown, err := work.WriteDiff(f, old, new, work.CountedIn(old, new), diffLines, diffMinDelta)
 		if err != nil {
 			return err
 		}
