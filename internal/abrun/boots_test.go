@@ -150,3 +150,27 @@ func TestBootsGateOnWorkAlone(t *testing.T) {
 		})
 	}
 }
+
+// vmArgs puts rdmaab's -boot-timeout before the VM flags unless they give
+// their own, in either spelling, for both sides' boot or one side's.
+func TestVMArgsBootTimeout(t *testing.T) {
+	for _, tc := range []struct {
+		vmflags, newFlags string
+		side              int
+		want              string
+	}{
+		{"-smp 2", "", -1, "-boot-timeout 3m0s -smp 2"},
+		{"-boot-timeout 60s -smp 2", "", -1, "-boot-timeout 60s -smp 2"},
+		{"", "--boot-timeout=5m", 1, "--boot-timeout=5m"},
+		{"", "--boot-timeout=5m", 0, "-boot-timeout 3m0s"},
+		{"-env X=-boot-timeout", "", -1, "-boot-timeout 3m0s -env X=-boot-timeout"},
+	} {
+		o := &Comparison{VMFlags: tc.vmflags, SideVMFlags: [2]string{"", tc.newFlags}, BootTimeout: 3 * time.Minute}
+		if got := strings.Join(o.vmArgs(tc.side), " "); got != tc.want {
+			t.Errorf("-vmflags %q -new-vmflags %q, side %d: %q, want %q", tc.vmflags, tc.newFlags, tc.side, got, tc.want)
+		}
+	}
+	if got := (&Comparison{VMFlags: "-smp 2"}).vmArgs(-1); strings.Join(got, " ") != "-smp 2" {
+		t.Errorf("no -boot-timeout (0): %q, want rxevm's own default", got)
+	}
+}
