@@ -14,7 +14,7 @@ import (
 // load at its start and end.
 var (
 	reKernel     = regexp.MustCompile(`^Kernel work (A/A|A/B), stock rdma_rxe (?:in two boots \(-boots\)|against -rxe-extra-cost (\d+) \(about (\d+) kernel instructions per 2 B round trip, in (\S+)\)), (\d+) trials of one boot a side, (\d+) runs a boot, (\S+) 2 B, (\S+):`)
-	reKernelWall = regexp.MustCompile(`^  trial \d+: gate status \d+; (\d+) s wall, load ([0-9.]+)-([0-9.]+); top of the diff: (?:kernel \S+ (\S+) [+-])?`)
+	reKernelWall = regexp.MustCompile(`^  trial \d+: gate status (\d+); (\d+) s wall, load ([0-9.]+)-([0-9.]+); top of the diff: (?:kernel\S* \S+ (\S+) [+-])?`)
 	reKernelWork = regexp.MustCompile(`kernel-work-insns/op: old [0-9.]+ \[[^]]*\] new [0-9.]+ \[[^]]*\]: ([+-][0-9.]+)% `)
 )
 
@@ -35,8 +35,10 @@ func (s *step) kernelRow(r row) ([]row, error) {
 			v = m
 		}
 		if m := reKernelWall.FindStringSubmatch(l); m != nil {
-			wall, loads = append(wall, number(m[1])), append(loads, number(m[2]), number(m[3]))
-			top[cmp.Or(m[4], "no kernel function")]++
+			wall, loads = append(wall, number(m[2])), append(loads, number(m[3]), number(m[4]))
+			if m[1] == "0" || m[1] == "1" { // a trial the gate judged
+				top[cmp.Or(m[5], "no kernel function")]++
+			}
 		}
 		if m := reKernelWork.FindStringSubmatch(l); m != nil {
 			moved = append(moved, number(m[1]))

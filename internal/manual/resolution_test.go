@@ -138,7 +138,7 @@ Kernel work A/B, stock rdma_rxe against -rxe-extra-cost 100 (about 800 kernel in
   the gate on work (user-insns/op, kernel-work-insns/op): failed 2, passed 0, undecided 0, could not judge 0 of 2
   trial 1: gate status 1; 400 s wall, load 12.00-14.50; top of the diff: kernel rdma_rxe rxe_rcv +801.0 insns/op (+190.0%)
     FAIL RDMAWrite/size=2-4 kernel-work-insns/op: old 28206.0 [28083.0, 28226.0] new 29006.0 [28983.0, 29026.0]: +2.84% worse, above the 2% threshold, ranges apart
-  trial 2: gate status 1; 410 s wall, load 14.50-13.00; top of the diff: kernel rdma_rxe rxe_rcv +799.0 insns/op (+189.0%)
+  trial 2: gate status 1; 410 s wall, load 14.50-13.00; top of the diff: kernel-work rdma_rxe rxe_rcv +799.0 insns/op (+189.0%)
     FAIL RDMAWrite/size=2-4 kernel-work-insns/op: old 28206.0 [28083.0, 28226.0] new 29030.0 [28983.0, 29126.0]: +2.92% worse, above the 2% threshold, ranges apart
 
 Drift across boots: 2 boots per setting, 6 runs of 2 B x 5000x each, settings alternated:
