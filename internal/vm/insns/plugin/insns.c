@@ -470,36 +470,11 @@ static void install_roles(void) {
 	send_acc = 0;
 }
 
-/* Dormant until the first marker: until then only markers get callbacks,
- * so that the boot and whatever runs before a measurement go at TCG's
- * speed (a callback on every block made a boot to /init 1.9-2.8x slower).
- * The first marker wakes the plugin: qemu_plugin_reset flushes the
- * translated blocks once every vCPU has stopped, and on_awake installs
- * on_trans again, so every block from then on is translated with its
- * callbacks. Nothing counts before a window opens, and the kernel's role
- * state (tick, idle, softirq) settles at the next interrupt, switch or
- * idle loop, seconds before the measured loop's first window. */
-static qemu_plugin_id_t plugin_id;
-static int awake;
-typedef void (*qemu_plugin_simple_cb_t)(qemu_plugin_id_t);
-void qemu_plugin_reset(qemu_plugin_id_t, qemu_plugin_simple_cb_t);
-static void on_trans(qemu_plugin_id_t id, struct qemu_plugin_tb *tb);
-
-static void on_awake(qemu_plugin_id_t id) {
-	qemu_plugin_register_vcpu_tb_trans_cb(id, on_trans);
-}
-
-static void wake(void) {
-	if (!__atomic_exchange_n(&awake, 1, __ATOMIC_RELAXED))
-		qemu_plugin_reset(plugin_id, on_awake);
-}
-
 /* A marker's callback: u is the part the marker starts. */
 static void on_marker(unsigned v, void *u) {
 	struct part *p = u;
 	if (v >= MAXCPU)
 		return;
-	wake();
 	struct vcpu *c = &cpus[v];
 	switch (p->marker) {
 	case OPEN:
@@ -597,9 +572,6 @@ static void on_trans(qemu_plugin_id_t id, struct qemu_plugin_tb *tb) {
 	(void)id;
 	size_t n = qemu_plugin_tb_n_insns(tb);
 	uint64_t k = KERNEL(qemu_plugin_tb_vaddr(tb));
-	int dormant = !__atomic_load_n(&awake, __ATOMIC_RELAXED);
-	if (dormant && k)
-		return; /* markers are user instructions */
 	/* The part before the first marker; then each marker's. */
 	size_t start = 0;
 	uint64_t start_va = qemu_plugin_tb_vaddr(tb);
@@ -620,7 +592,7 @@ static void on_trans(qemu_plugin_id_t id, struct qemu_plugin_tb *tb) {
 		}
 		if (!m && i < n)
 			continue;
-		if (at || (i > start && !dormant)) {
+		if (at || i > start) {
 			struct part *p = malloc(sizeof *p);
 			if (!p) {
 				fprintf(stderr, "rxevm insns plugin: out of memory\n");
@@ -677,7 +649,6 @@ int qemu_plugin_install(qemu_plugin_id_t id, const void *info, int argc, char **
 		}
 	}
 	report(); /* a file the guest can read before any report: all zero */
-	plugin_id = id;
 	qemu_plugin_register_vcpu_tb_trans_cb(id, on_trans);
 	return 0;
 }
