@@ -264,6 +264,6 @@ validate-work: build $(OUT)
 # both sides) and TRIALS A/B (against rdma_rxe rebuilt with RXE_EXTRA_COST
 # loop turns in rxe_rcv, rxevm -rxe-extra-cost): each trial's gate status,
 # wall time and the work diff's top line into $(OUT)/validate-ab/figures.txt
-# (two boots a trial, each of 3 runs: 4-8 minutes a trial at host load 11-23).
+# (two boots of 3 runs a trial: 37-94 s at host load 4-10, 148-474 s at 9-23).
 validate-kernel: build $(OUT)
 	OUT=$(OUT) VMFLAGS='$(VMFLAGS)' STEPS="work-kaa work-kab" TRIALS=$(TRIALS) bash cmd/rdmaab/validate-ab.sh
