@@ -242,7 +242,7 @@ AB_FLAGS     ?=
 WORK              ?= 0
 AB_WORK_COUNT     ?= 3
 AB_WORK_BENCHTIME ?= 500x
-.PHONY: compare-commits validate-ab validate-work
+.PHONY: compare-commits validate-ab validate-work validate-kernel
 compare-commits: build $(OUT)
 	$(GO) build -o bin/rdmaab ./cmd/rdmaab
 	set -o pipefail; bin/rdmaab -bench '$(BENCH)' $(if $(filter-out 0,$(WORK)),-work -benchtime $(AB_WORK_BENCHTIME) -count $(AB_WORK_COUNT),-benchtime $(AB_BENCHTIME) -count $(AB_COUNT)) -vmflags '$(VMFLAGS)' \
@@ -260,3 +260,12 @@ validate-ab: build $(OUT)
 TRIALS ?= 10
 validate-work: build $(OUT)
 	OUT=$(OUT) VMFLAGS='$(VMFLAGS)' STEPS="work-aa work-ab" TRIALS=$(TRIALS) NOISE=$(or $(NOISE),1) bash cmd/rdmaab/validate-ab.sh
+
+# make validate-kernel: the gate on kernel work across boots (rdmaab -work,
+# each side in a boot of its own), TRIALS A/A comparisons (stock rdma_rxe
+# both sides) and TRIALS A/B (against rdma_rxe rebuilt with RXE_EXTRA_COST
+# loop turns in rxe_rcv, rxevm -rxe-extra-cost): each trial's gate status,
+# wall time and the work diff's top line into $(OUT)/validate-ab/figures.txt
+# (two boots of 3 runs a trial: 37-94 s at host load 4-10, 148-474 s at 9-23).
+validate-kernel: build $(OUT)
+	OUT=$(OUT) VMFLAGS='$(VMFLAGS)' STEPS="work-kaa work-kab" TRIALS=$(TRIALS) bash cmd/rdmaab/validate-ab.sh

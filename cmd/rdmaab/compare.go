@@ -4,6 +4,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"time"
 
 	"github.com/rdmabench/rdmabench/internal/abrun"
 )
@@ -25,6 +26,7 @@ func parseCompare(args []string, stderr io.Writer) (*abrun.Comparison, error) {
 	fs.StringVar(&o.SideVMFlags[0], "old-vmflags", "", "rxevm `flags` of the old side only, e.g. \"-kernel old/bzImage -modules old/lib/modules/6.1.0\": when the sides' differ, each side runs in boots of its own, alternated, and the boot is the unit of the verdict")
 	fs.StringVar(&o.SideVMFlags[1], "new-vmflags", "", "rxevm `flags` of the new side only (see -old-vmflags)")
 	fs.BoolVar(&o.Boots, "boots", false, "run each side in boots of its own, as -old-vmflags/-new-vmflags do, even with the same flags (to measure what a comparison of boots resolves)")
+	fs.DurationVar(&o.BootTimeout, "boot-timeout", 180*time.Second, "rxevm's -boot-timeout for every boot, unless -vmflags gives one: boot again when /init has not started within this `duration` (0: rxevm's default, 45s under TCG, too short on a loaded host)")
 	fs.IntVar(&o.Spec.BootRuns, "boot-runs", 3, "with -old-vmflags/-new-vmflags: repetitions (-test.count) in each boot")
 	fs.Usage = func() {
 		fmt.Fprintf(stderr, "usage: rdmaab [flags] OLD NEW [-- test binary flags]\n"+
@@ -52,6 +54,9 @@ func parseCompare(args []string, stderr io.Writer) (*abrun.Comparison, error) {
 			return nil, fmt.Errorf("unexpected %q after OLD NEW: flags go before OLD NEW, test binary flags after --", rest[0])
 		}
 		o.Spec.TestArgs = rest[1:]
+	}
+	if o.BootTimeout < 0 {
+		return nil, fmt.Errorf("-boot-timeout %v: want a duration, e.g. 180s (0: rxevm's default)", o.BootTimeout)
 	}
 	switch o.Where {
 	case "auto", "local", "vm":

@@ -3,11 +3,13 @@ package main
 import (
 	"bytes"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"go.uber.org/goleak"
 
@@ -39,11 +41,21 @@ func TestUsage(t *testing.T) {
 		{[]string{"-threshold", "five", "a", "b"}, "want a percentage like 5%"},
 		{[]string{"-old-env", "X", "a", "b"}, "want KEY=VALUE"},
 		{[]string{"gate", "one.txt"}, "gate takes two files"},
+		{[]string{"-boot-timeout", "-1s", "a", "b"}, "-boot-timeout -1s: want"},
 	} {
 		code, _, stderr := compare(t, c.args...)
 		if code != exitUsage || !strings.Contains(stderr, c.want) {
 			t.Errorf("%q: status %d, stderr %q; want %d and %q", c.args, code, stderr, exitUsage, c.want)
 		}
+	}
+}
+
+// rdmaab gives every boot 180 s to reach /init: rxevm's own 45 s default
+// boots again and again on a host at load 20 or more.
+func TestBootTimeoutDefault(t *testing.T) {
+	o, err := parseCompare([]string{"old.test", "new.test"}, io.Discard)
+	if err != nil || o.BootTimeout != 180*time.Second {
+		t.Errorf("-boot-timeout by default: %v, %v; want 3m0s", o.BootTimeout, err)
 	}
 }
 

@@ -343,7 +343,7 @@ kernel_trials() {
 		bin/rdmaab -work -gate -metrics user-insns/op,kernel-work-insns/op \
 			-vmflags "$VMFLAGS -boot-timeout $BOOT_TIMEOUT -env RDMABENCH_SIZES=2" "$@" \
 			-bench "^Benchmark$WORK_BENCH\$" -benchtime "$WORK_BENCHTIME" -boot-runs "$WORK_RUNS" -count 1 \
-			-out "$dir/$name$i" "$A" "$A" >"$dir/$name$i.txt" 2>"$dir/$name$i.log"
+			-out "$dir/$name$i" "$A" "$A" -- -rdmabench.noplots >"$dir/$name$i.txt" 2>"$dir/$name$i.log"
 		g=$?
 		case $g in 1) fails=$((fails + 1)) ;; 0) passes=$((passes + 1)) ;; 4) undecided=$((undecided + 1)) ;; *) broken=$((broken + 1)) ;; esac
 		echo "  trial $i: gate status $g; $((SECONDS - start)) s wall, load $l0-$(cut -d' ' -f1 /proc/loadavg); top of the diff: $(grep -A1 '^  Benchmark' "$dir/$name$i.txt" | sed -n 2p | sed 's/^ *//;s/  */ /g')" >>"$dir/trials.txt"

@@ -69,9 +69,19 @@ func fakeBench(side string, args []string) int {
 	if os.Getenv("FAKE_CONTENTION") != "" {
 		fmt.Printf("# host-cpu-contention: 1.62x with all busy, p90 1.20x the median, worst 2.50x; CPUs 0-1\n# warning (host-cpu-contention): the VM's host CPUs ... slow each other down\n#   fix: ...\n")
 	}
-	for range count {
-		fmt.Printf("BenchmarkRDMAWrite/size=2-4\t1000\t%.0f ns/op\t%.0f min-ns\t%.0f p50-ns\t%.0f p99-ns\t0 B/op\t0 allocs/op\n",
-			p50*1.1, p50*0.9, p50, p50*3)
+	// With $FAKE_WORK, work metrics too: kernel work times
+	// $FAKE_NEW_KWORK on the new side, and 0.1% apart between runs.
+	kwork := 28000.0
+	if v, err := strconv.ParseFloat(os.Getenv("FAKE_NEW_KWORK"), 64); err == nil && side == "new" {
+		kwork *= v
+	}
+	for i := range count {
+		work := ""
+		if os.Getenv("FAKE_WORK") != "" {
+			work = fmt.Sprintf("\t827.2 user-insns/op\t%.0f kernel-work-insns/op", kwork*(1+0.001*float64(i)))
+		}
+		fmt.Printf("BenchmarkRDMAWrite/size=2-4\t1000\t%.0f ns/op\t%.0f min-ns\t%.0f p50-ns\t%.0f p99-ns%s\t0 B/op\t0 allocs/op\n",
+			p50*1.1, p50*0.9, p50, p50*3, work)
 	}
 	fmt.Println("PASS")
 	fmt.Fprintln(os.Stderr, "fake stderr line")

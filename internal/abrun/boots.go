@@ -46,8 +46,10 @@ func runBoots(ctx context.Context, o *Comparison, rxevm string, progress io.Writ
 	if err != nil {
 		return err
 	}
-	// Every gated unit: a boot's median of it is one value, whatever
+	// Every gated time unit: a boot's median of it is one value, whatever
 	// the unit (a turn's summary has p50 and min only; a boot has all).
+	// Work units are the work rule's, over every run of every boot
+	// (Report): a comparison gated on work alone runs all -count pairs.
 	covered := rule.Units
 	seq := s.SequentialRule()
 	bf, err := os.Create(filepath.Join(s.OutDir, bootsFile))
@@ -69,6 +71,12 @@ func runBoots(ctx context.Context, o *Comparison, rxevm string, progress io.Writ
 			if err != nil {
 				return fmt.Errorf("pair %d, %s side's boot: %w", pair, side, err)
 			}
+			if len(covered) == 0 {
+				if err := anyResult(out.stdout); err != nil {
+					return fmt.Errorf("pair %d, %s side: %w", pair, side, err)
+				}
+				continue
+			}
 			rs, err := bootValues(pair, side, out.stdout, covered)
 			if err != nil {
 				return fmt.Errorf("pair %d, %s side: %w", pair, side, err)
@@ -81,12 +89,16 @@ func runBoots(ctx context.Context, o *Comparison, rxevm string, progress io.Writ
 		fs := judgeBoots(recs, covered, seq)
 		d := abtest.Overall(fs)
 		fmt.Fprintf(progress, "rdmaab: boot pair %d/%d ran in %.1f s: %s\n", pair, s.Pairs, time.Since(start).Seconds(), d)
-		if out, _ := seq.Gate(fs); out != abtest.GateUndecided && pair < s.Pairs {
+		if out, _ := seq.Gate(fs); len(covered) > 0 && out != abtest.GateUndecided && pair < s.Pairs {
 			os.WriteFile(filepath.Join(s.OutDir, "stop.txt"), fmt.Appendf(nil, "stopped after %d boot pairs of at most %d (-count): the paired verdict on %s is %s\n", pair, s.Pairs, strings.Join(covered, ","), d), 0o644)
 			return nil
 		}
 	}
-	os.WriteFile(filepath.Join(s.OutDir, "stop.txt"), fmt.Appendf(nil, "ran %d boot pairs (-count %d); the paired verdict on %s: undecided\n", s.Pairs, s.Pairs, strings.Join(covered, ",")), 0o644)
+	stop := fmt.Sprintf("the paired verdict on %s: undecided", strings.Join(covered, ","))
+	if len(covered) == 0 {
+		stop = "no time metric gated: the work rule judges the runs of every boot"
+	}
+	os.WriteFile(filepath.Join(s.OutDir, "stop.txt"), fmt.Appendf(nil, "ran %d boot pairs (-count %d); %s\n", s.Pairs, s.Pairs, stop), 0o644)
 	return nil
 }
 
@@ -104,7 +116,7 @@ func bootRunsDesc(s *Spec) string {
 // where the report's work diff reads them as one run's.
 func bootOnce(ctx context.Context, o *Comparison, rxevm string, side abtest.Side, pair int) (runOutput, error) {
 	s := &o.Spec
-	args := append(strings.Fields(o.VMFlags), strings.Fields(o.SideVMFlags[side])...)
+	args := o.vmArgs(int(side))
 	var testArgs []string
 	if s.Work {
 		dir := filepath.Join(s.OutDir, workDir, side.String(), strconv.Itoa(pair))
@@ -174,6 +186,18 @@ func bootValues(pair int, side abtest.Side, out []byte, units []string) ([]bootR
 		return nil, fmt.Errorf("the boot printed no result of %s (-metrics)%s", strings.Join(units, ","), cmdout.Tail(out, tailLines))
 	}
 	return recs, nil
+}
+
+// anyResult checks that a boot printed a benchmark result.
+func anyResult(out []byte) error {
+	rs, err := abtest.ReadResults(bytes.NewReader(out), "boot")
+	if err != nil {
+		return err
+	}
+	if len(rs.Keys) == 0 {
+		return fmt.Errorf("the boot printed no benchmark result%s", cmdout.Tail(out, tailLines))
+	}
+	return nil
 }
 
 func readBootsFile(name string) ([]bootRec, error) {

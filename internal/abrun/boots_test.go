@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 // fakeRxevm writes an rxevm stand-in that logs its command line, applies
@@ -17,6 +18,7 @@ echo "$*" >>` + log + `
 while [ $# -gt 0 ]; do
 	case "$1" in
 	-env) export "$2"; shift 2 ;;
+	-insns | -*=*) shift ;;
 	-*) shift 2 ;;
 	*) break ;;
 	esac
@@ -107,5 +109,68 @@ func TestBootsJudgeEveryUnit(t *testing.T) {
 	}
 	if strings.Contains(stdout, "not judged") {
 		t.Errorf("a gated unit left unjudged:\n%s", stdout)
+	}
+}
+
+// A comparison of boots gated on work alone (rdmaab -work -boots -metrics
+// user-insns/op,kernel-work-insns/op) judges every boot's runs by the work
+// rule: no time unit is recorded per boot, and every boot gets rxevm's
+// -boot-timeout unless the VM flags give their own.
+func TestBootsGateOnWorkAlone(t *testing.T) {
+	for _, tc := range []struct {
+		name, factor, vmflags, timeout string
+		want                           int
+	}{
+		{"same", "1", "", "-boot-timeout 3m0s", 0},
+		{"kernel-work-grew", "1.03", "-boot-timeout=5m", "-boot-timeout=5m", ExitRegressed},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			old, new, dir := fakes(t)
+			rxevm, log := fakeRxevm(t, dir)
+			t.Setenv("FAKE_WORK", "1")
+			o := boots(rxevm, filepath.Join(dir, "out"), 3, "", "-env FAKE_NEW_KWORK="+tc.factor)
+			o.VMFlags, o.BootTimeout = tc.vmflags, 3*time.Minute
+			code, stdout, stderr := compare(t, o, "-work", "-count", "1", "-metrics", "user-insns/op,kernel-work-insns/op", old, new)
+			if code != tc.want {
+				t.Fatalf("status %d, want %d\n%s\n%s", code, tc.want, stdout, stderr)
+			}
+			if !strings.Contains(stdout, "no time metric gated") {
+				t.Errorf("stdout lacks why no pair was judged:\n%s", stdout)
+			}
+			b, _ := os.ReadFile(log)
+			lines := strings.Split(strings.TrimSpace(string(b)), "\n")
+			if len(lines) != 2 {
+				t.Fatalf("%d boots, want 2:\n%s", len(lines), b)
+			}
+			for _, l := range lines {
+				if strings.Count(l, "-boot-timeout") != 1 || !strings.Contains(l, tc.timeout) {
+					t.Errorf("boot without %q once: %s", tc.timeout, l)
+				}
+			}
+		})
+	}
+}
+
+// vmArgs puts rdmaab's -boot-timeout before the VM flags unless they give
+// their own, in either spelling, for both sides' boot or one side's.
+func TestVMArgsBootTimeout(t *testing.T) {
+	for _, tc := range []struct {
+		vmflags, newFlags string
+		side              int
+		want              string
+	}{
+		{"-smp 2", "", -1, "-boot-timeout 3m0s -smp 2"},
+		{"-boot-timeout 60s -smp 2", "", -1, "-boot-timeout 60s -smp 2"},
+		{"", "--boot-timeout=5m", 1, "--boot-timeout=5m"},
+		{"", "--boot-timeout=5m", 0, "-boot-timeout 3m0s"},
+		{"-env X=-boot-timeout", "", -1, "-boot-timeout 3m0s -env X=-boot-timeout"},
+	} {
+		o := &Comparison{VMFlags: tc.vmflags, SideVMFlags: [2]string{"", tc.newFlags}, BootTimeout: 3 * time.Minute}
+		if got := strings.Join(o.vmArgs(tc.side), " "); got != tc.want {
+			t.Errorf("-vmflags %q -new-vmflags %q, side %d: %q, want %q", tc.vmflags, tc.newFlags, tc.side, got, tc.want)
+		}
+	}
+	if got := (&Comparison{VMFlags: "-smp 2"}).vmArgs(-1); strings.Join(got, " ") != "-smp 2" {
+		t.Errorf("no -boot-timeout (0): %q, want rxevm's own default", got)
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -31,6 +32,29 @@ type Comparison struct {
 	SideVMFlags [2]string
 	Boots       bool      // boots of their own even with the same flags (an A/A of the method)
 	Sides       [2]string // OLD and NEW: git revisions, directories or test binaries
+	// BootTimeout is rxevm's -boot-timeout for every boot, unless the VM
+	// flags give one (0: rxevm's default, 45 s under TCG, which a boot
+	// of a host at load 20 or more overruns: rxevm then boots again, and
+	// again, until its own -timeout ends the comparison).
+	BootTimeout time.Duration
+}
+
+// vmArgs returns rxevm's flags for a boot of side (-1: both sides' boot):
+// -boot-timeout, then VMFlags, then the side's own.
+func (o *Comparison) vmArgs(side int) []string {
+	flags := o.VMFlags
+	if side >= 0 {
+		flags += " " + o.SideVMFlags[side]
+	}
+	fs := strings.Fields(flags)
+	given := slices.ContainsFunc(fs, func(f string) bool {
+		name, _, _ := strings.Cut(strings.TrimLeft(f, "-"), "=")
+		return strings.HasPrefix(f, "-") && name == "boot-timeout"
+	})
+	if o.BootTimeout > 0 && !given {
+		fs = append([]string{"-boot-timeout", o.BootTimeout.String()}, fs...)
+	}
+	return fs
 }
 
 // Run builds the two sides, runs the comparison where o says, prints the
@@ -131,7 +155,7 @@ func runInVM(ctx context.Context, o *Comparison, rxevm string, progress io.Write
 	s := &o.Spec
 	// Every run may take its -run-timeout; rxevm's own bound covers them all.
 	bound := time.Duration(2*s.Pairs)*(s.RunTimeout+30*time.Second) + 5*time.Minute
-	args := strings.Fields(o.VMFlags)
+	args := o.vmArgs(-1)
 	if s.Work {
 		args = append(args, "-insns")
 	}

@@ -137,7 +137,10 @@ func readWorkProfiles(dir string) (map[string][]work.Profile, error) {
 	if err != nil {
 		return nil, err
 	}
-	best := map[key]work.Profile{}
+	// A run's profiles of one benchmark: those of the most operations
+	// (a probe run of fewer, if any, left out); a boot's process of
+	// -boot-runs repetitions leaves one each.
+	best := map[key][]work.Profile{}
 	err = filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
 		if err != nil || d.IsDir() || d.Name() != profileArtifact {
 			return err
@@ -158,14 +161,17 @@ func readWorkProfiles(dir string) (map[string][]work.Profile, error) {
 		if err != nil {
 			return fmt.Errorf("%s: %w", path, err)
 		}
-		if old, ok := best[k]; !ok || p.Ops > old.Ops {
-			best[k] = sameBinary(p)
+		switch have := best[k]; {
+		case len(have) == 0 || p.Ops > have[0].Ops:
+			best[k] = []work.Profile{sameBinary(p)}
+		case p.Ops == have[0].Ops:
+			best[k] = append(have, sameBinary(p))
 		}
 		return nil
 	})
 	out := map[string][]work.Profile{}
-	for k, p := range best {
-		out[k.bench] = append(out[k.bench], p)
+	for k, ps := range best {
+		out[k.bench] = append(out[k.bench], ps...)
 	}
 	return out, err
 }
@@ -231,7 +237,7 @@ func workDiff(w io.Writer, dir string) error {
 	for _, n := range names {
 		old, new := work.Mean(sides[abtest.Old][n]...), work.Mean(sides[abtest.New][n]...)
 		fmt.Fprintf(f, "%s: old %d runs, new %d runs (mean insns/op per function)\n", n, len(sides[abtest.Old][n]), len(sides[abtest.New][n]))
-		shown, err := work.WriteDiff(f, old, new, work.Counted, diffLines, diffMinDelta)
+		shown, err := work.WriteDiff(f, old, new, work.CountedIn(old, new), diffLines, diffMinDelta)
 		if err != nil {
 			return err
 		}

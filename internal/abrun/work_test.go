@@ -3,12 +3,14 @@ package abrun
 import (
 	"bytes"
 	"flag"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/rdmabench/rdmabench/internal/abtest"
+	"github.com/rdmabench/rdmabench/internal/work"
 )
 
 // copyDir copies the recorded comparison src into a temporary directory
@@ -162,5 +164,31 @@ func TestWorkThresholdsFlag(t *testing.T) {
 		if _, err := g.WorkRule(); err == nil || !strings.Contains(err.Error(), "want unit=PCT") {
 			t.Errorf("-work-thresholds %q: %v", bad, err)
 		}
+	}
+}
+
+// A boot's process runs -boot-runs repetitions and leaves a profile of
+// each in its run directory: the diff averages all of them (a probe run
+// of fewer operations left out), not one.
+func TestReadWorkProfilesRepetitions(t *testing.T) {
+	dir := t.TempDir()
+	for i, r := range []struct{ ops, rcv int }{{500, 500}, {500, 520}, {1, 9999}, {500, 510}} {
+		d := filepath.Join(dir, "1", "_artifacts", "pkg", "BenchmarkX", fmt.Sprint("r", i))
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		p := fmt.Sprintf("rdmawork-profile 1 ops %d\n# insns/op\tspace\tobject\tfunction\n%d\tkernel-work\trdma_rxe\trxe_rcv\n", r.ops, r.rcv)
+		if err := os.WriteFile(filepath.Join(d, profileArtifact), []byte(p), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	m, err := readWorkProfiles(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ps := m["BenchmarkX"]
+	mean := work.Mean(ps...).PerOp[work.Func{Space: work.SpaceKernelWork, Object: "rdma_rxe", Name: "rxe_rcv"}]
+	if len(ps) != 3 || mean != 510 {
+		t.Errorf("%d profiles, rxe_rcv's mean %v; want the 3 of 500 operations, mean 510", len(ps), mean)
 	}
 }

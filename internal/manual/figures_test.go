@@ -27,7 +27,9 @@ type row struct {
 
 // The steps, in the order the table lists them.
 const (
-	rankWorkAB = iota
+	rankKernelAB = iota
+	rankKernelAA
+	rankWorkAB
 	rankWorkAA
 	rankDuetAB
 	rankDuetAA
@@ -142,6 +144,11 @@ func parseFigures(r io.Reader) ([]row, error) {
 			m, rank = reWork.FindStringSubmatch(line), rankWorkAA
 			if m[1] == "A/B" {
 				rank = rankWorkAB
+			}
+		case reKernel.MatchString(line):
+			m, rank = reKernel.FindStringSubmatch(line), rankKernelAA
+			if m[1] == "A/B" {
+				rank = rankKernelAB
 			}
 		case reDrift.MatchString(line):
 			m, rank = reDrift.FindStringSubmatch(line), rankBoots
@@ -264,6 +271,8 @@ func (s *step) rows() ([]row, error) {
 		r.command = "`" + cmd + " make validate-ab`"
 	case rankWorkAA, rankWorkAB:
 		return s.workRow(r)
+	case rankKernelAA, rankKernelAB:
+		return s.kernelRow(r)
 	case rankBoots:
 		boots, runs, bt := h[1], h[2], h[3]
 		var rows []row

@@ -125,6 +125,22 @@ Work A/B, +140 instructions per round trip (-DRB_EXTRA_INSNS=70), one boot of rx
   trial 2: gate status 1; guest time 180 s; top of the diff: user (test binary) rb_write_ping +140.0 insns/op (+191.8%)
     FAIL RDMAWrite/size=2-4 user-insns/op: old 829.1 [829.1, 829.1] new 969.1 [969.1, 969.1]: +16.89% worse, above the 0.1% threshold, ranges apart
 
+Kernel work A/A, stock rdma_rxe in two boots (-boots), 2 trials of one boot a side, 3 runs a boot, RDMAWrite 2 B, 500x:
+  the gate on work (user-insns/op, kernel-work-insns/op): failed 0, passed 2, undecided 0, could not judge 0 of 2
+  trial 1: gate status 0; 429 s wall, load 10.90-16.65; top of the diff: kernel vmlinux rcu_sched_clock_irq +28.1 insns/op (+344.1%)
+    ok   RDMAWrite/size=2-4 user-insns/op: old 827.2 [827.2, 827.3] new 827.2 [827.2, 827.3]: no change, within the 0.1% threshold, ranges overlap
+    ok   RDMAWrite/size=2-4 kernel-work-insns/op: old 28206.0 [28083.0, 28226.0] new 28241.0 [27914.0, 28288.0]: +0.12% worse, within the 2% threshold, ranges overlap
+  trial 2: gate status 0; 380 s wall, load 15.20-18.00; top of the diff: 
+    ok   RDMAWrite/size=2-4 user-insns/op: old 827.2 [827.2, 827.3] new 827.2 [827.2, 827.3]: no change, within the 0.1% threshold, ranges overlap
+    ok   RDMAWrite/size=2-4 kernel-work-insns/op: old 28241.0 [27914.0, 28288.0] new 28206.0 [28083.0, 28226.0]: -0.12% better, within the 2% threshold, ranges overlap
+
+Kernel work A/B, stock rdma_rxe against -rxe-extra-cost 100 (about 800 kernel instructions per 2 B round trip, in rxe_rcv), 2 trials of one boot a side, 3 runs a boot, RDMAWrite 2 B, 500x:
+  the gate on work (user-insns/op, kernel-work-insns/op): failed 2, passed 0, undecided 0, could not judge 0 of 2
+  trial 1: gate status 1; 400 s wall, load 12.00-14.50; top of the diff: kernel rdma_rxe rxe_rcv +801.0 insns/op (+190.0%)
+    FAIL RDMAWrite/size=2-4 kernel-work-insns/op: old 28206.0 [28083.0, 28226.0] new 29006.0 [28983.0, 29026.0]: +2.84% worse, above the 2% threshold, ranges apart
+  trial 2: gate status 1; 410 s wall, load 14.50-13.00; top of the diff: kernel-work rdma_rxe rxe_rcv +799.0 insns/op (+189.0%)
+    FAIL RDMAWrite/size=2-4 kernel-work-insns/op: old 28206.0 [28083.0, 28226.0] new 29030.0 [28983.0, 29126.0]: +2.92% worse, above the 2% threshold, ranges apart
+
 Drift across boots: 2 boots per setting, 6 runs of 2 B x 5000x each, settings alternated:
   before (-pin none -isolate=false), host load per boot (start-end): 1.2-1.4 1.1-1.3 
     p50 per boot (median of 6 runs, ns): 24000 26400 -> spread 10.0% (max/min - 1), median 25200 ns
@@ -171,6 +187,16 @@ func TestParseFigures(t *testing.T) {
 			comparison: "work (rxevm -insns), 3 interleaved runs a side of 500x, RDMAWrite 2 B", check: "A/B, +140 instructions a round trip, seeded co-tenant noise",
 			result:  "found (gate failed) in **2 of 2**, passed 0, undecided 0; the diff's top function rb_write_ping in 2; spread of a side's runs: user-insns/op 0.000%, kernel-insns/op 0.20%-2.12%; 160-180 guest s a trial",
 			command: "`STEPS=work-ab TRIALS=2 NOISE=1 make validate-ab`"},
+		// Wall 429 and 380 s; the loads at the trials' ends included;
+		// a trial whose diff named no function counts as such.
+		{rank: rankKernelAA, date: "2026-12-05", when: "2026-12-05, abc1234", load: "10.9-18.0",
+			comparison: "kernel work (rdmaab -work, one boot a side), 3 runs a boot of 500x, RDMAWrite 2 B", check: "A/A, stock rdma_rxe in two boots (-boots)",
+			result:  "**passed 2**, failed 0, undecided 0, not judged 0 of 2; kernel-work-insns/op medians new/old -0.12% to +0.12%; 380-429 s wall a trial",
+			command: "`STEPS=work-kaa TRIALS=2 make validate-ab`"},
+		{rank: rankKernelAB, date: "2026-12-05", when: "2026-12-05, abc1234", load: "12.0-14.5",
+			comparison: "kernel work (rdmaab -work, one boot a side), 3 runs a boot of 500x, RDMAWrite 2 B", check: "A/B, stock rdma_rxe against -rxe-extra-cost 100 (about +800 kernel instructions a round trip in rxe_rcv)",
+			result:  "found (gate failed) in **2 of 2**, passed 0, undecided 0, not judged 0; the diff's top function rxe_rcv in 2; kernel-work-insns/op medians new/old +2.84% to +2.92%; 400-410 s wall a trial",
+			command: "`STEPS=work-kab TRIALS=2 make validate-ab`"},
 		// Loads 1.2 1.4 1.1 1.3: 1.1-1.4.
 		{rank: rankBoots, date: "2026-12-05", when: "2026-12-05, abc1234", load: "1.1-1.4",
 			comparison: "across boots, rxevm -pin none -isolate=false", check: "the same build, 2 boots of 6 runs of 5000x",

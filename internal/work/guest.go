@@ -1,10 +1,12 @@
 package work
 
 import (
+	"bytes"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
+	"sync"
 )
 
 // ProfileFile is the plugin's profile beside its counts file (rxevm
@@ -35,11 +37,12 @@ func ReadProfile(countsPath string, ops uint64) (Profile, error) {
 		}
 		raw.Merge(kraw)
 	}
-	ks, err := os.Open("/proc/kallsyms")
+	procSymbols.Lock()
+	defer procSymbols.Unlock()
+	kernel, err := procSymbols.kallsyms()
 	if err != nil {
 		return Profile{}, err
 	}
-	defer ks.Close()
 	maps, err := os.Open("/proc/self/maps")
 	if err != nil {
 		return Profile{}, err
@@ -68,9 +71,63 @@ func ReadProfile(countsPath string, ops uint64) (Profile, error) {
 		files = append(files, f)
 		return f, nil
 	}
-	s, err := NewSymbolizer(ks, maps, open)
+	s, err := newSymbolizer(kernel, maps, open, procSymbols.elfs)
 	if err != nil {
 		return Profile{}, err
 	}
 	return Attribute(raw, ops, s), nil
+}
+
+// procSymbols is what ReadProfile has read of this process's symbols, kept
+// for the next run of the process (go test -count): the kernel's functions
+// and each mapped file's ELF symbols. Under the plugin's instrumentation
+// reading them again took most of the 15-20 s between a run's loop and its
+// profile. kallsyms is read again when a module came or went
+// (/proc/modules changed); a mapped file's symbols stay for the life of
+// the process.
+var procSymbols symbolCache
+
+type symbolCache struct {
+	sync.Mutex
+	modules []byte // loadedModules when kernel was read
+	kernel  []ksym
+	elfs    map[string]*elfSyms // by mapping name
+}
+
+// kallsyms returns the kernel's functions, read again when the loaded
+// modules changed. The caller holds c.
+func (c *symbolCache) kallsyms() ([]ksym, error) {
+	if c.elfs == nil {
+		c.elfs = map[string]*elfSyms{}
+	}
+	mods := loadedModules()
+	if c.kernel != nil && bytes.Equal(mods, c.modules) {
+		return c.kernel, nil
+	}
+	f, err := os.Open("/proc/kallsyms")
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	kernel, err := parseKallsyms(f)
+	if err != nil {
+		return nil, err
+	}
+	c.modules, c.kernel = mods, kernel
+	return kernel, nil
+}
+
+// loadedModules returns the names of the modules loaded, from /proc/modules
+// (whose use counts change as processes open devices); nil without any.
+func loadedModules() []byte {
+	b, err := os.ReadFile("/proc/modules")
+	if err != nil {
+		return nil
+	}
+	var names []byte
+	for line := range bytes.Lines(b) {
+		name, _, _ := bytes.Cut(line, []byte(" "))
+		names = append(append(names, name...), ' ')
+	}
+	return names
 }

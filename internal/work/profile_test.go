@@ -6,6 +6,7 @@ import (
 	"math"
 	"os"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -117,6 +118,33 @@ func TestDiff(t *testing.T) {
 	}
 	if all := Diff(old, new); len(all) != 6 || all[0].Name != "tick" {
 		t.Errorf("Diff of all spaces: %v, want 6 changes, tick first", all)
+	}
+}
+
+// A diff shows the kernel's work, not the kernel's all, where both
+// profiles split it: the timer's functions, which follow time, stay out.
+func TestCountedIn(t *testing.T) {
+	tick := Func{SpaceKernel, "vmlinux", "rcu_sched_clock_irq"}
+	plain := func(rcv, tk float64) Profile {
+		return Profile{Ops: 1, PerOp: map[Func]float64{{SpaceKernel, "rdma_rxe", "rxe_rcv"}: rcv, tick: tk}}
+	}
+	split := func(rcv, tk float64) Profile {
+		p := plain(rcv, tk)
+		p.PerOp[Func{SpaceKernelWork, "rdma_rxe", "rxe_rcv"}] = rcv
+		p.PerOp[Func{SpaceKernelTime, "vmlinux", "rcu_sched_clock_irq"}] = tk
+		return p
+	}
+	// A/A across boots: only the timer's work moved.
+	old, new := split(300, 8), split(300, 36)
+	if sp := CountedIn(old, new); !slices.Equal(sp, []Space{SpaceUser, SpaceKernelWork}) {
+		t.Fatalf("CountedIn with the split: %v", sp)
+	}
+	if d := Diff(old, new, CountedIn(old, new)...); len(d) != 1 || d[0].Name != "rxe_rcv" || d[0].Delta() != 0 {
+		t.Errorf("A/A diff of the kernel's work: %v, want rxe_rcv unchanged alone", d)
+	}
+	// One side without the split (an older plugin's): the kernel's all.
+	if sp := CountedIn(split(300, 8), plain(1100, 8)); !slices.Equal(sp, Counted) {
+		t.Errorf("CountedIn without the split on one side: %v, want %v", sp, Counted)
 	}
 }
 

@@ -44,7 +44,16 @@ var ErrHiddenKernel = errors.New("/proc/kallsyms hides the kernel's addresses (r
 // /proc/PID/maps); open opens the mapped files' ELF images, once each, when
 // an address first needs one.
 func NewSymbolizer(kallsyms, maps io.Reader, open Opener) (*Symbolizer, error) {
-	s := &Symbolizer{open: open, elfs: map[string]*elfSyms{}}
+	kernel, err := parseKallsyms(kallsyms)
+	if err != nil {
+		return nil, err
+	}
+	return newSymbolizer(kernel, maps, open, map[string]*elfSyms{})
+}
+
+// parseKallsyms returns kallsyms's functions in address order.
+func parseKallsyms(kallsyms io.Reader) ([]ksym, error) {
+	var kernel []ksym
 	nonzero := false
 	err := lines(kallsyms, maxSymbolLines, func(n int, line string) error {
 		// ADDR TYPE NAME [\t[MODULE]]
@@ -64,7 +73,7 @@ func NewSymbolizer(kallsyms, maps io.Reader, open Opener) (*Symbolizer, error) {
 		if len(f) > 3 {
 			mod = strings.Trim(f[3], "[]")
 		}
-		s.kernel = append(s.kernel, ksym{addr, f[2], mod})
+		kernel = append(kernel, ksym{addr, f[2], mod})
 		return nil
 	})
 	if err != nil {
@@ -73,8 +82,15 @@ func NewSymbolizer(kallsyms, maps io.Reader, open Opener) (*Symbolizer, error) {
 	if !nonzero {
 		return nil, ErrHiddenKernel
 	}
-	sort.SliceStable(s.kernel, func(i, j int) bool { return s.kernel[i].addr < s.kernel[j].addr })
-	err = lines(maps, maxSymbolLines, func(n int, line string) error {
+	sort.SliceStable(kernel, func(i, j int) bool { return kernel[i].addr < kernel[j].addr })
+	return kernel, nil
+}
+
+// newSymbolizer reads maps; kernel is parseKallsyms's, and elfs holds the
+// mapped files' symbols read so far, by name (filled as Lookup needs).
+func newSymbolizer(kernel []ksym, maps io.Reader, open Opener, elfs map[string]*elfSyms) (*Symbolizer, error) {
+	s := &Symbolizer{kernel: kernel, open: open, elfs: elfs}
+	err := lines(maps, maxSymbolLines, func(n int, line string) error {
 		// START-END PERMS OFFSET DEV INODE [PATH]
 		f := strings.Fields(line)
 		if len(f) < 5 {
