@@ -80,8 +80,11 @@ func TestWorkSameWhetherWaitsSpin(t *testing.T) {
 	var stop atomic.Bool
 	busy := make(chan error, 1)
 	go func() {
+		// Locked and never unlocked: the runtime ends the thread with the
+		// goroutine, so its pinned affinity goes with it (an unlocked one
+		// would return to the pool pinned, and a later test's thread would
+		// find itself allowed one CPU).
 		runtime.LockOSThread()
-		defer runtime.UnlockOSThread()
 		var set unix.CPUSet
 		set.Set(cpu)
 		if err := unix.SchedSetaffinity(0, &set); err != nil {
