@@ -6,13 +6,10 @@ import (
 	"math"
 	"os"
 	"path/filepath"
-	"runtime"
-	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
-	"golang.org/x/sys/unix"
 
 	"github.com/rdmabench/rdmabench/internal/spec"
 	"github.com/rdmabench/rdmabench/internal/work"
@@ -77,27 +74,9 @@ func TestWorkSameWhetherWaitsSpin(t *testing.T) {
 	// vCPUs apart, not threads), in functions the loops never run.
 	cpu, pinned := p.CPUs[1].ID()
 	require.True(t, pinned, "the responder's thread is unpinned: nothing to share its CPU with")
-	var stop atomic.Bool
-	busy := make(chan error, 1)
-	go func() {
-		// Locked and never unlocked: the runtime ends the thread with the
-		// goroutine, so its pinned affinity goes with it (an unlocked one
-		// would return to the pool pinned, and a later test's thread would
-		// find itself allowed one CPU).
-		runtime.LockOSThread()
-		var set unix.CPUSet
-		set.Set(cpu)
-		if err := unix.SchedSetaffinity(0, &set); err != nil {
-			busy <- err
-			return
-		}
-		for !stop.Load() {
-		}
-		busy <- nil
-	}()
+	busy := spinOn(t, cpu)
 	shared, err := measure("CPU shared with a busy thread", 0)
-	stop.Store(true)
-	require.NoError(t, <-busy)
+	busy.end()
 	require.NoError(t, err)
 
 	exe, err := os.Executable()
