@@ -140,6 +140,17 @@ func local(out string, gate bool) *Comparison {
 	return &Comparison{Where: "local", Pkg: ".", GateOn: gate, Spec: Spec{OutDir: out}}
 }
 
+// containsAll fails the test for each of wants that text, the output
+// called name, lacks.
+func containsAll(t *testing.T, name, text string, wants ...string) {
+	t.Helper()
+	for _, s := range wants {
+		if !strings.Contains(text, s) {
+			t.Errorf("%s lacks %q:\n%s", name, s, text)
+		}
+	}
+}
+
 func TestCompareLocalInterleaves(t *testing.T) {
 	old, new, dir := fakes(t)
 	out := filepath.Join(dir, "out")
@@ -167,19 +178,15 @@ func TestCompareLocalInterleaves(t *testing.T) {
 	if strings.Count(string(errLog), "fake stderr line") != 4 {
 		t.Errorf("new.log:\n%s", errLog)
 	}
-	for _, s := range []string{
-		"old: binary " + old, "new: binary " + new,
+	containsAll(t, "stdout", stdout,
+		"old: binary "+old, "new: binary "+new,
 		// Old runs 1,4,5,8 and new 2,3,6,7 (0-based runs before: 0,3,4,7
 		// and 1,2,5,6): the ratios are 1.01/1.00, 1.02/1.03, 1.05/1.04,
 		// 1.06/1.07, median (1.0096+0.9903)/2 ~ 1.000.
 		"BenchmarkRDMAWrite/size=2-4 p50-ns: new/old 1.000 [-Inf, +Inf] (±∞, 4 pairs)",
 		"ran the 4 pairs asked for (-count 4)",
 		"gate: UNDECIDED",
-	} {
-		if !strings.Contains(stdout, s) {
-			t.Errorf("stdout lacks %q:\n%s", s, stdout)
-		}
-	}
+	)
 	if strings.Contains(stdout, "note:") {
 		t.Errorf("a note about CPU contention where the output warned of none:\n%s", stdout)
 	}
@@ -200,12 +207,8 @@ func TestCompareGate(t *testing.T) {
 	if code != ExitRegressed {
 		t.Fatalf("status %d, want %d\n%s\n%s", code, ExitRegressed, stdout, stderr)
 	}
-	for _, s := range []string{"FAIL RDMAWrite/size=2-4 p50-ns: old ", "worse, p=0.", "above the 5% threshold", "gate: FAIL: 2 of 2 metrics regressed",
-		"note: warning (host-cpu-contention): the VM's host CPUs", "judge min (-metrics min-ns) and run 30 or more pairs"} {
-		if !strings.Contains(stdout, s) {
-			t.Errorf("stdout lacks %q:\n%s", s, stdout)
-		}
-	}
+	containsAll(t, "stdout", stdout, "FAIL RDMAWrite/size=2-4 p50-ns: old ", "worse, p=0.", "above the 5% threshold", "gate: FAIL: 2 of 2 metrics regressed",
+		"note: warning (host-cpu-contention): the VM's host CPUs", "judge min (-metrics min-ns) and run 30 or more pairs")
 	// The same files through the gate alone (rdmaab gate); a threshold of
 	// 20% passes them.
 	gate := func(g GateSpec) (int, string) {

@@ -48,16 +48,12 @@ func TestBootsFindChange(t *testing.T) {
 	if code != ExitRegressed {
 		t.Fatalf("status %d, want %d\n%s\n%s", code, ExitRegressed, stdout, stderr)
 	}
-	for _, s := range []string{
+	containsAll(t, "stdout", stdout,
 		"ran as boots: each side's VM",
 		"FAIL BenchmarkRDMAWrite/size=2-4 p50-ns: different: +5.0",
 		"(signed-rank test, 9 rounds",
 		"stopped after 9 boot pairs of at most 10 (-count)",
-	} {
-		if !strings.Contains(stdout, s) {
-			t.Errorf("stdout lacks %q:\n%s", s, stdout)
-		}
-	}
+	)
 	// One boot per side per pair, in ABBA order, each with its own flags
 	// and three repetitions in one process.
 	b, _ := os.ReadFile(log)
@@ -102,11 +98,7 @@ func TestBootsJudgeEveryUnit(t *testing.T) {
 	if code != ExitRegressed {
 		t.Errorf("status %d, want %d\n%s\n%s", code, ExitRegressed, stdout, stderr)
 	}
-	for _, s := range []string{"FAIL BenchmarkRDMAWrite/size=2-4 p50-ns: different", "FAIL BenchmarkRDMAWrite/size=2-4 p99-ns: different", "judged 2 metrics: 2 by boot pairs"} {
-		if !strings.Contains(stdout, s) {
-			t.Errorf("stdout lacks %q:\n%s", s, stdout)
-		}
-	}
+	containsAll(t, "stdout", stdout, "FAIL BenchmarkRDMAWrite/size=2-4 p50-ns: different", "FAIL BenchmarkRDMAWrite/size=2-4 p99-ns: different", "judged 2 metrics: 2 by boot pairs")
 	if strings.Contains(stdout, "not judged") {
 		t.Errorf("a gated unit left unjudged:\n%s", stdout)
 	}
