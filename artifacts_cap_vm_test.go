@@ -2,8 +2,6 @@ package rdmabench
 
 import (
 	"io/fs"
-	"os"
-	"os/exec"
 	"path/filepath"
 	"testing"
 
@@ -20,15 +18,8 @@ import (
 // still holds all 300.
 func TestArtifactsSampleCap(t *testing.T) {
 	testenv.MustHaveRDMA(t)
-	exe, err := os.Executable()
-	require.NoError(t, err)
-	out := t.TempDir()
-	cmd := exec.Command(exe, "-test.run=^$", "-test.bench=^BenchmarkRDMAWrite$", "-test.benchtime=300x",
-		"-test.count=1", "-test.cpu=1", "-test.artifacts", "-test.outputdir="+out)
-	cmd.Env = append(os.Environ(), env.VarSizes+"=2", env.VarWarmup+"=50", env.VarMaxSamples+"=100")
-	text, err := cmd.CombinedOutput()
-	require.NoError(t, err, "%s", text)
-	assert.Contains(t, string(text), "raw samples: wrote the first 100 of 300 (RDMABENCH_MAX_SAMPLES=100)")
+	out, text := writeArtifacts(t, 1, env.VarSizes+"=2", env.VarWarmup+"=50", env.VarMaxSamples+"=100")
+	assert.Contains(t, text, "raw samples: wrote the first 100 of 300 (RDMABENCH_MAX_SAMPLES=100)")
 	n := 0
 	require.NoError(t, filepath.WalkDir(out, func(path string, d fs.DirEntry, err error) error {
 		if err != nil || d.Name() != artifacts.LatencyBase+artifacts.SamplesExt {

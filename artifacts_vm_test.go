@@ -24,14 +24,7 @@ import (
 // summary.json holding every size.
 func TestArtifacts(t *testing.T) {
 	testenv.MustHaveRDMA(t)
-	exe, err := os.Executable()
-	require.NoError(t, err)
-	out := t.TempDir()
-	cmd := exec.Command(exe, "-test.run=^$", "-test.bench=^BenchmarkRDMAWrite$", "-test.benchtime=300x",
-		"-test.count=2", "-test.cpu=1", "-test.artifacts", "-test.outputdir="+out)
-	cmd.Env = append(os.Environ(), env.VarSizes+"=2,4096", env.VarWarmup+"=50")
-	text, err := cmd.CombinedOutput()
-	require.NoError(t, err, "%s", text)
+	out, text := writeArtifacts(t, 2, env.VarSizes+"=2,4096", env.VarWarmup+"=50")
 
 	var runs, summaries []string
 	require.NoError(t, filepath.WalkDir(out, func(path string, d fs.DirEntry, err error) error {
@@ -79,4 +72,21 @@ func TestArtifacts(t *testing.T) {
 	}
 	assert.Equal(t, map[int]int{2: 2, 4096: 2}, sizes, "every size, unlike perftest's JSON")
 	assert.NotEmpty(t, sum.Config["rdma-device"], "config lines recorded")
+}
+
+// writeArtifacts runs BenchmarkRDMAWrite for 300 round trips, count
+// times, with go test's -artifacts in a child process of this test binary
+// under the variables vars (NAME=value), requires it to succeed, and
+// returns its output directory and what it printed.
+func writeArtifacts(t *testing.T, count int, vars ...string) (dir, text string) {
+	t.Helper()
+	exe, err := os.Executable()
+	require.NoError(t, err)
+	dir = t.TempDir()
+	cmd := exec.Command(exe, "-test.run=^$", "-test.bench=^BenchmarkRDMAWrite$", "-test.benchtime=300x",
+		"-test.count="+itoa(count), "-test.cpu=1", "-test.artifacts", "-test.outputdir="+dir)
+	cmd.Env = append(os.Environ(), vars...)
+	b, err := cmd.CombinedOutput()
+	require.NoError(t, err, "%s", b)
+	return dir, string(b)
 }
