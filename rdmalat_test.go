@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/rdmabench/rdmabench/internal/rdmalattest"
 	"github.com/rdmabench/rdmabench/internal/spec"
 	"github.com/rdmabench/rdmabench/latency"
 	"github.com/rdmabench/rdmabench/rdmalat"
@@ -81,18 +82,7 @@ func TestWriteCrossDevice(t *testing.T) {
 func TestWritePeerGoneTimesOut(t *testing.T) {
 	const timeout = 500 * time.Millisecond
 	p := loopback(t, "", 64, timeout)
-	run, err := p.Start(2, 0)
-	require.NoError(t, err)
-	defer run.Close()
-	_, err = run.Next()
-	require.NoError(t, err)
-	_, err = p.Responder.Stop() // the peer goes away mid-run
-	require.NoError(t, err)
-	start := time.Now()
-	for err == nil {
-		_, err = run.Next()
-	}
-	elapsed := time.Since(start)
+	elapsed, err := rdmalattest.NextAfterPeerGone(t, p)
 	assert.True(t, errors.Is(err, rdmalat.ErrTimeout), "got %v", err)
 	assert.Contains(t, err.Error(), "RDMABENCH_TIMEOUT")
 	assert.Less(t, elapsed, timeout+3*time.Second)

@@ -15,6 +15,7 @@ import (
 
 	"github.com/rdmabench/rdmabench/env"
 	"github.com/rdmabench/rdmabench/internal/loops"
+	"github.com/rdmabench/rdmabench/internal/rdmalattest"
 	"github.com/rdmabench/rdmabench/internal/spec"
 	"github.com/rdmabench/rdmabench/latency"
 	"github.com/rdmabench/rdmabench/rdmalat"
@@ -159,18 +160,7 @@ func TestReceiverGoneTimesOut(t *testing.T) {
 			})
 			require.NoError(t, err)
 			defer func() { assert.NoError(t, p.Close()) }()
-			run, err := p.Start(2, 0)
-			require.NoError(t, err)
-			defer run.Close()
-			_, err = run.Next()
-			require.NoError(t, err)
-			_, err = p.Responder.Stop() // the peer goes away mid-run
-			require.NoError(t, err)
-			start := time.Now()
-			for err == nil {
-				_, err = run.Next()
-			}
-			elapsed := time.Since(start)
+			elapsed, err := rdmalattest.NextAfterPeerGone(t, p)
 			assert.ErrorIs(t, err, rdmalat.ErrTimeout)
 			assert.ErrorContains(t, err, "no answer from the peer within 500ms (RDMABENCH_TIMEOUT)")
 			assert.Less(t, elapsed, timeout+3*time.Second)
