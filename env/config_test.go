@@ -7,19 +7,12 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/rdmabench/rdmabench/internal/envtest"
 	"github.com/rdmabench/rdmabench/internal/spec"
 )
 
-func vars(kv ...string) func(string) string {
-	m := map[string]string{}
-	for i := 0; i < len(kv); i += 2 {
-		m[kv[i]] = kv[i+1]
-	}
-	return func(k string) string { return m[k] }
-}
-
 func TestLoadDefaults(t *testing.T) {
-	c, err := LoadFrom(vars())
+	c, err := LoadFrom(envtest.Getenv())
 	require.NoError(t, err)
 	assert.Equal(t, Config{
 		GIDIndex: -1, Warmup: 1000, Sizes: defaultSizes, Inline: InlinePerftest, Transport: spec.RC, Timeout: 5 * time.Second,
@@ -28,7 +21,7 @@ func TestLoadDefaults(t *testing.T) {
 }
 
 func TestLoadAll(t *testing.T) {
-	c, err := LoadFrom(vars(
+	c, err := LoadFrom(envtest.Getenv(
 		VarDevice, "mlx5_1", VarPort, "2", VarGIDIndex, "3", VarPeerDevice, "mlx5_0",
 		VarPeer, "nodeB:9999", VarRequire, "1", VarCPUs, "4,6", VarWarmup, "0",
 		VarSizes, "2, 4K,1M", VarInline, "0", VarMTU, "4096", VarTimeout, "250ms",
@@ -41,20 +34,20 @@ func TestLoadAll(t *testing.T) {
 		Inline: 0, MTU: 4096, Timeout: 250 * time.Millisecond, SamplesDir: "/tmp/s", InVM: true,
 		Transport: spec.UD, Events: true, CM: true,
 	}, c)
-	_, err = LoadFrom(vars(VarCM, "1", VarTransport, "uc"))
+	_, err = LoadFrom(envtest.Getenv(VarCM, "1", VarTransport, "uc"))
 	assert.EqualError(t, err, "RDMABENCH_CM=1 with RDMABENCH_TRANSPORT=uc: rdma_cm connects RC and UD queue pairs only (perftest -R refuses UC too); unset one of them")
-	c, err = LoadFrom(vars(VarInline, "device", VarSizes, "all"))
+	c, err = LoadFrom(envtest.Getenv(VarInline, "device", VarSizes, "all"))
 	require.NoError(t, err)
 	assert.Equal(t, InlineDevice, c.Inline)
 	assert.True(t, c.SizesAll)
 }
 
 func TestLoadMaxSamples(t *testing.T) {
-	c, err := LoadFrom(vars(VarMaxSamples, "250"))
+	c, err := LoadFrom(envtest.Getenv(VarMaxSamples, "250"))
 	require.NoError(t, err)
 	assert.Equal(t, int64(250), c.MaxSamples)
 	for _, bad := range []string{"-1", "1e6", "lots"} {
-		_, err = LoadFrom(vars(VarMaxSamples, bad))
+		_, err = LoadFrom(envtest.Getenv(VarMaxSamples, bad))
 		assert.EqualError(t, err, "RDMABENCH_MAX_SAMPLES=\""+bad+"\": want a count of samples, e.g. RDMABENCH_MAX_SAMPLES=10000000 (0: write none)", bad)
 	}
 }
@@ -117,7 +110,7 @@ func TestLoadErrors(t *testing.T) {
 		{VarPeer, "::1]", `RDMABENCH_PEER="::1]" is not an address`},
 		{VarPeer, "[::1]]:5", `RDMABENCH_PEER="[::1]]:5"`},
 	} {
-		_, err := LoadFrom(vars(tc.name, tc.value))
+		_, err := LoadFrom(envtest.Getenv(tc.name, tc.value))
 		if assert.Error(t, err, "%s=%s", tc.name, tc.value) {
 			assert.Contains(t, err.Error(), tc.want)
 		}
@@ -133,7 +126,7 @@ func TestLoadPeer(t *testing.T) {
 		"[fe80::1%eth0]:7": "[fe80::1%eth0]:7",
 		"[::1]":            "[::1]:18515",
 	} {
-		c, err := LoadFrom(vars(VarPeer, in))
+		c, err := LoadFrom(envtest.Getenv(VarPeer, in))
 		require.NoError(t, err, in)
 		assert.Equal(t, want, c.Peer)
 	}
@@ -157,17 +150,17 @@ func TestLoadPMQoS(t *testing.T) {
 		"0s":   {PMQoS: true},
 		"20us": {PMQoS: true, PMQoSLimit: 20 * time.Microsecond},
 	} {
-		c, err := LoadFrom(vars(VarPMQoS, v))
+		c, err := LoadFrom(envtest.Getenv(VarPMQoS, v))
 		require.NoError(t, err, v)
 		assert.Equal(t, want.PMQoS, c.PMQoS, v)
 		assert.Equal(t, want.PMQoSLimit, c.PMQoSLimit, v)
 	}
 	for v, want := range map[string]bool{"true": true, "1": true, "0": false, "false": false} {
-		c, err := LoadFrom(vars(VarVM, v))
+		c, err := LoadFrom(envtest.Getenv(VarVM, v))
 		require.NoError(t, err, v)
 		assert.Equal(t, want, c.InVM, "RDMABENCH_VM=%s", v)
 	}
-	_, err := LoadFrom(vars(VarPMQoS, "yes"))
+	_, err := LoadFrom(envtest.Getenv(VarPMQoS, "yes"))
 	assert.EqualError(t, err, `RDMABENCH_PMQOS="yes": want 1 (hold the CPU wake-up latency limit at 0), a limit such as 20us, or 0 (off)`)
 }
 

@@ -5,6 +5,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/rdmabench/rdmabench/internal/envtest"
 )
 
 func TestParseDevices(t *testing.T) {
@@ -72,13 +74,7 @@ func TestRailDevices(t *testing.T) {
 // device i; a list that does not match the rails is refused with what to
 // type.
 func TestRailPeer(t *testing.T) {
-	load := func(kv ...string) (Config, error) {
-		m := map[string]string{}
-		for i := 0; i < len(kv); i += 2 {
-			m[kv[i]] = kv[i+1]
-		}
-		return LoadFrom(func(k string) string { return m[k] })
-	}
+	load := func(kv ...string) (Config, error) { return LoadFrom(envtest.Getenv(kv...)) }
 	rails := []string{"mlx5_0", "mlx5_1"}
 	for _, tc := range []struct {
 		name      string

@@ -4,6 +4,8 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/assert"
+
+	"github.com/rdmabench/rdmabench/internal/envtest"
 )
 
 // A number as typed and a field's value convert both ways, and the zero
@@ -23,7 +25,7 @@ func TestGIDSetting(t *testing.T) {
 
 // RDMABENCH_GID_INDEX=0 is index 0, which the field says with GIDIndex0.
 func TestLoadGIDIndexZero(t *testing.T) {
-	c, err := LoadFrom(vars(VarGIDIndex, "0"))
+	c, err := LoadFrom(envtest.Getenv(VarGIDIndex, "0"))
 	if assert.NoError(t, err) {
 		assert.Equal(t, GIDIndex0, c.GIDIndex)
 		assert.Equal(t, 0, GIDIndexOf(c.GIDIndex))

@@ -9,18 +9,11 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/rdmabench/rdmabench/env"
+	"github.com/rdmabench/rdmabench/internal/envtest"
 	"github.com/rdmabench/rdmabench/internal/oob"
 	"github.com/rdmabench/rdmabench/internal/spec"
 	"github.com/rdmabench/rdmabench/verbs"
 )
-
-func vars(kv ...string) func(string) string {
-	m := map[string]string{}
-	for i := 0; i < len(kv); i += 2 {
-		m[kv[i]] = kv[i+1]
-	}
-	return func(k string) string { return m[k] }
-}
 
 // TestCheckPortDevice asks the real device for a port it lacks (in the VM:
 // RDMABENCH_PORT=7 on rxe0), before any RDMA object beyond the probe.
@@ -54,7 +47,7 @@ func TestNewPairPeerErrors(t *testing.T) {
 		{closedAddr, nil, "RDMABENCH_PEER: cannot reach rdmapeer at " + closedAddr + " (is it running there?): connect: connection refused"},
 		{silent.Addr().String(), oob.ErrNotPeer, "RDMABENCH_PEER: " + silent.Addr().String() + " is not an rdmapeer (got no answer within 300ms)"},
 	} {
-		c, err := env.LoadFrom(vars(env.VarPeer, tc.peer, env.VarDevice, "nodev0", env.VarCPUs, "none", env.VarTimeout, "300ms"))
+		c, err := env.LoadFrom(envtest.Getenv(env.VarPeer, tc.peer, env.VarDevice, "nodev0", env.VarCPUs, "none", env.VarTimeout, "300ms"))
 		require.NoError(t, err)
 		start := time.Now()
 		p, err := NewPair(c, spec.Write, 4096)

@@ -12,21 +12,14 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/rdmabench/rdmabench/env"
+	"github.com/rdmabench/rdmabench/internal/envtest"
 	"github.com/rdmabench/rdmabench/internal/oob"
 	"github.com/rdmabench/rdmabench/internal/peer"
 )
 
-func getenv(kv ...string) func(string) string {
-	m := map[string]string{}
-	for i := 0; i < len(kv); i += 2 {
-		m[kv[i]] = kv[i+1]
-	}
-	return func(k string) string { return m[k] }
-}
-
 func TestFlagsDefaults(t *testing.T) {
 	var stderr bytes.Buffer
-	o, err := parseFlags(nil, getenv(), &stderr)
+	o, err := parseFlags(nil, envtest.Getenv(), &stderr)
 	require.NoError(t, err)
 	assert.Equal(t, ":18515", o.listen)
 	assert.Nil(t, o.devices, "none: the first device with an active port")
@@ -46,12 +39,12 @@ func TestFlagsDefaults(t *testing.T) {
 }
 
 func TestFlagsTokenAllow(t *testing.T) {
-	o, err := parseFlags([]string{"-allow", "10.0.0.0/24,192.168.77.2", "-max-per-client", "1"}, getenv(env.VarPeerToken, "from-env"), &bytes.Buffer{})
+	o, err := parseFlags([]string{"-allow", "10.0.0.0/24,192.168.77.2", "-max-per-client", "1"}, envtest.Getenv(env.VarPeerToken, "from-env"), &bytes.Buffer{})
 	require.NoError(t, err)
 	assert.Equal(t, "from-env", o.token)
 	assert.Equal(t, "10.0.0.0/24,192.168.77.2/32", allowText(o.allow))
 	assert.Equal(t, 1, o.maxPerClient)
-	o, err = parseFlags([]string{"-token", "from-flag"}, getenv(env.VarPeerToken, "from-env"), &bytes.Buffer{})
+	o, err = parseFlags([]string{"-token", "from-flag"}, envtest.Getenv(env.VarPeerToken, "from-env"), &bytes.Buffer{})
 	require.NoError(t, err)
 	assert.Equal(t, "from-flag", o.token)
 }
@@ -60,7 +53,7 @@ func TestFlagsEnvAndFlags(t *testing.T) {
 	allowed, err := env.AllowedCPUs()
 	require.NoError(t, err)
 	two := allowed[max(0, len(allowed)-2):] // -cpu names CPUs this process may use
-	vars := getenv("RDMABENCH_DEVICE", "rxe1", "RDMABENCH_PORT", "2", "RDMABENCH_GID_INDEX", "3", "RDMABENCH_TIMEOUT", "2s")
+	vars := envtest.Getenv("RDMABENCH_DEVICE", "rxe1", "RDMABENCH_PORT", "2", "RDMABENCH_GID_INDEX", "3", "RDMABENCH_TIMEOUT", "2s")
 	o, err := parseFlags(nil, vars, &bytes.Buffer{})
 	require.NoError(t, err)
 	assert.Equal(t, []string{"rxe1"}, o.devices)
@@ -87,7 +80,7 @@ func TestFlagsEnvAndFlags(t *testing.T) {
 
 	// RDMABENCH_GID_INDEX=0 is the entry at index 0, which -gid-index
 	// shows as the number typed.
-	o, err = parseFlags(nil, getenv("RDMABENCH_GID_INDEX", "0"), &bytes.Buffer{})
+	o, err = parseFlags(nil, envtest.Getenv("RDMABENCH_GID_INDEX", "0"), &bytes.Buffer{})
 	require.NoError(t, err)
 	assert.Equal(t, 0, o.gidIndex)
 }
@@ -122,7 +115,7 @@ func TestFlagsErrors(t *testing.T) {
 		{nil, []string{"RDMABENCH_TIMEOUT", "5m"}, "RDMABENCH_TIMEOUT=5m (rdmapeer's -timeout) is over -max-timeout 30s"},
 		{[]string{"-max-timeout", "2s"}, nil, "-timeout 5s (the default) is over -max-timeout 2s, the longest RDMA loop timeout a client may ask for: give -timeout 2s or less"},
 	} {
-		_, err := parseFlags(tc.args, getenv(tc.env...), &bytes.Buffer{})
+		_, err := parseFlags(tc.args, envtest.Getenv(tc.env...), &bytes.Buffer{})
 		if assert.Error(t, err, "%q %q", tc.args, tc.env) {
 			assert.Contains(t, err.Error(), tc.want)
 		}
@@ -135,7 +128,7 @@ func TestTokenNeverPrinted(t *testing.T) {
 	const secret = "s3cr3t-tok"
 	for _, args := range [][]string{{"-h"}, {"-lisen", ":1"}, {"-token", secret, "-h"}, {"-token", secret, "-lisen", ":1"}} {
 		var stdout, stderr bytes.Buffer
-		run(t.Context(), args, getenv(env.VarPeerToken, secret), &stdout, &stderr)
+		run(t.Context(), args, envtest.Getenv(env.VarPeerToken, secret), &stdout, &stderr)
 		assert.Contains(t, stderr.String(), "-token secret", "%q", args)
 		assert.NotContains(t, stderr.String()+stdout.String(), secret, "%q", args)
 	}
@@ -143,10 +136,10 @@ func TestTokenNeverPrinted(t *testing.T) {
 
 func TestRunUsage(t *testing.T) {
 	var stdout, stderr bytes.Buffer
-	assert.Equal(t, 0, run(t.Context(), []string{"-h"}, getenv(), &stdout, &stderr))
+	assert.Equal(t, 0, run(t.Context(), []string{"-h"}, envtest.Getenv(), &stdout, &stderr))
 	assert.Contains(t, stderr.String(), "usage: rdmapeer [flags]")
 	assert.Contains(t, stderr.String(), "-max-sessions")
-	assert.Equal(t, 2, run(t.Context(), []string{"extra"}, getenv(), &stdout, &stderr))
+	assert.Equal(t, 2, run(t.Context(), []string{"extra"}, envtest.Getenv(), &stdout, &stderr))
 	assert.Empty(t, stdout.String())
 }
 
@@ -156,7 +149,7 @@ func TestRunBadDevice(t *testing.T) {
 	var stdout, stderr bytes.Buffer
 	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
 	defer cancel()
-	assert.Equal(t, 1, run(ctx, []string{"-device", "notexist0", "-listen", "127.0.0.1:0"}, getenv(), &stdout, &stderr))
+	assert.Equal(t, 1, run(ctx, []string{"-device", "notexist0", "-listen", "127.0.0.1:0"}, envtest.Getenv(), &stdout, &stderr))
 	assert.Empty(t, stdout.String(), "nothing listens")
 	assert.True(t, strings.HasPrefix(stderr.String(), "rdmapeer: "), stderr.String())
 	assert.Contains(t, stderr.String(), "device notexist0: ")
@@ -166,10 +159,10 @@ func TestRunBadDevice(t *testing.T) {
 // TestFlagsDevices: -device and RDMABENCH_DEVICE take a node's rails, a
 // list or all; a bad list is refused with what to type.
 func TestFlagsDevices(t *testing.T) {
-	o, err := parseFlags(nil, getenv(env.VarDevice, "mlx5_0, mlx5_1"), &bytes.Buffer{})
+	o, err := parseFlags(nil, envtest.Getenv(env.VarDevice, "mlx5_0, mlx5_1"), &bytes.Buffer{})
 	require.NoError(t, err)
 	assert.Equal(t, []string{"mlx5_0", "mlx5_1"}, o.devices, "RDMABENCH_DEVICE's rails, in order")
-	o, err = parseFlags([]string{"-device", "all"}, getenv(env.VarDevice, "mlx5_0"), &bytes.Buffer{})
+	o, err = parseFlags([]string{"-device", "all"}, envtest.Getenv(env.VarDevice, "mlx5_0"), &bytes.Buffer{})
 	require.NoError(t, err)
 	assert.Equal(t, []string{"all"}, o.devices)
 	for arg, want := range map[string]string{
@@ -177,7 +170,7 @@ func TestFlagsDevices(t *testing.T) {
 		"mlx5_0,all":     `-device "mlx5_0,all": "all" is not a device name; write one device, several separated by commas (-device mlx5_0,mlx5_1), or all`,
 		"rxe0,rxe0":      `-device "rxe0,rxe0": rxe0 is named twice; name each device once`,
 	} {
-		_, err := parseFlags([]string{"-device", arg}, getenv(), &bytes.Buffer{})
+		_, err := parseFlags([]string{"-device", arg}, envtest.Getenv(), &bytes.Buffer{})
 		assert.EqualError(t, err, want)
 	}
 

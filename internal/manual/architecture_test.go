@@ -85,6 +85,7 @@ var toolInternals = map[string][]string{
 	"internal/vm":          {"cmd/rxevm", "internal/vm"},
 	"internal/fleet":       {"cmd/rdmafleet", "internal/fleet"},
 	"internal/fleettest":   {},
+	"internal/envtest":     {},
 	"internal/rdmalattest": {},
 	"internal/report":      {"cmd/rdmasummary"},
 	"internal/summary":     {"cmd/rdmasummary", "internal/report"},
