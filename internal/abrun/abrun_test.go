@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/rdmabench/rdmabench/internal/texttest"
 	"github.com/rdmabench/rdmabench/internal/turn"
 	"go.uber.org/goleak"
 )
@@ -140,17 +141,6 @@ func local(out string, gate bool) *Comparison {
 	return &Comparison{Where: "local", Pkg: ".", GateOn: gate, Spec: Spec{OutDir: out}}
 }
 
-// containsAll fails the test for each of wants that text, the output
-// called name, lacks.
-func containsAll(t *testing.T, name, text string, wants ...string) {
-	t.Helper()
-	for _, s := range wants {
-		if !strings.Contains(text, s) {
-			t.Errorf("%s lacks %q:\n%s", name, s, text)
-		}
-	}
-}
-
 func TestCompareLocalInterleaves(t *testing.T) {
 	old, new, dir := fakes(t)
 	out := filepath.Join(dir, "out")
@@ -178,7 +168,7 @@ func TestCompareLocalInterleaves(t *testing.T) {
 	if strings.Count(string(errLog), "fake stderr line") != 4 {
 		t.Errorf("new.log:\n%s", errLog)
 	}
-	containsAll(t, "stdout", stdout,
+	texttest.ContainsAll(t, "stdout", stdout,
 		"old: binary "+old, "new: binary "+new,
 		// Old runs 1,4,5,8 and new 2,3,6,7 (0-based runs before: 0,3,4,7
 		// and 1,2,5,6): the ratios are 1.01/1.00, 1.02/1.03, 1.05/1.04,
@@ -207,7 +197,7 @@ func TestCompareGate(t *testing.T) {
 	if code != ExitRegressed {
 		t.Fatalf("status %d, want %d\n%s\n%s", code, ExitRegressed, stdout, stderr)
 	}
-	containsAll(t, "stdout", stdout, "FAIL RDMAWrite/size=2-4 p50-ns: old ", "worse, p=0.", "above the 5% threshold", "gate: FAIL: 2 of 2 metrics regressed",
+	texttest.ContainsAll(t, "stdout", stdout, "FAIL RDMAWrite/size=2-4 p50-ns: old ", "worse, p=0.", "above the 5% threshold", "gate: FAIL: 2 of 2 metrics regressed",
 		"note: warning (host-cpu-contention): the VM's host CPUs", "judge min (-metrics min-ns) and run 30 or more pairs")
 	// The same files through the gate alone (rdmaab gate); a threshold of
 	// 20% passes them.

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/rdmabench/rdmabench/internal/texttest"
 )
 
 // fakeRxevm writes an rxevm stand-in that logs its command line, applies
@@ -48,7 +50,7 @@ func TestBootsFindChange(t *testing.T) {
 	if code != ExitRegressed {
 		t.Fatalf("status %d, want %d\n%s\n%s", code, ExitRegressed, stdout, stderr)
 	}
-	containsAll(t, "stdout", stdout,
+	texttest.ContainsAll(t, "stdout", stdout,
 		"ran as boots: each side's VM",
 		"FAIL BenchmarkRDMAWrite/size=2-4 p50-ns: different: +5.0",
 		"(signed-rank test, 9 rounds",
@@ -98,7 +100,7 @@ func TestBootsJudgeEveryUnit(t *testing.T) {
 	if code != ExitRegressed {
 		t.Errorf("status %d, want %d\n%s\n%s", code, ExitRegressed, stdout, stderr)
 	}
-	containsAll(t, "stdout", stdout, "FAIL BenchmarkRDMAWrite/size=2-4 p50-ns: different", "FAIL BenchmarkRDMAWrite/size=2-4 p99-ns: different", "judged 2 metrics: 2 by boot pairs")
+	texttest.ContainsAll(t, "stdout", stdout, "FAIL BenchmarkRDMAWrite/size=2-4 p50-ns: different", "FAIL BenchmarkRDMAWrite/size=2-4 p99-ns: different", "judged 2 metrics: 2 by boot pairs")
 	if strings.Contains(stdout, "not judged") {
 		t.Errorf("a gated unit left unjudged:\n%s", stdout)
 	}

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/rdmabench/rdmabench/internal/abtest"
+	"github.com/rdmabench/rdmabench/internal/texttest"
 	"github.com/rdmabench/rdmabench/internal/turn"
 )
 
@@ -103,7 +104,7 @@ func TestDuetFindsSmallChange(t *testing.T) {
 	if code != ExitRegressed {
 		t.Fatalf("status %d, want %d\n%s\n%s", code, ExitRegressed, stdout, stderr)
 	}
-	containsAll(t, "stdout", stdout,
+	texttest.ContainsAll(t, "stdout", stdout,
 		"ran as duet: both sides' processes alive at once, taking turns of 150 round trips",
 		"FAIL BenchmarkRDMAWrite/size=2 p50-ns: different: +3.00% [+3.00%, +3.00%] (paired t-test, 3 rounds, p=0)",
 		"FAIL BenchmarkRDMAWrite/size=2 min-ns: different",
@@ -143,7 +144,7 @@ func TestDuetSignedRankFindsSmallChange(t *testing.T) {
 	if code != ExitRegressed {
 		t.Fatalf("status %d, want %d\n%s\n%s", code, ExitRegressed, stdout, stderr)
 	}
-	containsAll(t, "stdout", stdout,
+	texttest.ContainsAll(t, "stdout", stdout,
 		"FAIL BenchmarkRDMAWrite/size=2 p50-ns: different: +3.00% [+3.00%, +3.00%] (signed-rank test, 9 rounds, p=0.00391)",
 		"stopped after 9 duet pairs of at most 10 (-count)",
 		"transparent huge pages off for both sides",

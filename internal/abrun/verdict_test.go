@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/rdmabench/rdmabench/internal/abtest"
+	"github.com/rdmabench/rdmabench/internal/texttest"
 )
 
 // gateFiles runs rdmaab gate's verdict on dir's old.txt and new.txt (and
@@ -63,7 +64,7 @@ func TestGateJudgesSelfTimedBenchmarks(t *testing.T) {
 	if code != ExitRegressed {
 		t.Errorf("status %d, want %d (regressed)\n%s", code, ExitRegressed, out)
 	}
-	containsAll(t, "verdict", out,
+	texttest.ContainsAll(t, "verdict", out,
 		"    BenchmarkMyPath/path=raw/size=64 p50-ns: ",
 		"FAIL BenchmarkMyPath/path=mine/size=64-4 p50-ns: different: +3",
 		"per duet pair (median of its turns): ",
@@ -83,7 +84,7 @@ func TestGateJudgesSelfTimedRecordedInTheVM(t *testing.T) {
 	if code != ExitRegressed {
 		t.Errorf("status %d, want %d (regressed)\n%s", code, ExitRegressed, out)
 	}
-	containsAll(t, "verdict", out,
+	texttest.ContainsAll(t, "verdict", out,
 		"FAIL BenchmarkMyPath/path=mine/size=64-4 p50-ns: different: +820.60%",
 		"judged 2 metrics: 1 by duet turns, 1 by duet pairs of runs",
 	)
@@ -101,7 +102,7 @@ func TestGateSelfTimedAA(t *testing.T) {
 	if code != 0 {
 		t.Errorf("status %d, want 0\n%s", code, out)
 	}
-	containsAll(t, "verdict", out,
+	texttest.ContainsAll(t, "verdict", out,
 		"BenchmarkMyPath/path=mine/size=64-4 p50-ns: same: +0.00%",
 		"judged 2 metrics: 1 by duet turns, 1 by duet pairs of runs",
 	)
@@ -149,7 +150,7 @@ func TestDuetJudgesSelfTimed(t *testing.T) {
 	if code != ExitRegressed {
 		t.Fatalf("status %d, want %d\n%s\n%s", code, ExitRegressed, stdout, stderr)
 	}
-	containsAll(t, "stdout", stdout,
+	texttest.ContainsAll(t, "stdout", stdout,
 		"    BenchmarkRDMAWrite/size=2 p50-ns: same",
 		"FAIL BenchmarkSelfTimed-4 p50-ns: different: +900.00%",
 		"per duet pair (its runs' values: it takes no turns): +900.0%",

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/rdmabench/rdmabench/internal/abtest"
+	"github.com/rdmabench/rdmabench/internal/texttest"
 	"github.com/rdmabench/rdmabench/internal/work"
 )
 
@@ -87,7 +88,7 @@ func TestGateOnWork(t *testing.T) {
 	if code != ExitRegressed {
 		t.Errorf("status %d, want %d\n%s", code, ExitRegressed, out)
 	}
-	containsAll(t, "output", out,
+	texttest.ContainsAll(t, "output", out,
 		"FAIL RDMAWrite/size=2-4 user-insns/op: old 829.1 [829.1, 829.1] new 969.1 [969.1, 969.1]: +16.89% worse, above the 0.1% threshold, ranges apart\n",
 		"ok   RDMAWrite/size=2-4 kernel-insns/op: old 28364.0 [28059.0, 28653.0] new 28504.0 [28464.0, 28522.0]: +0.49% worse, within the 5% threshold, ranges overlap\n",
 		"gate: UNDECIDED: too few samples",

@@ -87,6 +87,7 @@ var toolInternals = map[string][]string{
 	"internal/fleettest":   {},
 	"internal/envtest":     {},
 	"internal/rdmalattest": {},
+	"internal/texttest":    {},
 	"internal/report":      {"cmd/rdmasummary"},
 	"internal/summary":     {"cmd/rdmasummary", "internal/report"},
 	"internal/target":      {"cmd/rdmacheck", "cmd/rdmatune"},

@@ -17,6 +17,7 @@ import (
 
 	"github.com/rdmabench/rdmabench/env"
 	"github.com/rdmabench/rdmabench/internal/abtest"
+	"github.com/rdmabench/rdmabench/internal/texttest"
 )
 
 // The test binary doubles as fake perftest latency tests and a fake
@@ -282,7 +283,7 @@ func TestRunWithFakes(t *testing.T) {
 		}
 	}
 	out := stdout.String()
-	for _, s := range []string{
+	texttest.ContainsAll(t, "output", out,
 		"on rxe7 (GID index 3), 200 iterations each, 2 rounds",
 		"ours setup:     rdma-device rxe7, rdma-gid-index 3, rdma-mtu 1024, rdmabench-warmup 1000",
 		// From the raw samples: perftest's 199 of 10.002 us (one in 20
@@ -293,11 +294,7 @@ func TestRunWithFakes(t *testing.T) {
 		// Two rounds are too few for the judge.
 		"verdict write size 2: p50 1.040x [0.000, +Inf] (target ±2%, 2 rounds, p=0.5: undecided: 2 rounds, the judge decides from 6); p99 1.200x",
 		"verdict write size 4096: p50 1.040x",
-	} {
-		if !strings.Contains(out, s) {
-			t.Errorf("output lacks %q:\n%s", s, out)
-		}
-	}
+	)
 	for _, name := range []string{"compare.txt", "round1-size2-perftest-server.txt", "round1-size2-perftest-client.txt",
 		"round2-size4096-bench.txt", "round2-size4096-ours-samples"} {
 		if _, err := os.Stat(filepath.Join(c.OutDir, name)); err != nil {
@@ -323,11 +320,7 @@ func TestTimeLimit(t *testing.T) {
 	if code := Run(t.Context(), c, &stdout, &stderr); code != 0 {
 		t.Fatalf("status %d; stderr:\n%s", code, stderr.String())
 	}
-	for _, s := range []string{"note: stopped after 1 of 5 rounds: the next would end past -time-limit 1ns", "size 2 B (both sides ran in 1 of 1 rounds)", "verdict write size 2: p50 1.040x"} {
-		if !strings.Contains(stdout.String(), s) {
-			t.Errorf("output lacks %q:\n%s", s, stdout.String())
-		}
-	}
+	texttest.ContainsAll(t, "output", stdout.String(), "note: stopped after 1 of 5 rounds: the next would end past -time-limit 1ns", "size 2 B (both sides ran in 1 of 1 rounds)", "verdict write size 2: p50 1.040x")
 }
 
 func TestRunServerHangs(t *testing.T) {
