@@ -26,6 +26,19 @@ func gateFilesJSON(t *testing.T, dir, metrics string, pairs int) (int, string, *
 	var s Spec
 	s.Gate = GateSpec{Metrics: metrics, Threshold: abtest.DefaultThresholds.Threshold, Alpha: abtest.DefaultThresholds.Alpha}
 	s.Pairs, s.Method = pairs, "rank"
+	code, out, vf := runGate(t, &s, dir, filepath.Join(t.TempDir(), VerdictFileName))
+	if vf.Status != code {
+		t.Fatalf("%s: %+v; want status %d", VerdictFileName, vf, code)
+	}
+	return code, out, vf
+}
+
+// runGate runs rdmaab gate's verdict under s's rules on dir's old.txt and
+// new.txt, writing the verdict file to jsonName, and returns the status,
+// what it printed (it must print nothing on stderr) and the verdict file
+// read back.
+func runGate(t *testing.T, s *Spec, dir, jsonName string) (int, string, *VerdictFile) {
+	t.Helper()
 	rule, err := s.Gate.Rule()
 	if err != nil {
 		t.Fatal(err)
@@ -35,7 +48,6 @@ func gateFilesJSON(t *testing.T, dir, metrics string, pairs int) (int, string, *
 		t.Fatal(err)
 	}
 	var out, errb bytes.Buffer
-	jsonName := filepath.Join(t.TempDir(), VerdictFileName)
 	code := Gate(&out, &errb, filepath.Join(dir, "old.txt"), filepath.Join(dir, "new.txt"), jsonName, rule, wrule, s.SequentialRule())
 	if errb.Len() > 0 {
 		t.Errorf("stderr: %s", errb.String())
@@ -46,8 +58,8 @@ func gateFilesJSON(t *testing.T, dir, metrics string, pairs int) (int, string, *
 	}
 	defer f.Close()
 	vf, err := ReadVerdict(f)
-	if err != nil || vf.Status != code {
-		t.Fatalf("%s: %+v, %v; want status %d", VerdictFileName, vf, err, code)
+	if err != nil {
+		t.Fatalf("%s: %v", VerdictFileName, err)
 	}
 	return code, out.String(), vf
 }

@@ -1,7 +1,6 @@
 package abrun
 
 import (
-	"bytes"
 	"flag"
 	"fmt"
 	"os"
@@ -49,30 +48,7 @@ func gateWork(t *testing.T, dir string) (int, string, *VerdictFile) {
 		t.Fatal(err)
 	}
 	s.Pairs, s.Method = 3, "rank"
-	rule, err := s.Gate.Rule()
-	if err != nil {
-		t.Fatal(err)
-	}
-	wrule, err := s.Gate.WorkRule()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var out, errb bytes.Buffer
-	jsonName := filepath.Join(dir, VerdictFileName)
-	code := Gate(&out, &errb, filepath.Join(dir, "old.txt"), filepath.Join(dir, "new.txt"), jsonName, rule, wrule, s.SequentialRule())
-	if errb.Len() > 0 {
-		t.Errorf("stderr: %s", errb.String())
-	}
-	f, err := os.Open(jsonName)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	vf, err := ReadVerdict(f)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return code, out.String(), vf
+	return runGate(t, &s, dir, filepath.Join(dir, VerdictFileName))
 }
 
 // TestGateOnWork judges a recorded rdmaab -work comparison (testdata/
