@@ -18,6 +18,7 @@ import (
 
 	"github.com/rdmabench/rdmabench/env"
 	"github.com/rdmabench/rdmabench/internal/peer"
+	"github.com/rdmabench/rdmabench/internal/rdmalattest"
 	"github.com/rdmabench/rdmabench/testenv"
 )
 
@@ -147,10 +148,7 @@ func itoa(n int) string { return strconv.Itoa(n) }
 // message saying so: not a skip, not a hang.
 func TestTwoNodeBadPeer(t *testing.T) {
 	testenv.MustHaveRDMA(t)
-	// Port 1, not a port a listener just closed: the kernel hands a
-	// freed ephemeral port to the next listener, and another package's
-	// test running at the same time once took it (and never answered).
-	closedAddr := closedPort(t)
+	closedAddr := rdmalattest.ClosedPort(t)
 	silent, err := net.Listen("tcp", "127.0.0.1:0") // the kernel accepts; nobody answers
 	require.NoError(t, err)
 	defer silent.Close()
@@ -175,15 +173,4 @@ func TestTwoNodeBadPeer(t *testing.T) {
 			t.Logf("failed after %v:\n%s", elapsed.Round(time.Millisecond), out)
 		})
 	}
-}
-
-// closedPort returns 127.0.0.1:1, where nothing listens on a test host.
-func closedPort(t *testing.T) string {
-	t.Helper()
-	const addr = "127.0.0.1:1"
-	if c, err := net.DialTimeout("tcp", addr, time.Second); err == nil {
-		c.Close()
-		t.Fatalf("something listens on %s; these tests need a port where nothing does", addr)
-	}
-	return addr
 }

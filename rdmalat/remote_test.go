@@ -16,6 +16,7 @@ import (
 
 	"github.com/rdmabench/rdmabench/internal/oob"
 	"github.com/rdmabench/rdmabench/internal/peer"
+	"github.com/rdmabench/rdmabench/internal/rdmalattest"
 	"github.com/rdmabench/rdmabench/rdmalat"
 )
 
@@ -33,10 +34,7 @@ func remoteConfig(timeout time.Duration) rdmalat.RemoteConfig {
 // TestDialPeerErrors: a bad address, nothing listening, and things that are
 // not an rdmapeer each fail fast, with errors that say which.
 func TestDialPeerErrors(t *testing.T) {
-	// Port 1, not a port a listener just closed: the kernel hands a
-	// freed ephemeral port to the next listener, and another package's
-	// test running at the same time once took it (and never answered).
-	closedAddr := closedPort(t)
+	closedAddr := rdmalattest.ClosedPort(t)
 	silent, err := net.Listen("tcp", "127.0.0.1:0") // accepts, never answers
 	require.NoError(t, err)
 	defer silent.Close()
@@ -182,15 +180,4 @@ func waitActive(t *testing.T, srv *peer.Server, n int) {
 		require.True(t, time.Now().Before(deadline), "active %d, want %d", srv.Stats().Active, n)
 		time.Sleep(time.Millisecond)
 	}
-}
-
-// closedPort returns 127.0.0.1:1, where nothing listens on a test host.
-func closedPort(t *testing.T) string {
-	t.Helper()
-	const addr = "127.0.0.1:1"
-	if c, err := net.DialTimeout("tcp", addr, time.Second); err == nil {
-		c.Close()
-		t.Fatalf("something listens on %s; these tests need a port where nothing does", addr)
-	}
-	return addr
 }

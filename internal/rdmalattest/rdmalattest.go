@@ -1,8 +1,10 @@
 // Package rdmalattest holds what the tests of more than one package do
-// with rdmalat's engines. Only tests import it.
+// with rdmalat's engines: a peer that goes away mid-run, an address where
+// no peer listens. Only tests import it.
 package rdmalattest
 
 import (
+	"net"
 	"testing"
 	"time"
 
@@ -29,4 +31,18 @@ func NextAfterPeerGone(t testing.TB, p *rdmalat.Pair) (time.Duration, error) {
 		_, err = run.Next()
 	}
 	return time.Since(start), err
+}
+
+// ClosedPort returns 127.0.0.1:1, where nothing listens on a test host.
+// Port 1, not a port a listener just closed: the kernel hands a freed
+// ephemeral port to the next listener, and another package's test running
+// at the same time once took it (and never answered).
+func ClosedPort(t testing.TB) string {
+	t.Helper()
+	const addr = "127.0.0.1:1"
+	if c, err := net.DialTimeout("tcp", addr, time.Second); err == nil {
+		c.Close()
+		t.Fatalf("something listens on %s; these tests need a port where nothing does", addr)
+	}
+	return addr
 }
