@@ -12,30 +12,12 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/rdmabench/rdmabench/internal/rdmalattest"
 	"github.com/rdmabench/rdmabench/internal/spec"
 	"github.com/rdmabench/rdmabench/latency"
 	"github.com/rdmabench/rdmabench/rdmalat"
 	"github.com/rdmabench/rdmabench/testenv"
 )
-
-// metricsB is an rdmalat.B that runs n iterations and keeps the metrics
-// reported.
-type metricsB struct {
-	t       *testing.T
-	n       int
-	metrics map[string]float64
-}
-
-func (b *metricsB) Helper()                             { b.t.Helper() }
-func (b *metricsB) Fatal(args ...any)                   { b.t.Fatal(args...) }
-func (b *metricsB) ReportAllocs()                       {}
-func (b *metricsB) ReportMetric(v float64, unit string) { b.metrics[unit] = v }
-func (b *metricsB) Name() string                        { return b.t.Name() }
-func (b *metricsB) Logf(format string, args ...any)     { b.t.Logf(format, args...) }
-func (b *metricsB) Loop() bool {
-	b.n--
-	return b.n >= 0
-}
 
 // retransmitUnits are rxe's hw_counters that count a packet sent again or
 // met again because one was lost: the requester's retries on a timeout,
@@ -82,11 +64,11 @@ func TestCountersExplainLoss(t *testing.T) {
 				addNetemLoss(t, netdevOf(t, c.Device), loss)
 			}
 			const n = 300
-			b := &metricsB{t: t, n: n, metrics: map[string]float64{}}
+			b := rdmalattest.NewMetricsB(t, n)
 			rdmalat.Measure(b, p, 64, 10, nil)
 			var counted []string
 			retrans := 0.0
-			for unit, v := range b.metrics {
+			for unit, v := range b.Metrics {
 				if strings.HasPrefix(unit, "hw.") || !strings.Contains(unit, "ns") {
 					counted = append(counted, fmt.Sprintf("%s=%.4g", unit, v))
 				}
@@ -97,7 +79,7 @@ func TestCountersExplainLoss(t *testing.T) {
 				}
 			}
 			t.Logf("loss %q: %v", loss, counted)
-			assert.Positive(t, b.metrics["hw.sent_pkts/op"], "packets sent are counted")
+			assert.Positive(t, b.Metrics["hw.sent_pkts/op"], "packets sent are counted")
 			if loss == "" {
 				assert.Zero(t, retrans, "no loss, no retransmission")
 			} else {
@@ -107,10 +89,10 @@ func TestCountersExplainLoss(t *testing.T) {
 	}
 }
 
-// fatalB is a metricsB whose Fatal ends Measure (as testing's does) and
+// fatalB is a MetricsB whose Fatal ends Measure (as testing's does) and
 // keeps the message.
 type fatalB struct {
-	metricsB
+	*rdmalattest.MetricsB
 	fatal string
 }
 
@@ -134,7 +116,7 @@ func TestMaxFailsRun(t *testing.T) {
 	measure := func(limits string) *fatalB {
 		p.Limits, err = latency.ParseLimits("RDMABENCH_MAX", limits)
 		require.NoError(t, err)
-		b := &fatalB{metricsB: metricsB{t: t, n: 200, metrics: map[string]float64{}}}
+		b := &fatalB{MetricsB: rdmalattest.NewMetricsB(t, 200)}
 		func() {
 			defer func() {
 				if r := recover(); r != nil {
@@ -150,7 +132,7 @@ func TestMaxFailsRun(t *testing.T) {
 	b := measure("p50=1ns")
 	assert.Contains(t, b.fatal, "(RDMABENCH_MAX): latency: over an absolute limit: p50 ")
 	assert.Contains(t, b.fatal, "> limit 1ns")
-	assert.Positive(t, b.metrics["p50-ns"], "the metrics are reported before the run fails")
+	assert.Positive(t, b.Metrics["p50-ns"], "the metrics are reported before the run fails")
 
 	b = measure("max=1h")
 	assert.Empty(t, b.fatal, "within the limit")

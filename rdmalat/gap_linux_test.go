@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/rdmabench/rdmabench/internal/rdmalattest"
 	"github.com/rdmabench/rdmabench/internal/spec"
 	"github.com/rdmabench/rdmabench/rdmalat"
 	"github.com/rdmabench/rdmabench/testenv"
@@ -41,12 +42,12 @@ func TestGap(t *testing.T) {
 	for range rounds {
 		for _, g := range []time.Duration{0, gap} {
 			p.Gap = g
-			b := &metricsB{t: t, n: n, metrics: map[string]float64{}}
+			b := rdmalattest.NewMetricsB(t, n)
 			start := time.Now()
 			rdmalat.Measure(b, p, 64, 10, nil)
 			took := time.Since(start)
-			lo := b.metrics["min-ns"]
-			t.Logf("gap %v: min %.0f ns, p50 %.0f ns, p90 %.0f ns; %d round trips took %v", g, lo, b.metrics["p50-ns"], b.metrics["p90-ns"], n, took)
+			lo := b.Metrics["min-ns"]
+			t.Logf("gap %v: min %.0f ns, p50 %.0f ns, p90 %.0f ns; %d round trips took %v", g, lo, b.Metrics["p50-ns"], b.Metrics["p90-ns"], n, took)
 			if g == 0 {
 				none = append(none, lo)
 				continue

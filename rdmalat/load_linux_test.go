@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/rdmabench/rdmabench/env"
+	"github.com/rdmabench/rdmabench/internal/rdmalattest"
 	"github.com/rdmabench/rdmabench/internal/spec"
 	"github.com/rdmabench/rdmabench/rdmalat"
 	"github.com/rdmabench/rdmabench/testenv"
@@ -124,9 +125,9 @@ func loadSharingReceive(t *testing.T, c env.Config) {
 }
 
 func measureLoad(t *testing.T, p *rdmalat.Pair, n int) map[string]float64 {
-	b := &metricsB{t: t, n: n, metrics: map[string]float64{}}
+	b := rdmalattest.NewMetricsB(t, n)
 	rdmalat.Measure(b, p, 64, 10, nil)
-	return b.metrics
+	return b.Metrics
 }
 
 func median(v []float64) float64 {

@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/rdmabench/rdmabench/env"
+	"github.com/rdmabench/rdmabench/internal/rdmalattest"
 	"github.com/rdmabench/rdmabench/internal/spec"
 	"github.com/rdmabench/rdmabench/rdmalat"
 	"github.com/rdmabench/rdmabench/testenv"
@@ -66,9 +67,9 @@ func TestHugePages(t *testing.T) {
 	require.NoError(t, err)
 	assert.True(t, huge, "the responder's buffer is in huge pages too")
 	assert.Zero(t, len(p.Local.Buffer())%h.Size, "a whole number of huge pages")
-	b := &metricsB{t: t, n: 100, metrics: map[string]float64{}}
+	b := rdmalattest.NewMetricsB(t, 100)
 	rdmalat.Measure(b, p, 64, 10, nil)
-	assert.Positive(t, b.metrics["p50-ns"])
+	assert.Positive(t, b.Metrics["p50-ns"])
 	assert.Contains(t, testenv.ConfigLines(p, c), "rdmabench-hugepages: on")
 	plain, err := memoryPair(t, c, false, false)
 	require.NoError(t, err)
@@ -115,9 +116,9 @@ func TestTHP(t *testing.T) {
 		assert.Equal(t, len(buf), n, "the %s's whole buffer is in transparent huge pages (AnonHugePages)", side)
 		assert.Zero(t, uintptr(unsafe.Pointer(&buf[0]))%(2<<20), "the %s's buffer starts on a huge page boundary", side)
 	}
-	b := &metricsB{t: t, n: 100, metrics: map[string]float64{}}
+	b := rdmalattest.NewMetricsB(t, 100)
 	rdmalat.Measure(b, p, 64, 10, nil)
-	assert.Positive(t, b.metrics["p50-ns"])
+	assert.Positive(t, b.Metrics["p50-ns"])
 	c.THP = true
 	assert.Contains(t, testenv.ConfigLines(p, c), "rdmabench-hugepages: thp")
 
@@ -163,8 +164,8 @@ func TestODP(t *testing.T) {
 		return
 	}
 	require.NoError(t, err)
-	b := &metricsB{t: t, n: 100, metrics: map[string]float64{}}
+	b := rdmalattest.NewMetricsB(t, 100)
 	rdmalat.Measure(b, p, 64, 10, nil)
-	assert.Positive(t, b.metrics["p50-ns"])
+	assert.Positive(t, b.Metrics["p50-ns"])
 	assert.Contains(t, testenv.ConfigLines(p, c), "rdmabench-odp: on")
 }

@@ -14,6 +14,7 @@ import (
 
 	"github.com/rdmabench/rdmabench/env"
 	"github.com/rdmabench/rdmabench/internal/hostinfo"
+	"github.com/rdmabench/rdmabench/internal/rdmalattest"
 	"github.com/rdmabench/rdmabench/internal/spec"
 	"github.com/rdmabench/rdmabench/rdmalat"
 	"github.com/rdmabench/rdmabench/testenv"
@@ -91,9 +92,9 @@ func TestNUMAPlacement(t *testing.T) {
 		}
 	}
 	assert.Contains(t, testenv.ConfigLines(p, c), "rdmabench-numa-node: 1")
-	b := &metricsB{t: t, n: 200, metrics: map[string]float64{}}
+	b := rdmalattest.NewMetricsB(t, 200)
 	rdmalat.Measure(b, p, 64, 10, nil)
-	assert.Positive(t, b.metrics["p50-ns"], "the placed pair measures")
+	assert.Positive(t, b.Metrics["p50-ns"], "the placed pair measures")
 
 	// RDMABENCH_NUMA=off: the last two allowed CPUs, no line.
 	off := c

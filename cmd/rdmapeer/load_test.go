@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/rdmabench/rdmabench/internal/rdmalattest"
 	"github.com/rdmabench/rdmabench/rdmalat"
 	"github.com/rdmabench/rdmabench/testenv"
 )
@@ -95,26 +96,7 @@ func TestTwoNodeLoadIdle(t *testing.T) {
 // measure runs Measure on p for n round trips of 64 bytes and returns
 // the metrics it reported.
 func measure(t *testing.T, p *rdmalat.Pair, n int) map[string]float64 {
-	b := &metricsB{t: t, n: n, metrics: map[string]float64{}}
+	b := rdmalattest.NewMetricsB(t, n)
 	rdmalat.Measure(b, p, 64, 10, nil)
-	return b.metrics
-}
-
-// metricsB is an rdmalat.B that runs n iterations and keeps the metrics
-// reported.
-type metricsB struct {
-	t       *testing.T
-	n       int
-	metrics map[string]float64
-}
-
-func (b *metricsB) Helper()                             { b.t.Helper() }
-func (b *metricsB) Fatal(args ...any)                   { b.t.Fatal(args...) }
-func (b *metricsB) ReportAllocs()                       {}
-func (b *metricsB) ReportMetric(v float64, unit string) { b.metrics[unit] = v }
-func (b *metricsB) Name() string                        { return b.t.Name() }
-func (b *metricsB) Logf(format string, args ...any)     { b.t.Logf(format, args...) }
-func (b *metricsB) Loop() bool {
-	b.n--
-	return b.n >= 0
+	return b.Metrics
 }

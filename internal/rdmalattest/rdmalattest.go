@@ -1,6 +1,7 @@
 // Package rdmalattest holds what the tests of more than one package do
 // with rdmalat's engines: a peer that goes away mid-run, an address where
-// no peer listens. Only tests import it.
+// no peer listens, a B that keeps the metrics Measure reports. Only tests
+// import it.
 package rdmalattest
 
 import (
@@ -45,4 +46,30 @@ func ClosedPort(t testing.TB) string {
 		t.Fatalf("something listens on %s; these tests need a port where nothing does", addr)
 	}
 	return addr
+}
+
+// MetricsB is an rdmalat.B that runs a set number of iterations and keeps
+// the metrics reported, for tests that call rdmalat.Measure outside a
+// benchmark.
+type MetricsB struct {
+	Metrics map[string]float64 // unit -> the value last reported
+	t       *testing.T
+	n       int
+}
+
+// NewMetricsB returns a MetricsB whose Loop runs n iterations and whose
+// Fatal, Helper, Name and Logf are t's.
+func NewMetricsB(t *testing.T, n int) *MetricsB {
+	return &MetricsB{Metrics: map[string]float64{}, t: t, n: n}
+}
+
+func (b *MetricsB) Helper()                             { b.t.Helper() }
+func (b *MetricsB) Fatal(args ...any)                   { b.t.Fatal(args...) }
+func (b *MetricsB) ReportAllocs()                       {}
+func (b *MetricsB) ReportMetric(v float64, unit string) { b.Metrics[unit] = v }
+func (b *MetricsB) Name() string                        { return b.t.Name() }
+func (b *MetricsB) Logf(format string, args ...any)     { b.t.Logf(format, args...) }
+func (b *MetricsB) Loop() bool {
+	b.n--
+	return b.n >= 0
 }
