@@ -1,4 +1,4 @@
-// C wrappers of package verbs (included by ibv_cgo.go's preamble only):
+// C wrappers of package verbs (included by the preambles of the ibv_*_cgo.go files only):
 // each bundles a few libibverbs calls into one cgo crossing, or calls what
 // libibverbs defines as a macro or inline function.
 

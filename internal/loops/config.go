@@ -2,8 +2,9 @@
 // .c file per operation family (write.c: RDMA WRITE over RC and UC;
 // send.c: the receive-driven ping-pong of SEND, SEND with immediate and
 // WRITE with immediate over RC, UC and UD; read.c: RDMA READ; atomic.c:
-// FETCH_AND_ADD and COMPARE_AND_SWAP), sharing loops.h, compiled with
-// warnings as errors. Go calls a loop once per chunk of samples; nothing of
+// FETCH_AND_ADD and COMPARE_AND_SWAP), sharing loops.h (write.c and send.c
+// also pingpong.h, their turns written once), compiled with warnings as
+// errors. Go calls a loop once per chunk of samples; nothing of
 // the Go runtime runs inside one.
 //
 // Every loop checks that it measures what it says (counters in order on

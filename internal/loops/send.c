@@ -4,25 +4,11 @@
 // poll the receive CQ (or wait for its event), repost the receive, post the
 // send, poll the send CQ. The initiator sends first; the counter travels in
 // the last payload byte (send) or as the immediate (both _imm forms).
-#include "loops.h"
+#include "pingpong.h"
 
-static int recv_ping(rb_loop *l, int64_t *rtt, int n) {
-	int64_t t0 = rb_gap(l, rb_now());
-	for (int i = 0; i < n; i++) {
-		rb_extra_work(l);
-		uint32_t c = (uint32_t)(l->cnt + 1);
-		int rc = rb_send_next(l, c);
-		if (rc)
-			return rc;
-		l->cnt = c;
-		if ((rc = rb_take_recv(l, c)))
-			return rc;
-		int64_t t1 = rb_now();
-		rtt[i] = t1 - t0;
-		t0 = rb_gap(l, t1);
-	}
-	return RB_OK;
-}
+// The counter is 32 bits wide: the immediate carries it whole (the
+// payload's last byte its low 8).
+RB_DEFINE_PING(recv_ping, uint32_t, rb_take_recv, 0)
 
 int rb_recv_ping(rb_loop *l, int64_t *rtt, int n) {
 	RB_MARK_OPEN();
@@ -31,24 +17,7 @@ int rb_recv_ping(rb_loop *l, int64_t *rtt, int n) {
 	return rc;
 }
 
-static int recv_pong(rb_loop *l, uint64_t max, uint64_t *done) {
-	for (;;) {
-		int rc;
-		if (__atomic_load_n(&l->stop, __ATOMIC_RELAXED) && (rc = rb_park(l)))
-			return rc;
-		uint32_t c = (uint32_t)(l->cnt + 1);
-		rc = rb_take_recv(l, c);
-		if (rc == RB_STOPPED)
-			continue; // parked, or told to end: rb_park decides
-		if (rc)
-			return rc;
-		if ((rc = rb_send_next(l, c)))
-			return rc;
-		l->cnt = c;
-		if (++*done == max)
-			return RB_OK;
-	}
-}
+RB_DEFINE_PONG(recv_pong, uint32_t, rb_take_recv)
 
 int rb_recv_pong(rb_loop *l, uint64_t max, uint64_t *done) {
 	RB_MARK_OPEN();

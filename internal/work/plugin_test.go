@@ -9,7 +9,7 @@ import (
 	"testing"
 )
 
-// A report as the plugin writes it (insns.c's report: fixed-width numbers).
+// A report as the plugin writes it (report.c's report: fixed-width numbers).
 const report = "rxevm-insns 1 user                 46500 kernel               1400700 kernel-wait                  3000 kernel-other                 20000 windows                   101\n"
 
 func TestParseReport(t *testing.T) {

@@ -14,7 +14,7 @@ import (
 // The kernel's roles: the few kernel functions that tell the plugin, which
 // sees no registers and no interrupts, whether a vCPU's kernel
 // instructions follow time (plugin/insns.c, "kernel work apart from
-// time"). Their numbers are the plugin's R_* values.
+// time"; plugin/roles.c). Their numbers are the plugin's R_* values.
 const (
 	roleTick     = 1 // the local timer interrupt's entry
 	roleIdle     = 2 // the idle task's loop

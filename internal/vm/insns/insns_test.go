@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"testing/fstest"
 
 	"go.uber.org/goleak"
 )
@@ -113,9 +114,14 @@ func TestHeldParts(t *testing.T) {
 		t.Skip("skipping in the VM: compiles the plugin's source with the host's C compiler, which the guest lacks; runs on the host")
 	}
 	exe := filepath.Join(t.TempDir(), "held")
-	out, err := exec.Command(CC(), "-O2", "-Wall", "-o", exe, "testdata/held.c").CombinedOutput()
+	srcs, err := filepath.Glob("plugin/*.c")
+	if err != nil || len(srcs) == 0 {
+		t.Fatalf("the plugin's files plugin/*.c: %v (found %d)", err, len(srcs))
+	}
+	args := append([]string{"-O2", "-Wall", "-o", exe, "testdata/held.c"}, srcs...)
+	out, err := exec.Command(CC(), args...).CombinedOutput()
 	if err != nil {
-		t.Fatalf("%s testdata/held.c: %v: %s", CC(), err, out)
+		t.Fatalf("%s %s: %v: %s", CC(), strings.Join(args, " "), err, out)
 	}
 	out, err = exec.Command(exe).Output()
 	if err != nil {
@@ -124,5 +130,31 @@ func TestHeldParts(t *testing.T) {
 	const want = "own 9 slot0 0 total 300009 left 0\n"
 	if string(out) != want {
 		t.Errorf("held parts: %q, want %q (the poll's own part 3 times 3, nothing in slot 0, all 3 x 100,003 counted, the index empty after)", out, want)
+	}
+}
+
+// The cache's hash covers every file of the build, headers included: a
+// change to a header alone builds anew.
+func TestBuildHashCoversHeaders(t *testing.T) {
+	if os.Getenv("RDMABENCH_VM") == "1" {
+		t.Skip("skipping in the VM: builds with the host's C compiler, which the guest lacks; runs on the host")
+	}
+	dir := t.TempDir()
+	logf := func(string, ...any) {}
+	src := fstest.MapFS{
+		"src/f.c": {Data: []byte("#include \"f.h\"\nint f(void) { return F; }\n")},
+		"src/f.h": {Data: []byte("#define F 1\n")},
+	}
+	first, err := build(context.Background(), dir, "f", src, "src", logf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	src["src/f.h"] = &fstest.MapFile{Data: []byte("#define F 2\n")}
+	second, err := build(context.Background(), dir, "f", src, "src", logf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if first == second {
+		t.Errorf("a changed header built into the same cached %s", first)
 	}
 }

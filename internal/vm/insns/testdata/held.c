@@ -1,11 +1,14 @@
 /* held.c drives the plugin's accounting of a poll's held parts without
- * QEMU (TestHeldParts): the plugin's source with the QEMU API it calls
- * stubbed out. A poll holds its own part, then a neighbour thread on the
+ * QEMU (TestHeldParts): linked with the plugin's files (../plugin/*.c),
+ * with the QEMU API they call stubbed out. A poll holds its own part, then a neighbour thread on the
  * same vCPU runs 600 distinct parts 100,000 times before the poll's last
  * part and its got; three such polls. Printed: the poll's own part's
  * profile count, slot 0's (parts the table could not place), the profile's
  * total, and the index cells left after the polls. */
-#include "../plugin/insns.c"
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "../plugin/insns.h"
 
 size_t qemu_plugin_tb_n_insns(const struct qemu_plugin_tb *t) { (void)t; return 0; }
 uint64_t qemu_plugin_tb_vaddr(const struct qemu_plugin_tb *t) { (void)t; return 0; }
