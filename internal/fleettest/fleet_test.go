@@ -286,7 +286,7 @@ func checkLoadJob(t *testing.T, out, idle string) {
 // pairP50 is the median p50-ns of the 2-byte results of a pair file.
 func pairP50(t *testing.T, res string) float64 {
 	t.Helper()
-	re := regexp.MustCompile(`(?m)^BenchmarkRDMAWrite/src=\S+/dst=\S+/size=2(?:-\d+)?\s.*?\s([0-9.]+) p50-ns`)
+	re := regexp.MustCompile(`(?m)^BenchmarkRDMAWrite/src=\S+/dst=\S+/size=2(?:-\d+)?\s.*?\s([0-9.e+]+) p50-ns`)
 	var vals []float64
 	for _, m := range re.FindAllStringSubmatch(res, -1) {
 		v, err := strconv.ParseFloat(m[1], 64)
