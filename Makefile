@@ -210,7 +210,8 @@ clean:
 # Fleet mode on a real Slurm over several soft-RoCE VMs, each with its own
 # kernel and NIC (rxevm -nodes, internal/fleettest): the two-node benchmark
 # across two kernels, then a 4-node matrix with one node delayed by netem
-# and an agent killed mid-round. Log in $(OUT)/test-fleet.log, job
+# and an agent killed mid-round, then one pair under RDMABENCH_LOAD=64K.
+# Log in $(OUT)/test-fleet.log, job
 # directories (matrix, outliers, heat map) under $(OUT)/fleet/
 .PHONY: test-fleet
 test-fleet: build $(OUT)

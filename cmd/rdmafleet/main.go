@@ -31,8 +31,13 @@
 //	                         (with rails, each rail judged on its own)
 //	heatmap.png, heatmap.svg (with rails, heatmap-DEV.png and .svg per rail)
 //
+// Under RDMABENCH_LOAD (passed on to every pair's benchmark), each pair
+// file carries the job's rdmabench-load line and the stream's load-MB/s,
+// matrix.txt a load-B/s table, and outliers.txt an "under load" line; the
+// load is never judged.
+//
 // Other subcommands: `rdmafleet plan` prints a plan without running it
-// (and, with rails, which each pair measures);
+// (and, with rails or a load, which each pair measures);
 // `rdmafleet report -dir JOBDIR` writes the report files again.
 //
 // Exit status: 0 when the report is written (failed pairs and outliers are

@@ -56,6 +56,10 @@ func runPlan(ctx context.Context, args []string, getenv func(string) string, std
 		return exitFlag(err)
 	}
 	rp, err := planRails(*rails, getenv)
+	var load string
+	if err == nil {
+		load, err = planLoad(getenv)
+	}
 	var plan *fleet.Plan
 	if err == nil {
 		plan, err = pf.build(ctx, getenv)
@@ -69,6 +73,9 @@ func runPlan(ctx context.Context, args []string, getenv func(string) string, std
 	}
 	if d := rp.String(); d != "" {
 		fmt.Fprintf(stdout, "# rails: each pair measures %s\n", d)
+	}
+	if load != "" {
+		fmt.Fprintf(stdout, "# load: %s\n", load)
 	}
 	if err := plan.Write(stdout); err != nil {
 		return 1
@@ -110,6 +117,10 @@ func runDriver(ctx context.Context, args []string, getenv func(string) string, s
 	if err == nil {
 		rp, err = planRails(opts.Rails, getenv)
 	}
+	var load string
+	if err == nil {
+		load, err = planLoad(getenv)
+	}
 	if err == nil && fs.NArg() > 0 {
 		err = fmt.Errorf("unexpected arguments %q: rdmafleet run takes only flags", fs.Args())
 	}
@@ -122,6 +133,9 @@ func runDriver(ctx context.Context, args []string, getenv func(string) string, s
 	}
 	if r := rp.String(); r != "" {
 		d.Logf("rails: each pair measures %s", r)
+	}
+	if load != "" {
+		d.Logf("load: %s", load)
 	}
 	err = d.Run(ctx, plan, stdout)
 	if err != nil {

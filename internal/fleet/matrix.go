@@ -44,7 +44,8 @@ func SplitPairName(name benchfmt.Name) (bench, src, dst string, err error) {
 // confidence interval, formatted as benchstat does. These are the figures
 // of `benchstat -filter /size:S -row /src -col /dst`, without its "vs
 // base" columns, which would compare every destination with the first.
-// Units other than times (B/op, allocs/op) are left out.
+// Units other than times (B/op, allocs/op) are left out, but for the load
+// stream's throughput (LoadUnit).
 func (r *Results) WriteMatrix(w io.Writer, nodes []string) error {
 	return r.writeMatrix(w, nodes, func(bi, ui int) bool { return MatrixUnit(r.Units[ui]) })
 }
@@ -90,10 +91,20 @@ func (r *Results) writeMatrix(w io.Writer, nodes []string, want func(bench, unit
 	return b.Flush()
 }
 
-// MatrixUnit reports whether WriteMatrix writes a table of unit: a time.
-func MatrixUnit(unit string) bool {
+// MatrixUnit reports whether WriteMatrix writes a table of unit: a time,
+// or the load stream's throughput (LoadUnit), shown beside the latency.
+func MatrixUnit(unit string) bool { return TimeUnit(unit) || unit == LoadUnit }
+
+// TimeUnit reports whether unit is a time, a figure pairs can be judged on.
+func TimeUnit(unit string) bool {
 	return benchunit.ClassOf(unit) == benchunit.Decimal && strings.Contains(unit, "sec")
 }
+
+// LoadUnit is the load stream's throughput (RDMABENCH_LOAD) as the pair
+// files are read: the benchmark's load-MB/s, tidied to bytes a second as
+// benchstat tidies it. It is a throughput, higher is better: the matrix
+// shows it, but pairs are never judged on it, nor is it held to -max.
+const LoadUnit = "load-B/s"
 
 func (r *Results) writeTable(b *bufio.Writer, t *table, nodes []string, order []int32, pos []int) {
 	bench, unit := r.Benches[t.bench], r.Units[t.unit]

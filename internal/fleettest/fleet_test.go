@@ -156,7 +156,8 @@ exec "$@"
 // netem, and runs fleet mode twice through sbatch: every pair (the matrix
 // has all 6 pairs and names node3 as the outlier), then one round in which
 // node4's agent is killed (its pair fails within the pair's deadline, the
-// other pair of the round still reports).
+// other pair of the round still reports), and once more for one pair under
+// RDMABENCH_LOAD (checkLoadJob).
 //
 // The outlier is judged on min-sec with a 3x ratio, not p50 at 2.1x: on
 // this bed (2 emulated cores shared with other VMs) pairs without a delay
@@ -231,4 +232,69 @@ func TestFleetOnSlurm(t *testing.T) {
 	assert.NoError(t, err, "the other pair of the round did not report")
 	rounds, _ = os.ReadFile(filepath.Join(kill, "rounds.txt"))
 	t.Logf("rounds.txt (job 2):\n%s", rounds)
+
+	checkLoadJob(t, out, filepath.Join(all, "pairs", "round01-node1-node2.txt"))
+}
+
+// checkLoadJob checks job 3 of fleet.sh: node1 against node2 under
+// RDMABENCH_LOAD=64K, set only in the environment of sbatch. The pair's
+// results carry the stream's load-MB/s and the job's rdmabench-load line,
+// node2's rdmapeer served the stream a session of its own, and the report
+// and the plan's header say the job ran under load. idle is job 1's
+// result of the same pair, without load, logged beside it.
+func checkLoadJob(t *testing.T, out, idle string) {
+	t.Helper()
+	load := filepath.Join(out, "load")
+	header, err := os.ReadFile(filepath.Join(out, "load-plan-header.txt"))
+	require.NoError(t, err)
+	assert.Contains(t, string(header), "# load: each pair's latency is measured under load (RDMABENCH_LOAD=64K)")
+	pair := filepath.Join(load, "pairs", "round01-node1-node2")
+	if why, err := os.ReadFile(pair + ".failed"); err == nil {
+		t.Logf("job 3's pair failed: %s", why)
+	}
+	res, err := os.ReadFile(pair + ".txt")
+	require.NoError(t, err, "job 3 (under load) has no result")
+	t.Logf("job 3's pair file:\n%s", res)
+	assert.Equal(t, 1, strings.Count(string(res), "rdmabench-load: 65536\n"), "the job's load line")
+	// 3 repetitions of 2 sizes, each with the stream's throughput.
+	re := regexp.MustCompile(`(?m)^BenchmarkRDMAWrite/src=node1/dst=node2/size=\d+\S*\s.*\s([0-9.e+]+) load-MB/s\b`)
+	matches := re.FindAllStringSubmatch(string(res), -1)
+	assert.Len(t, matches, 6, "results with load-MB/s")
+	for _, m := range matches {
+		v, err := strconv.ParseFloat(m[1], 64)
+		require.NoError(t, err)
+		assert.Greater(t, v, 0.0, "the stream wrote nothing during a run")
+	}
+	peerLog, _ := os.ReadFile(filepath.Join(load, "raw", "round01-node1-node2.peer.log"))
+	t.Logf("node2's rdmapeer:\n%s", peerLog)
+	assert.Regexp(t, `load-stream op=\S+ max-size=65536 runs=[1-9]\d* bytes=[1-9]`, string(peerLog), "rdmapeer served no load session")
+	matrix, err := os.ReadFile(filepath.Join(load, "matrix.txt"))
+	require.NoError(t, err)
+	t.Logf("matrix.txt (job 3):\n%s", matrix)
+	assert.Contains(t, string(matrix), "rdmabench-load: 65536\n")
+	assert.Contains(t, string(matrix), "load-B/s")
+	outliers, err := os.ReadFile(filepath.Join(load, "outliers.txt"))
+	require.NoError(t, err)
+	t.Logf("outliers.txt (job 3):\n%s", outliers)
+	assert.Contains(t, string(outliers), "under load: 65536-byte RDMA WRITEs streamed on each pair's device beside its latency (RDMABENCH_LOAD, rdmabench-load 65536); load-MB/s median ")
+	if idleRes, err := os.ReadFile(idle); err == nil {
+		t.Logf("node1 -> node2 p50 at 2 B, median of 3: %.0f ns idle (job 1), %.0f ns under load (job 3)",
+			pairP50(t, string(idleRes)), pairP50(t, string(res)))
+	}
+}
+
+// pairP50 is the median p50-ns of the 2-byte results of a pair file.
+func pairP50(t *testing.T, res string) float64 {
+	t.Helper()
+	re := regexp.MustCompile(`(?m)^BenchmarkRDMAWrite/src=\S+/dst=\S+/size=2(?:-\d+)?\s.*?\s([0-9.e+]+) p50-ns`)
+	var vals []float64
+	for _, m := range re.FindAllStringSubmatch(res, -1) {
+		v, err := strconv.ParseFloat(m[1], 64)
+		require.NoError(t, err)
+		vals = append(vals, v)
+	}
+	if len(vals) == 0 {
+		return 0
+	}
+	return median(vals)
 }

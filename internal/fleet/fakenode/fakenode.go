@@ -15,7 +15,8 @@
 //     peer is still there, and prints benchmark results in the real format;
 //     with rails (RDMABENCH_DEVICE=a,b) one result per rail, /rail=DEV, each
 //     rail 1 us slower than the one before, after checking that the peer
-//     serves a device of the rail's name.
+//     serves a device of the rail's name; with RDMABENCH_LOAD, each result
+//     has a load-MB/s (100 a pair at 10 us, 33.3 at 30 us, +1 a repetition).
 //
 // FAKE_HANG=SRC:DST makes that pair's benchmark hang; FAKE_KILL_SRC and
 // FAKE_KILL_DST make that pair's benchmark or rdmapeer kill its agent
@@ -285,6 +286,11 @@ func fakeBench(args []string) int {
 	}
 	fmt.Printf("goos: linux\ngoarch: amd64\npkg: github.com/rdmabench/rdmabench\ncpu: fake CPU of %s\n", self)
 	fmt.Printf("rdmabench-mode: two-node\nrdma-device: rxe0\nkernel: fake-%s\n", self)
+	load := ""
+	if v := os.Getenv("RDMABENCH_LOAD"); v != "" && v != "0" {
+		fmt.Printf("rdmabench-load: %s\n", v) // unparsed: the fleet writes its own line
+		load = "\t %.1f load-MB/s"
+	}
 	for ri, r := range rails {
 		name := "BenchmarkRDMAWrite"
 		if r != "" {
@@ -293,8 +299,12 @@ func fakeBench(args []string) int {
 		for i := range *count {
 			for _, size := range []int{2, 4096} {
 				v := lat + 1000*ri + 100*i + 2*size
-				fmt.Printf("%s/size=%d-4   \t    1000\t %d ns/op\t %d min-ns\t %d p50-ns\t %d p99-ns\t 0 B/op\t 0 allocs/op\n",
+				fmt.Printf("%s/size=%d-4   \t    1000\t %d ns/op\t %d min-ns\t %d p50-ns\t %d p99-ns",
 					name, size, v+50, v-500, v, 3*v)
+				if load != "" { // a slower pair streams less: 1e6/lat MB/s, +1 a repetition
+					fmt.Printf(load, 1e6/float64(lat)+float64(i))
+				}
+				fmt.Printf("\t 0 B/op\t 0 allocs/op\n")
 			}
 		}
 	}

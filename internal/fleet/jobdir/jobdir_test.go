@@ -1,8 +1,10 @@
 package jobdir
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -46,6 +48,36 @@ BenchmarkRDMAWrite/src=nodeA/dst=nodeB/size=4096-8 1000 2911 ns/op 2890 p50-ns 0
 
 	_, err = RewriteResults([]byte("--- FAIL: BenchmarkRDMAWrite\n    no device\nFAIL\n"), "x", step, cfg)
 	assert.ErrorContains(t, err, "no benchmark results in the output; output ends: --- FAIL: BenchmarkRDMAWrite |     no device | FAIL")
+}
+
+// Under RDMABENCH_LOAD every pair file says so in the job's lines (the
+// benchmark's own rdmabench-load line is dropped with its other lines),
+// and the stream's load-MB/s stays on each result beside the latency.
+func TestRunConfigUnderLoad(t *testing.T) {
+	plan := &fleet.Plan{Pattern: "all-pairs", Nodes: []string{"n1", "n2"}}
+	vars := map[string]string{"RDMABENCH_LOAD": "64K"}
+	cfg := RunConfig(plan, func(k string) string { return vars[k] })
+	assert.Contains(t, cfg, [2]string{"rdmabench-load", "65536"})
+	out := []byte("rdmabench-load: 65536\nBenchmarkRDMAWrite/size=2-8 200 90000 ns/op 81000 p50-ns 37.5 load-MB/s\n")
+	got, err := RewriteResults(out, "x", fleet.Step{Pair: fleet.Pair{Src: "n1", Dst: "n2"}, Round: 1}, cfg)
+	require.NoError(t, err)
+	assert.Equal(t, 1, strings.Count(string(got), "rdmabench-load: 65536\n"), "%s", got)
+	assert.Contains(t, string(got), "BenchmarkRDMAWrite/src=n1/dst=n2/size=2-8 200 90000 ns/op 81000 p50-ns 37.5 load-MB/s\n")
+
+	for v, want := range map[string]int{"": 0, "0": 0, "4096": 4096, "8M": 8 << 20} {
+		vars["RDMABENCH_LOAD"] = v
+		n, err := LoadSize(func(k string) string { return vars[k] })
+		require.NoError(t, err, v)
+		assert.Equal(t, want, n, v)
+	}
+	vars["RDMABENCH_LOAD"] = ""
+	assert.NotContains(t, fmt.Sprint(RunConfig(plan, func(k string) string { return vars[k] })), "rdmabench-load", "no line without a load")
+	for _, bad := range []string{"16M", "-1", "lots"} {
+		vars["RDMABENCH_LOAD"] = bad
+		_, err := LoadSize(func(k string) string { return vars[k] })
+		assert.ErrorContains(t, err, "RDMABENCH_LOAD", bad)
+		assert.NotContains(t, fmt.Sprint(RunConfig(plan, func(k string) string { return vars[k] })), "rdmabench-load", bad)
+	}
 }
 
 // The job directory's files are readable by all, on a shared file system,

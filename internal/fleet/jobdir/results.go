@@ -26,13 +26,33 @@ func RunConfig(plan *fleet.Plan, getenv func(string) string) [][2]string {
 	if job == "" {
 		job = "none"
 	}
-	return [][2]string{
+	cfg := [][2]string{
 		{"rdmabench-mode", "fleet"},
 		{"rdma-device", device},
 		{"rdmabench-fleet-pattern", plan.Pattern},
 		{"rdmabench-fleet-nodes", strconv.Itoa(len(plan.Nodes))},
 		{"slurm-job-id", job},
 	}
+	// The benchmark's own rdmabench-load line is not kept (keptConfig):
+	// the job's is, so that the matrix and every pair file say the
+	// latency was taken under load. rdmafleet run refused a bad value.
+	if n, err := LoadSize(getenv); err == nil && n > 0 {
+		cfg = append(cfg, [2]string{"rdmabench-load", strconv.Itoa(n)})
+	}
+	return cfg
+}
+
+// LoadSize reads RDMABENCH_LOAD through getenv with the benchmark's own
+// parser: the message size of the load stream each pair's benchmark runs
+// beside its latency (a load session on dst's rdmapeer), 0 for none.
+func LoadSize(getenv func(string) string) (int, error) {
+	c, err := env.LoadFrom(func(k string) string {
+		if k == env.VarLoad {
+			return getenv(k)
+		}
+		return ""
+	})
+	return c.Load, err
 }
 
 // ReasonLines is how many lines of a program's output a failure's reason

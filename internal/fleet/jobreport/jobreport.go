@@ -15,6 +15,9 @@ import (
 	"path/filepath"
 	"strings"
 
+	"golang.org/x/perf/benchunit"
+
+	"github.com/rdmabench/rdmabench/env"
 	"github.com/rdmabench/rdmabench/internal/atomicfile"
 	"github.com/rdmabench/rdmabench/internal/fleet"
 	"github.com/rdmabench/rdmabench/internal/fleet/heatmap"
@@ -38,6 +41,13 @@ var DefaultOptions = Options{Metric: "p50-sec", Thresholds: fleet.DefaultThresho
 func (o *Options) Check() error {
 	if o.Thresholds.MinRatio <= 1 || o.Thresholds.MADs <= 0 {
 		return fmt.Errorf("-min-ratio %g, -mads %g: want a ratio above 1 and a positive count", o.Thresholds.MinRatio, o.Thresholds.MADs)
+	}
+	// The rules flag a pair slower than the fastest: they hold for a time
+	// only. A throughput judged by them would flag the fastest pairs.
+	if _, unit := benchunit.Tidy(1, o.Metric); unit == fleet.LoadUnit {
+		return fmt.Errorf("-metric %s: the load stream's throughput (%s) is shown in matrix.txt beside the latency but never judged; judge a time: p50-sec, p99-sec, min-sec or sec/op", o.Metric, env.VarLoad)
+	} else if !fleet.TimeUnit(unit) {
+		return fmt.Errorf("-metric %s: not a time; pairs are judged on a latency: p50-sec, p99-sec, min-sec or sec/op (as benchstat names them)", o.Metric)
 	}
 	return nil
 }
@@ -68,7 +78,7 @@ func collect(ctx context.Context, dir string, o Options, benches []string) (*col
 	if err != nil {
 		return nil, err
 	}
-	// The cells of the matrix's times and of the judged metric only.
+	// The cells of the matrix's times and load, and of the judged metric only.
 	keep := func(unit string) bool { return fleet.MatrixUnit(unit) || unit == o.Metric }
 	c := &collected{plan: plan, results: fleet.NewResultsOf(keep)}
 	failed, err := readPairs(ctx, dir, plan, c.results)
@@ -201,6 +211,7 @@ func Write(ctx context.Context, dir string, o Options, stdout io.Writer) error {
 	}
 	for i, j := range c.judged {
 		fmt.Fprintf(&b, "judged on: %s %s, %d nodes, plan %s\n", j.bench, o.Metric, len(c.plan.Nodes), c.plan.Pattern)
+		formatLoad(&b, c, j.bench)
 		if len(c.judged) > 1 {
 			fmt.Fprintf(&b, "heat map: %s.png, .svg\n", heatmapName(j, len(c.judged), i))
 		}

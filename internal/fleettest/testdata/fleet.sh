@@ -60,4 +60,15 @@ done
 echo "job 2: pair node3-node4 recorded failed $(cat $out/kill-failed-after) s after the kill"
 echo "job 2: $(($(now) - t2)) s"
 cat $out/kill.slurm.out
+
+echo "== job 3: one pair under load (RDMABENCH_LOAD=64K)"
+# The agents pass the variable on: node1's benchmark streams 64 KiB
+# writes into a second session of node2's rdmapeer while it measures.
+printf '1 node1 node2\n' >$out/load-plan.txt
+RDMABENCH_LOAD=64K "$bin/rdmafleet" plan -nodes 'node[1-2]' -plan $out/load-plan.txt >$out/load-plan-header.txt || exit 1
+t3=$(now)
+RDMABENCH_LOAD=64K RDMABENCH_FLEET_DIR=$out/load sbatch --wait -N 2 -w node1,node2 -o $out/load.slurm.out "$sbatch" \
+	-plan $out/load-plan.txt -retest=false "$@"
+echo "job 3: sbatch exit $?, $(($(now) - t3)) s"
+cat $out/load.slurm.out
 echo "fleet.sh: $(($(now) - t0)) s in all"
