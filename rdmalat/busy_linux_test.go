@@ -13,16 +13,17 @@ import (
 // busyThread is a thread of this process spinning on one CPU until stop.
 type busyThread struct {
 	stop atomic.Bool
-	done chan error
+	done chan struct{} // closed when the thread has ended
 }
 
 // spinOn starts a busy thread pinned to cpu; it runs until the returned
 // thread's end is called or the test ends.
 func spinOn(t *testing.T, cpu int) *busyThread {
 	t.Helper()
-	b := &busyThread{done: make(chan error, 1)}
+	b := &busyThread{done: make(chan struct{})}
 	started := make(chan error, 1)
 	go func() {
+		defer close(b.done)
 		// Locked and never unlocked: the runtime ends the thread with the
 		// goroutine, so its pinned affinity goes with it (an unlocked one
 		// would return to the pool pinned, and a later test's thread would
@@ -32,13 +33,11 @@ func spinOn(t *testing.T, cpu int) *busyThread {
 		set.Set(cpu)
 		if err := unix.SchedSetaffinity(0, &set); err != nil {
 			started <- err
-			b.done <- nil
 			return
 		}
 		started <- nil
 		for !b.stop.Load() {
 		}
-		b.done <- nil
 	}()
 	if err := <-started; err != nil {
 		<-b.done

@@ -102,12 +102,12 @@ func Analyse(measures []Measure, th Thresholds) Analysis {
 	}
 	if len(values) > 0 {
 		a.Min = slices.Min(values)
-		a.Median = median(values)
+		a.Median = Median(values)
 		dev := make([]float64, len(values))
 		for i, v := range values {
 			dev[i] = math.Abs(v - a.Median)
 		}
-		a.MAD = median(dev)
+		a.MAD = Median(dev)
 		a.MinLimit = th.MinRatio * a.Min
 		a.MADLimit = a.Median + math.Max(th.MADs*a.MAD, th.MinMargin*a.Median)
 		for _, m := range measures {
@@ -153,9 +153,9 @@ func cmpFloat(a, b float64) int {
 	return 0
 }
 
-// median returns the median of vs (the mean of the middle two for an even
+// Median returns the median of vs (the mean of the middle two for an even
 // count); vs is not changed.
-func median(vs []float64) float64 {
+func Median(vs []float64) float64 {
 	s := slices.Clone(vs)
 	slices.Sort(s)
 	n := len(s)

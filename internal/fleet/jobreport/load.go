@@ -1,6 +1,7 @@
 package jobreport
 
 import (
+	"cmp"
 	"fmt"
 	"slices"
 	"strings"
@@ -45,19 +46,12 @@ func formatLoad(b *strings.Builder, c *collected, bench string) {
 		fmt.Fprintf(b, "no pair reported load-MB/s\n")
 		return
 	}
-	slices.SortStableFunc(loads, func(x, y pairLoad) int {
-		switch {
-		case x.mbps < y.mbps:
-			return -1
-		case x.mbps > y.mbps:
-			return 1
-		}
-		return 0
-	})
-	med := loads[len(loads)/2].mbps
-	if len(loads)%2 == 0 {
-		med = (loads[len(loads)/2-1].mbps + med) / 2
+	mbps := make([]float64, len(loads))
+	for i, l := range loads {
+		mbps[i] = l.mbps
 	}
-	low := loads[0]
+	med := fleet.Median(mbps)
+	// The first of the lowest in plan order.
+	low := slices.MinFunc(loads, func(x, y pairLoad) int { return cmp.Compare(x.mbps, y.mbps) })
 	fmt.Fprintf(b, "load-MB/s median %.4g over %d pairs, lowest %.4g (%s %s); not judged, each pair's in matrix.txt\n", med, len(loads), low.mbps, low.src, low.dst)
 }
